@@ -1,0 +1,321 @@
+//! The budget planner: a pure function from a path, its pins and its usable summaries to a layout.
+//!
+//! No I/O and no database types, so property tests and the fuzzer call it directly.
+//!
+//! A layout gives every path position one of three states: kept verbatim, inside a real summary that
+//! stands for exactly its range, or inside a gap. Each maximal run of gap positions costs one
+//! placeholder of `reserve` tokens. The cost of a layout is exact: kept tokens + summary tokens +
+//! `reserve` × number of gap runs.
+//!
+//! 1. `required_tokens`: a dynamic programme over the path with two states (the previous position is a
+//!    gap or not) finds the cheapest layout that keeps every mandatory position. O(m + Σ range lengths).
+//! 2. If that minimum exceeds `max`, the request is infeasible.
+//! 3. Otherwise start from the cheapest layout and improve it by priority, accepting a step only when
+//!    the exact new cost still fits: first real summaries (newest range first) over positions that are
+//!    all gaps, then single messages from newest to oldest. Each step's cost change is computed in O(1)
+//!    from its neighbours, so the whole plan is O(m + Σ range lengths). The result never exceeds `max`.
+
+/// One message of the path, oldest first. The last one is the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Item {
+    pub tokens: u64,
+    /// The target and pinned messages: always kept verbatim.
+    pub mandatory: bool,
+}
+
+/// A usable real summary standing for path positions `start..=end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    pub start: usize,
+    pub end: usize,
+    pub tokens: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Segment {
+    /// Keep path position `i` verbatim.
+    Keep(usize),
+    /// Use candidate `c` for its whole range.
+    Summary(usize),
+    /// One placeholder for positions `start..=end`.
+    Gap { start: usize, end: usize },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Segments in path order, covering every position exactly once.
+    pub segments: Vec<Segment>,
+    pub total_tokens: u128,
+    pub required_tokens: u128,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Infeasible {
+    pub required_tokens: u128,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Keep,
+    Gap,
+    /// Inside candidate `c`.
+    In(usize),
+}
+
+/// Candidates that can stand in a layout: in range, non-empty, with no mandatory position inside.
+fn usable(items: &[Item], candidates: &[Candidate]) -> Vec<bool> {
+    candidates
+        .iter()
+        .map(|c| {
+            c.start <= c.end
+                && c.end < items.len()
+                && !items[c.start..=c.end].iter().any(|i| i.mandatory)
+        })
+        .collect()
+}
+
+/// The cheapest layout's states and cost.
+fn minimum(
+    items: &[Item],
+    candidates: &[Candidate],
+    reserve: u64,
+    ok: &[bool],
+) -> (Vec<State>, u128) {
+    const INF: u128 = u128::MAX;
+    let m = items.len();
+    // best[i][s]: cheapest cost of positions 0..i where s = 1 means position i-1 is a gap.
+    let mut best = vec![[INF, INF]; m + 1];
+    // How each state was reached: (previous s, state assigned to the step).
+    let mut from: Vec<[(usize, State, usize); 2]> = vec![[(0, State::Keep, 0); 2]; m + 1];
+    best[0][0] = 0;
+    let mut starting_at: Vec<Vec<usize>> = vec![Vec::new(); m];
+    for (c, cand) in candidates.iter().enumerate() {
+        if ok[c] {
+            starting_at[cand.start].push(c);
+        }
+    }
+    for i in 0..m {
+        for s in 0..2 {
+            let here = best[i][s];
+            if here == INF {
+                continue;
+            }
+            // Keep verbatim (preferred on ties: it is checked first and ties do not replace).
+            let keep = here + u128::from(items[i].tokens);
+            if keep < best[i + 1][0] {
+                best[i + 1][0] = keep;
+                from[i + 1][0] = (s, State::Keep, i);
+            }
+            if !items[i].mandatory {
+                let gap = here + if s == 1 { 0 } else { u128::from(reserve) };
+                if gap < best[i + 1][1] {
+                    best[i + 1][1] = gap;
+                    from[i + 1][1] = (s, State::Gap, i);
+                }
+            }
+            for &c in &starting_at[i] {
+                let end = candidates[c].end + 1;
+                let cost = here + u128::from(candidates[c].tokens);
+                if cost < best[end][0] {
+                    best[end][0] = cost;
+                    from[end][0] = (s, State::In(c), i);
+                }
+            }
+        }
+    }
+    let (mut s, total) = if best[m][0] <= best[m][1] {
+        (0, best[m][0])
+    } else {
+        (1, best[m][1])
+    };
+    let mut states = vec![State::Keep; m];
+    let mut i = m;
+    while i > 0 {
+        let (prev, state, start) = from[i][s];
+        for slot in &mut states[start..i] {
+            *slot = state;
+        }
+        i = start;
+        s = prev;
+    }
+    (states, total)
+}
+
+/// The minimum total of any layout that keeps every mandatory item verbatim.
+pub fn required_tokens(items: &[Item], candidates: &[Candidate], reserve: u64) -> u128 {
+    let ok = usable(items, candidates);
+    minimum(items, candidates, reserve, &ok).1
+}
+
+fn is_gap(states: &[State], i: Option<usize>) -> bool {
+    i.and_then(|i| states.get(i))
+        .is_some_and(|s| *s == State::Gap)
+}
+
+/// Plan the layout for `max` tokens, or say what the cheapest layout needs.
+pub fn plan(
+    items: &[Item],
+    candidates: &[Candidate],
+    reserve: u64,
+    max: u64,
+) -> Result<Plan, Infeasible> {
+    let ok = usable(items, candidates);
+    let (mut states, required) = minimum(items, candidates, reserve, &ok);
+    let max = u128::from(max);
+    if required > max {
+        return Err(Infeasible {
+            required_tokens: required,
+        });
+    }
+    let reserve = u128::from(reserve);
+    let mut total = required;
+
+    // Tier 2: real summaries over all-gap stretches, the newest range first.
+    let mut order: Vec<usize> = (0..candidates.len()).filter(|&c| ok[c]).collect();
+    order.sort_by(|&a, &b| {
+        candidates[b]
+            .end
+            .cmp(&candidates[a].end)
+            .then(candidates[b].start.cmp(&candidates[a].start))
+            .then(b.cmp(&a))
+    });
+    for c in order {
+        let Candidate { start, end, tokens } = candidates[c];
+        if !states[start..=end].iter().all(|s| *s == State::Gap) {
+            continue;
+        }
+        // The run containing start..=end loses these positions; what is left either side stays a run.
+        let left = is_gap(&states, start.checked_sub(1));
+        let right = is_gap(&states, Some(end + 1));
+        let runs_after = u128::from(left) + u128::from(right);
+        let new_total = total - reserve + runs_after * reserve + u128::from(tokens);
+        if new_total <= max {
+            total = new_total;
+            states[start..=end]
+                .iter_mut()
+                .for_each(|s| *s = State::In(c));
+        }
+    }
+
+    // Tier 3: single messages, newest first.
+    for i in (0..items.len()).rev() {
+        if states[i] != State::Gap {
+            continue;
+        }
+        let left = is_gap(&states, i.checked_sub(1));
+        let right = is_gap(&states, Some(i + 1));
+        let base = total + u128::from(items[i].tokens);
+        let new_total = match (left, right) {
+            (true, true) => base + reserve,
+            (false, false) => base - reserve,
+            _ => base,
+        };
+        if new_total <= max {
+            total = new_total;
+            states[i] = State::Keep;
+        }
+    }
+
+    let mut segments = Vec::new();
+    let mut i = 0;
+    while i < states.len() {
+        match states[i] {
+            State::Keep => {
+                segments.push(Segment::Keep(i));
+                i += 1;
+            }
+            State::In(c) => {
+                segments.push(Segment::Summary(c));
+                i = candidates[c].end + 1;
+            }
+            State::Gap => {
+                let start = i;
+                while i < states.len() && states[i] == State::Gap {
+                    i += 1;
+                }
+                segments.push(Segment::Gap { start, end: i - 1 });
+            }
+        }
+    }
+    Ok(Plan {
+        segments,
+        total_tokens: total,
+        required_tokens: required,
+    })
+}
+
+/// The exact cost of a list of segments; used by tests to check a plan's own total.
+pub fn cost(items: &[Item], candidates: &[Candidate], reserve: u64, segments: &[Segment]) -> u128 {
+    segments
+        .iter()
+        .map(|s| match *s {
+            Segment::Keep(i) => u128::from(items[i].tokens),
+            Segment::Summary(c) => u128::from(candidates[c].tokens),
+            Segment::Gap { .. } => u128::from(reserve),
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items(spec: &[(u64, bool)]) -> Vec<Item> {
+        spec.iter()
+            .map(|&(tokens, mandatory)| Item { tokens, mandatory })
+            .collect()
+    }
+
+    #[test]
+    fn the_counterexample_needs_65() {
+        // [1000, 1 (pinned), 1000, 0 (target)] with budget 1 (requirement B4).
+        let path = items(&[(1000, false), (1, true), (1000, false), (0, true)]);
+        assert_eq!(
+            plan(&path, &[], 32, 1),
+            Err(Infeasible {
+                required_tokens: 65
+            })
+        );
+        let fits = plan(&path, &[], 32, 65).unwrap();
+        assert_eq!(fits.total_tokens, 65);
+        assert_eq!(
+            fits.segments,
+            vec![
+                Segment::Gap { start: 0, end: 0 },
+                Segment::Keep(1),
+                Segment::Gap { start: 2, end: 2 },
+                Segment::Keep(3)
+            ]
+        );
+    }
+
+    #[test]
+    fn everything_fits_means_everything_kept() {
+        let path = items(&[(10, false), (20, false), (5, true)]);
+        let p = plan(&path, &[], 32, 35).unwrap();
+        assert_eq!(
+            p.segments,
+            vec![Segment::Keep(0), Segment::Keep(1), Segment::Keep(2)]
+        );
+        assert_eq!(p.total_tokens, 35);
+    }
+
+    #[test]
+    fn a_summary_is_preferred_over_a_placeholder_when_it_fits() {
+        let path = items(&[(100, false), (100, false), (100, false), (1, true)]);
+        let cands = [Candidate {
+            start: 0,
+            end: 2,
+            tokens: 40,
+        }];
+        let p = plan(&path, &cands, 32, 41).unwrap();
+        assert_eq!(p.segments, vec![Segment::Summary(0), Segment::Keep(3)]);
+        assert_eq!(p.required_tokens, 33);
+    }
+
+    #[test]
+    fn a_cheap_message_is_cheaper_kept_than_replaced() {
+        let path = items(&[(0, false), (1, true)]);
+        assert_eq!(required_tokens(&path, &[], 32), 1);
+    }
+}

@@ -1,0 +1,219 @@
+//! The `tl` front-end: raw arguments → the same JSON object an MCP client sends → the service → stdout.
+
+use crate::error::{Error, ErrorKind};
+use crate::service::{self, Output, Request};
+use crate::spec::validate::Origin;
+use crate::spec::{Operation, TimelineUse, TypeKind, spec};
+use clap::ArgMatches;
+use serde_json::{Map, Value};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+include!("../../generated/cli.rs");
+
+/// Everything that ends a `tl` run other than success.
+#[derive(Debug)]
+pub enum CliError {
+    /// Help or version text the user asked for (stdout, exit 0), or help shown for a bare `tl` (exit 2).
+    Text { text: String, exit_code: u8 },
+    /// A library error: JSON on stderr, exit code by kind.
+    Failed(Error),
+}
+
+impl From<Error> for CliError {
+    fn from(e: Error) -> Self {
+        CliError::Failed(e)
+    }
+}
+
+pub fn main() -> ExitCode {
+    match run(std::env::args_os(), &mut std::io::stdin().lock()) {
+        Ok(output) => {
+            let text = match output {
+                Output::Json(value) => format!("{value}\n"),
+                Output::Text(text) => text,
+            };
+            write_stdout(&text);
+            ExitCode::SUCCESS
+        }
+        Err(CliError::Text { text, exit_code }) => {
+            write_stdout(&text);
+            ExitCode::from(exit_code)
+        }
+        Err(CliError::Failed(error)) => {
+            let _ = writeln!(std::io::stderr().lock(), "{}", error.to_json());
+            ExitCode::from(u8::try_from(error.kind.exit_code()).unwrap_or(1))
+        }
+    }
+}
+
+/// Print to stdout, treating a closed pipe (`tl ... | head`) as the reader's choice, not an error.
+fn write_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// Parse `args`, build the request and run it. `stdin` feeds `--text -` and `--summary -`.
+pub fn run(
+    args: impl IntoIterator<Item = OsString>,
+    stdin: &mut dyn Read,
+) -> Result<Output, CliError> {
+    let matches = command().try_get_matches_from(args).map_err(clap_error)?;
+    let (name, sub) = matches
+        .subcommand()
+        .ok_or_else(|| Error::invalid("a command is required; run tl --help"))?;
+    let op = spec()
+        .by_cli(name)
+        .ok_or_else(|| Error::invalid(format!("unknown command {name}")))?;
+    let db = service::resolve_db_path(sub.get_one::<OsString>("db").cloned())?;
+    let key = utf8_global(sub, "idempotency-key")?;
+    let mut args = Map::new();
+    if let Some(timeline) = utf8_global(sub, "timeline")? {
+        if op.timeline == TimelineUse::None {
+            return Err(Error::invalid(format!(
+                "invalid argument --timeline: {} does not use a timeline",
+                op.cli
+            ))
+            .into());
+        }
+        args.insert("timeline_id".into(), Value::String(timeline));
+    }
+    collect_params(op, sub, stdin, &mut args)?;
+    Ok(service::execute(
+        db,
+        Request {
+            op,
+            args,
+            idempotency_key: key,
+            origin: Origin::Cli,
+        },
+    )?)
+}
+
+fn utf8_global(matches: &ArgMatches, flag: &str) -> Result<Option<String>, Error> {
+    match matches.get_one::<OsString>(flag) {
+        None => Ok(None),
+        Some(value) => value.to_str().map(|s| Some(s.to_string())).ok_or_else(|| {
+            Error::invalid(format!("invalid argument --{flag}: must be valid UTF-8"))
+        }),
+    }
+}
+
+/// Turn the subcommand's flags into the JSON object of MCP argument names.
+fn collect_params(
+    op: &Operation,
+    m: &ArgMatches,
+    stdin: &mut dyn Read,
+    args: &mut Map<String, Value>,
+) -> Result<(), Error> {
+    let spec = spec();
+    for param in &op.params {
+        let def = spec.type_def(&param.ty);
+        let flag = param.flag();
+        if def.kind == TypeKind::Object {
+            let mut object = Map::new();
+            for field in &def.fields {
+                if let Some(v) = m.get_one::<String>(&field.cli_flag) {
+                    object.insert(field.name.clone(), Value::String(v.clone()));
+                }
+            }
+            if !object.is_empty() {
+                args.insert(param.name.clone(), Value::Object(object));
+            }
+            continue;
+        }
+        let inline = m.get_one::<String>(&flag).cloned();
+        let from_file = param
+            .file_flag
+            .as_ref()
+            .and_then(|f| m.get_one::<String>(f).map(|p| (f.clone(), p.clone())));
+        let raw = match (inline, from_file) {
+            (Some(_), Some((file_flag, _))) => {
+                return Err(Error::invalid(format!(
+                    "invalid argument --{flag}: give either --{flag} or --{file_flag}, not both"
+                )));
+            }
+            (Some(v), None) if param.stdin && v == "-" => Some(read_limited(
+                stdin,
+                &format!("--{flag} - (standard input)"),
+            )?),
+            (Some(v), None) => Some(v),
+            (None, Some((file_flag, path))) => {
+                let mut file = std::fs::File::open(&path).map_err(|e| {
+                    Error::invalid(format!(
+                        "invalid argument --{file_flag}: cannot open {path}: {e}"
+                    ))
+                })?;
+                Some(read_limited(&mut file, &format!("--{file_flag} {path}"))?)
+            }
+            (None, None) => None,
+        };
+        let Some(raw) = raw else { continue };
+        let value = match def.kind {
+            TypeKind::Uint if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) => {
+                // Parsed as JSON so that an out-of-range number meets the same check as over MCP.
+                serde_json::from_str(&raw).unwrap_or(Value::String(raw))
+            }
+            TypeKind::List => Value::Array(
+                raw.split(',')
+                    .map(|s| Value::String(s.trim().to_string()))
+                    .collect(),
+            ),
+            _ => Value::String(raw),
+        };
+        args.insert(param.name.clone(), value);
+    }
+    Ok(())
+}
+
+/// Read UTF-8 text up to the text limit, with errors that name where it came from.
+fn read_limited(source: &mut dyn Read, what: &str) -> Result<String, Error> {
+    let limit = spec().constants.max_text_bytes;
+    let mut bytes = Vec::new();
+    source
+        .take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::invalid(format!("invalid argument {what}: cannot read it: {e}")))?;
+    if bytes.len() > limit {
+        return Err(Error::invalid(format!(
+            "invalid argument {what}: more than {limit} bytes; the limit for one text is 1 MiB"
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| Error::invalid(format!("invalid argument {what}: not valid UTF-8")))
+}
+
+fn clap_error(e: clap::Error) -> CliError {
+    use clap::error::ErrorKind as K;
+    match e.kind() {
+        K::DisplayHelp | K::DisplayVersion => CliError::Text {
+            text: e.render().to_string(),
+            exit_code: 0,
+        },
+        K::DisplayHelpOnMissingArgumentOrSubcommand => CliError::Text {
+            text: e.render().to_string(),
+            exit_code: 2,
+        },
+        _ => {
+            let rendered = e.render().to_string();
+            let lines: Vec<&str> = rendered
+                .lines()
+                .map(str::trim)
+                .filter(|l| {
+                    !l.is_empty()
+                        && !l.starts_with("Usage:")
+                        && !l.starts_with("For more information")
+                })
+                .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+                .collect();
+            CliError::Failed(Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "invalid arguments: {}; run tl --help for usage",
+                    lines.join(" ")
+                ),
+            ))
+        }
+    }
+}

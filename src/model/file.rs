@@ -1,0 +1,157 @@
+//! The on-disk format: what a database file holds, exactly, with its JSON Schema (schemars).
+//!
+//! Only source data is trusted from disk. Fields marked derived (`prefix_tokens`, `stale`) are written
+//! for people who read the file, ignored on load and rebuilt from the source data.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+/// A Timeline database (format_version 1).
+pub struct DatabaseFile {
+    /// Always 1. Files of another version are refused, never rewritten.
+    pub format_version: u64,
+    /// The number the next created timeline gets (tl<N>).
+    #[serde(default)]
+    pub next_timeline: u64,
+    #[serde(default)]
+    pub timelines: Vec<TimelineFile>,
+    /// Idempotency keys and the first result each one produced.
+    #[serde(default)]
+    pub idempotency: Vec<IdempotencyEntry>,
+    /// Append-only log of summaries, placeholders, archival and idempotency mappings.
+    #[serde(default)]
+    pub audit: Vec<AuditEntry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineFile {
+    /// "tl" followed by digits.
+    pub id: String,
+    /// The number the next node gets (n<N>); n0 is the root and is never stored.
+    pub next_node: u64,
+    pub current_branch: String,
+    pub branches: Vec<BranchFile>,
+    /// Pinned node IDs.
+    #[serde(default)]
+    pub pins: Vec<String>,
+    /// Nodes in the hot zone, in ID order.
+    #[serde(default)]
+    pub nodes: Vec<NodeFile>,
+    /// Nodes moved to the cold zone by archival, in ID order.
+    #[serde(default)]
+    pub cold: Vec<NodeFile>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BranchFile {
+    pub name: String,
+    pub head: String,
+    /// The deepest node of root→head whose whole path is pinned or summarised. Missing in old files: n0.
+    #[serde(default)]
+    pub watermark: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeFile {
+    pub id: String,
+    pub parent: String,
+    /// user, assistant, system or summary.
+    pub role: String,
+    pub text: String,
+    pub tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<IntentFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<SummaryFile>,
+    /// Derived: tokens of the path root→node. Ignored on load and rebuilt.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    #[schemars(with = "Option<u64>")]
+    pub prefix_tokens: Value,
+    /// Derived: a summary derived from a superseded one. Ignored on load and rebuilt.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    #[schemars(with = "Option<bool>")]
+    pub stale: Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(deny_unknown_fields)]
+pub struct IntentFile {
+    /// Non-empty.
+    pub tag: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SummaryFile {
+    /// "real" (written by summarize) or "placeholder" (created by budget, 32 tokens).
+    pub kind: String,
+    pub from: String,
+    pub to: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub derived_from: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<String>,
+    /// 1 for a first version; supersedes.version + 1 otherwise.
+    #[serde(default = "one")]
+    pub version: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IdempotencyEntry {
+    /// "database" for create, else the timeline ID.
+    pub scope: String,
+    pub key: String,
+    /// The operation that first used the key.
+    pub op: String,
+    /// The first result, returned again on replay.
+    pub result: Value,
+    /// Unix seconds of the first success.
+    pub ts: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AuditEntry {
+    /// Unix seconds; never decreases along the array.
+    pub ts: u64,
+    /// summarize, supersede, placeholder, archive or idempotency.
+    pub op: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}
+
+/// The JSON Schema of the database file, published under generated/schema/.
+pub fn database_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(DatabaseFile)).unwrap_or(Value::Null)
+}

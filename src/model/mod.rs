@@ -1,0 +1,902 @@
+//! The in-memory database: timelines of nodes in a tree, branches, pins, and the indexes derived from them.
+//!
+//! `from_file` checks the source data and rebuilds every derived index; `to_file` writes source data
+//! plus the derived fields people like to read. Operations (`crate::ops`) are the only code that
+//! changes a `Database`.
+
+pub mod file;
+
+use crate::error::{Error, Result};
+use file::{
+    AuditEntry, BranchFile, DatabaseFile, IdempotencyEntry, IntentFile, NodeFile, SummaryFile,
+    TimelineFile,
+};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeSet, HashMap};
+
+pub const ROOT: u64 = 0;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Root,
+    User,
+    Assistant,
+    System,
+    Summary,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Option<Role> {
+        Some(match s {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "system" => Role::System,
+            "summary" => Role::Summary,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Root => "root",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::System => "system",
+            Role::Summary => "summary",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryKind {
+    Real,
+    Placeholder,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Intent {
+    pub tag: String,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub kind: SummaryKind,
+    pub from: u64,
+    pub to: u64,
+    pub derived_from: Vec<u64>,
+    pub supersedes: Option<u64>,
+    pub version: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub parent: u64,
+    pub role: Role,
+    pub text: String,
+    pub tokens: u64,
+    pub intent: Option<Intent>,
+    pub summary: Option<Summary>,
+    pub cold: bool,
+}
+
+impl Node {
+    pub fn is_real_summary(&self) -> bool {
+        self.summary
+            .as_ref()
+            .is_some_and(|s| s.kind == SummaryKind::Real)
+    }
+
+    pub fn is_placeholder(&self) -> bool {
+        self.summary
+            .as_ref()
+            .is_some_and(|s| s.kind == SummaryKind::Placeholder)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Branch {
+    pub name: String,
+    pub head: u64,
+    pub watermark: u64,
+}
+
+/// Indexes rebuilt from source data; never read from disk.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Derived {
+    pub prefix_tokens: Vec<u64>,
+    pub depth: Vec<u64>,
+    pub children: Vec<Vec<u64>>,
+    /// How many summaries and placeholders (any version) cover each node.
+    pub cover_count: Vec<u32>,
+    pub superseded_by: HashMap<u64, u64>,
+    pub stale: Vec<bool>,
+    /// (parent, from, to) → placeholder, for reuse.
+    pub placeholders: HashMap<(u64, u64, u64), u64>,
+    /// (from, to) → real summaries of exactly that range.
+    pub real_by_range: HashMap<(u64, u64), Vec<u64>>,
+    /// Digest of every summarize parameter (intent included) → the node it created.
+    pub summary_requests: HashMap<[u8; 32], u64>,
+    /// Summary → summaries that list it in derived_from.
+    pub dependents: HashMap<u64, Vec<u64>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    pub id: u64,
+    /// Indexed by node number; `nodes[0]` is the root.
+    pub nodes: Vec<Node>,
+    pub branches: Vec<Branch>,
+    pub current_branch: String,
+    pub pins: BTreeSet<u64>,
+    pub derived: Derived,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Database {
+    pub next_timeline: u64,
+    pub timelines: Vec<Timeline>,
+    pub idempotency: Vec<IdempotencyEntry>,
+    pub audit: Vec<AuditEntry>,
+}
+
+pub fn node_id(n: u64) -> String {
+    format!("n{n}")
+}
+
+pub fn timeline_id(n: u64) -> String {
+    format!("tl{n}")
+}
+
+/// The token estimate used when a caller gives none: max(1, ceil(Unicode scalars / 4)).
+pub fn estimate_tokens(text: &str) -> u64 {
+    let scalars = text.chars().count() as u64;
+    scalars.div_ceil(4).max(1)
+}
+
+/// The digest that identifies a summarize request: identical requests reuse the first node.
+pub fn summary_request_digest(
+    from: u64,
+    to: u64,
+    text: &str,
+    tokens: u64,
+    derived_from: &[u64],
+    supersedes: Option<u64>,
+    intent: Option<&Intent>,
+) -> [u8; 32] {
+    let canonical = serde_json::json!([
+        from,
+        to,
+        text,
+        tokens,
+        derived_from,
+        supersedes,
+        intent.map(|i| (&i.tag, &i.note))
+    ]);
+    Sha256::digest(canonical.to_string().as_bytes()).into()
+}
+
+fn parse_prefixed(s: &str, prefix: &str) -> Option<u64> {
+    let digits = s.strip_prefix(prefix)?;
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || (digits.len() > 1 && digits.starts_with('0'))
+    {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+impl Timeline {
+    pub fn new(id: u64, first_branch: &str) -> Timeline {
+        let root = Node {
+            parent: ROOT,
+            role: Role::Root,
+            text: String::new(),
+            tokens: 0,
+            intent: None,
+            summary: None,
+            cold: false,
+        };
+        let mut timeline = Timeline {
+            id,
+            nodes: vec![root],
+            branches: vec![Branch {
+                name: first_branch.to_string(),
+                head: ROOT,
+                watermark: ROOT,
+            }],
+            current_branch: first_branch.to_string(),
+            pins: BTreeSet::new(),
+            derived: Derived::default(),
+        };
+        timeline.rebuild().expect("an empty timeline is consistent");
+        timeline
+    }
+
+    pub fn id_str(&self) -> String {
+        timeline_id(self.id)
+    }
+
+    pub fn node(&self, n: u64) -> Option<&Node> {
+        self.nodes.get(usize::try_from(n).ok()?)
+    }
+
+    /// A message node (not the root) or a not-found error that says what to do.
+    pub fn message(&self, n: u64) -> Result<&Node> {
+        match self.node(n) {
+            Some(node) if n != ROOT => Ok(node),
+            Some(_) => Err(Error::invalid(format!(
+                "invalid argument: n0 is the root of {} and not a message; use a node ID returned by append or summarize",
+                self.id_str()
+            ))),
+            None => Err(Error::not_found(format!(
+                "node not found: {} does not exist in timeline {} (it has n1..n{}); list branches with `tl branches`",
+                node_id(n),
+                self.id_str(),
+                self.nodes.len().saturating_sub(1)
+            ))),
+        }
+    }
+
+    pub fn branch(&self, name: &str) -> Result<&Branch> {
+        self.branches
+            .iter()
+            .find(|b| b.name == name)
+            .ok_or_else(|| self.branch_not_found(name))
+    }
+
+    pub fn branch_index(&self, name: &str) -> Result<usize> {
+        self.branches
+            .iter()
+            .position(|b| b.name == name)
+            .ok_or_else(|| self.branch_not_found(name))
+    }
+
+    fn branch_not_found(&self, name: &str) -> Error {
+        let names: Vec<&str> = self.branches.iter().map(|b| b.name.as_str()).collect();
+        Error::not_found(format!(
+            "branch not found: {name:?} does not exist in timeline {} (branches: {})",
+            self.id_str(),
+            names.join(", ")
+        ))
+    }
+
+    pub fn current(&self) -> &Branch {
+        self.branches
+            .iter()
+            .find(|b| b.name == self.current_branch)
+            .expect("the current branch exists (checked on load, kept by every operation)")
+    }
+
+    /// Nodes of root→n, root excluded, oldest first.
+    pub fn path(&self, n: u64) -> Vec<u64> {
+        let mut path = Vec::new();
+        let mut at = n;
+        while at != ROOT {
+            path.push(at);
+            at = self.nodes[at as usize].parent;
+        }
+        path.reverse();
+        path
+    }
+
+    /// Whether `ancestor` is `n` or lies on root→n.
+    pub fn is_ancestor_or_self(&self, ancestor: u64, n: u64) -> bool {
+        let target_depth = self.derived.depth[ancestor as usize];
+        let mut at = n;
+        while self.derived.depth[at as usize] > target_depth {
+            at = self.nodes[at as usize].parent;
+        }
+        at == ancestor
+    }
+
+    /// The latest, non-stale real summary check used by budgets.
+    pub fn is_current_version(&self, n: u64) -> bool {
+        !self.derived.superseded_by.contains_key(&n) && !self.derived.stale[n as usize]
+    }
+
+    /// Whether a node counts as covered for the watermark: pinned, a summary itself, or inside the range
+    /// of any summary or placeholder.
+    pub fn is_covered(&self, n: u64) -> bool {
+        self.pins.contains(&n)
+            || self.nodes[n as usize].summary.is_some()
+            || self.derived.cover_count[n as usize] > 0
+    }
+
+    /// Number of branch paths that go through `n`.
+    pub fn branch_refs(&self, n: u64) -> usize {
+        self.branches
+            .iter()
+            .filter(|b| self.is_ancestor_or_self(n, b.head))
+            .count()
+    }
+
+    /// Add a node and update the derived indexes incrementally. Returns its number.
+    pub fn push_node(&mut self, node: Node) -> Result<u64> {
+        let n = self.nodes.len() as u64;
+        let parent = node.parent as usize;
+        let prefix = self.derived.prefix_tokens[parent]
+            .checked_add(node.tokens)
+            .ok_or_else(Error::overflow)?;
+        self.derived.prefix_tokens.push(prefix);
+        self.derived.depth.push(self.derived.depth[parent] + 1);
+        self.derived.children.push(Vec::new());
+        self.derived.children[parent].push(n);
+        self.derived.cover_count.push(0);
+        self.derived.stale.push(false);
+        self.nodes.push(node);
+        if self.nodes[n as usize].summary.is_some() {
+            self.index_summary(n);
+            self.propagate_stale();
+        }
+        Ok(n)
+    }
+
+    fn index_summary(&mut self, n: u64) {
+        let node = &self.nodes[n as usize];
+        let Some(summary) = node.summary.clone() else {
+            return;
+        };
+        let mut at = summary.to;
+        loop {
+            self.derived.cover_count[at as usize] += 1;
+            if at == summary.from || at == ROOT {
+                break;
+            }
+            at = self.nodes[at as usize].parent;
+        }
+        match summary.kind {
+            SummaryKind::Placeholder => {
+                self.derived
+                    .placeholders
+                    .insert((node.parent, summary.from, summary.to), n);
+            }
+            SummaryKind::Real => {
+                self.derived
+                    .real_by_range
+                    .entry((summary.from, summary.to))
+                    .or_default()
+                    .push(n);
+                let digest = summary_request_digest(
+                    summary.from,
+                    summary.to,
+                    &node.text,
+                    node.tokens,
+                    &summary.derived_from,
+                    summary.supersedes,
+                    node.intent.as_ref(),
+                );
+                self.derived.summary_requests.entry(digest).or_insert(n);
+                if let Some(old) = summary.supersedes {
+                    self.derived.superseded_by.insert(old, n);
+                }
+                for &source in &summary.derived_from {
+                    self.derived.dependents.entry(source).or_default().push(n);
+                }
+            }
+        }
+    }
+
+    /// Mark stale every summary whose derived_from reaches a superseded or stale summary.
+    fn propagate_stale(&mut self) {
+        let mut stale = vec![false; self.nodes.len()];
+        let mut queue: Vec<u64> = self.derived.superseded_by.keys().copied().collect();
+        let mut seen: BTreeSet<u64> = BTreeSet::new();
+        while let Some(source) = queue.pop() {
+            if !seen.insert(source) {
+                continue;
+            }
+            if let Some(users) = self.derived.dependents.get(&source) {
+                for &user in users {
+                    stale[user as usize] = true;
+                    queue.push(user);
+                }
+            }
+        }
+        self.derived.stale = stale;
+    }
+
+    /// Rebuild every derived index from the source data, checking it as it goes.
+    pub fn rebuild(&mut self) -> Result<()> {
+        let count = self.nodes.len();
+        self.derived = Derived {
+            prefix_tokens: vec![0; count],
+            depth: vec![0; count],
+            children: vec![Vec::new(); count],
+            cover_count: vec![0; count],
+            stale: vec![false; count],
+            ..Derived::default()
+        };
+        for n in 1..count {
+            let parent = self.nodes[n].parent as usize;
+            // Parents are always older than their children, which also rules out cycles.
+            if parent >= n {
+                return Err(Error::database(format!(
+                    "node {} has parent {} that is not older than it",
+                    node_id(n as u64),
+                    node_id(parent as u64)
+                )));
+            }
+            self.derived.prefix_tokens[n] = self.derived.prefix_tokens[parent]
+                .checked_add(self.nodes[n].tokens)
+                .ok_or_else(Error::overflow)?;
+            self.derived.depth[n] = self.derived.depth[parent] + 1;
+            self.derived.children[parent].push(n as u64);
+        }
+        for n in 1..count as u64 {
+            if let Some(summary) = &self.nodes[n as usize].summary {
+                let (from, to) = (summary.from, summary.to);
+                if from == ROOT
+                    || from >= count as u64
+                    || to >= count as u64
+                    || !self.is_ancestor_or_self(from, to)
+                {
+                    return Err(Error::database(format!(
+                        "summary {} has an invalid range {}..{}",
+                        node_id(n),
+                        node_id(from),
+                        node_id(to)
+                    )));
+                }
+                if self.nodes[n as usize].parent != self.nodes[from as usize].parent {
+                    return Err(Error::database(format!(
+                        "summary {} must be a sibling of {} (the start of its range)",
+                        node_id(n),
+                        node_id(from)
+                    )));
+                }
+                for &source in summary.derived_from.iter().chain(summary.supersedes.iter()) {
+                    if source >= count as u64 || !self.nodes[source as usize].is_real_summary() {
+                        return Err(Error::database(format!(
+                            "summary {} refers to {} which is not a summary",
+                            node_id(n),
+                            node_id(source)
+                        )));
+                    }
+                }
+                self.index_summary(n);
+            }
+        }
+        self.propagate_stale();
+        Ok(())
+    }
+
+    /// Advance every branch's watermark as far as complete coverage allows; never move it back.
+    pub fn advance_watermarks(&mut self) {
+        for i in 0..self.branches.len() {
+            let branch = &self.branches[i];
+            let path = self.path(branch.head);
+            let current_depth = self.derived.depth[branch.watermark as usize] as usize;
+            let mut deepest = branch.watermark;
+            for (index, &n) in path.iter().enumerate() {
+                if !self.is_covered(n) {
+                    break;
+                }
+                if index + 1 > current_depth {
+                    deepest = n;
+                }
+            }
+            self.branches[i].watermark = deepest;
+        }
+    }
+}
+
+impl Database {
+    pub fn timeline(&self, id: u64) -> Result<&Timeline> {
+        self.timelines
+            .iter()
+            .find(|t| t.id == id)
+            .ok_or_else(|| self.timeline_not_found(id))
+    }
+
+    pub fn timeline_mut(&mut self, id: u64) -> Result<&mut Timeline> {
+        let err = self.timeline_not_found(id);
+        self.timelines.iter_mut().find(|t| t.id == id).ok_or(err)
+    }
+
+    fn timeline_not_found(&self, id: u64) -> Error {
+        let ids: Vec<String> = self.timelines.iter().map(Timeline::id_str).collect();
+        if ids.is_empty() {
+            Error::not_found(format!(
+                "timeline not found: {}; this database has no timeline yet, run `tl create` first",
+                timeline_id(id)
+            ))
+        } else {
+            Error::not_found(format!(
+                "timeline not found: {} (this database has {})",
+                timeline_id(id),
+                ids.join(", ")
+            ))
+        }
+    }
+
+    /// The timeline with the smallest ID, used when none is named.
+    pub fn default_timeline(&self) -> Result<u64> {
+        self.timelines.iter().map(|t| t.id).min().ok_or_else(|| {
+            Error::not_found("no timeline in this database yet; run `tl create` first (or pass --db to use another file)")
+        })
+    }
+
+    /// Append an audit entry with a timestamp that never goes below the previous one.
+    pub fn audit(&mut self, now: u64, mut entry: AuditEntry) {
+        let last = self.audit.last().map(|e| e.ts).unwrap_or(0);
+        entry.ts = now.max(last);
+        self.audit.push(entry);
+    }
+
+    pub fn from_file(file: DatabaseFile, supported_version: u64) -> Result<Database> {
+        if file.format_version != supported_version {
+            return Err(Error::database(format!(
+                "unsupported format_version {} (this build reads version {supported_version})",
+                file.format_version
+            )));
+        }
+        let mut timelines = Vec::new();
+        let mut seen = BTreeSet::new();
+        for tf in file.timelines {
+            let timeline = load_timeline(tf)?;
+            if !seen.insert(timeline.id) {
+                return Err(Error::database(format!(
+                    "timeline {} appears twice",
+                    timeline.id_str()
+                )));
+            }
+            if timeline.id >= file.next_timeline {
+                return Err(Error::database(format!(
+                    "timeline {} is not below next_timeline {}",
+                    timeline.id_str(),
+                    file.next_timeline
+                )));
+            }
+            timelines.push(timeline);
+        }
+        timelines.sort_by_key(|t| t.id);
+        for window in file.audit.windows(2) {
+            if window[1].ts < window[0].ts {
+                return Err(Error::database("audit timestamps decrease"));
+            }
+        }
+        Ok(Database {
+            next_timeline: file.next_timeline,
+            timelines,
+            idempotency: file.idempotency,
+            audit: file.audit,
+        })
+    }
+
+    pub fn to_file(&self, format_version: u64) -> DatabaseFile {
+        DatabaseFile {
+            format_version,
+            next_timeline: self.next_timeline,
+            timelines: self.timelines.iter().map(save_timeline).collect(),
+            idempotency: self.idempotency.clone(),
+            audit: self.audit.clone(),
+        }
+    }
+}
+
+fn bad(timeline: &str, what: String) -> Error {
+    Error::database(format!("timeline {timeline}: {what}"))
+}
+
+fn load_timeline(tf: TimelineFile) -> Result<Timeline> {
+    let id = parse_prefixed(&tf.id, "tl")
+        .ok_or_else(|| Error::database(format!("invalid timeline ID {:?}", tf.id)))?;
+    let name = tf.id.clone();
+    let count = usize::try_from(tf.next_node)
+        .ok()
+        .filter(|&c| c >= 1 && c <= tf.nodes.len() + tf.cold.len() + 1);
+    let Some(count) = count.filter(|&c| c == tf.nodes.len() + tf.cold.len() + 1) else {
+        return Err(bad(
+            &name,
+            format!(
+                "next_node {} does not match the {} stored nodes",
+                tf.next_node,
+                tf.nodes.len() + tf.cold.len()
+            ),
+        ));
+    };
+    let mut slots: Vec<Option<Node>> = vec![None; count];
+    for (cold, nf) in tf
+        .nodes
+        .into_iter()
+        .map(|n| (false, n))
+        .chain(tf.cold.into_iter().map(|n| (true, n)))
+    {
+        let n = parse_prefixed(&nf.id, "n")
+            .filter(|&n| n >= 1 && (n as usize) < count)
+            .ok_or_else(|| bad(&name, format!("invalid node ID {:?}", nf.id)))?;
+        if slots[n as usize].is_some() {
+            return Err(bad(
+                &name,
+                format!(
+                    "node {} is stored twice (hot and cold zones must not overlap)",
+                    nf.id
+                ),
+            ));
+        }
+        slots[n as usize] = Some(load_node(nf, cold, &name)?);
+    }
+    let mut nodes = Vec::with_capacity(count);
+    nodes.push(Node {
+        parent: ROOT,
+        role: Role::Root,
+        text: String::new(),
+        tokens: 0,
+        intent: None,
+        summary: None,
+        cold: false,
+    });
+    for (n, slot) in slots.into_iter().enumerate().skip(1) {
+        nodes.push(
+            slot.ok_or_else(|| bad(&name, format!("node {} is missing", node_id(n as u64))))?,
+        );
+    }
+    let parse_node = |s: &str, what: &str| {
+        parse_prefixed(s, "n")
+            .filter(|&n| (n as usize) < count)
+            .ok_or_else(|| {
+                bad(
+                    &name,
+                    format!("{what} {s:?} is not a node of this timeline"),
+                )
+            })
+    };
+    let mut branches = Vec::new();
+    for bf in tf.branches {
+        if bf.name.is_empty()
+            || bf.name.contains('/')
+            || branches.iter().any(|b: &Branch| b.name == bf.name)
+        {
+            return Err(bad(
+                &name,
+                format!("invalid or duplicate branch name {:?}", bf.name),
+            ));
+        }
+        let head = parse_node(&bf.head, "branch head")?;
+        let watermark = match &bf.watermark {
+            Some(w) => parse_node(w, "watermark")?,
+            None => ROOT,
+        };
+        branches.push(Branch {
+            name: bf.name,
+            head,
+            watermark,
+        });
+    }
+    if !branches.iter().any(|b| b.name == tf.current_branch) {
+        return Err(bad(
+            &name,
+            format!("current branch {:?} does not exist", tf.current_branch),
+        ));
+    }
+    let mut pins = BTreeSet::new();
+    for p in &tf.pins {
+        let n = parse_node(p, "pin")?;
+        if n == ROOT || nodes[n as usize].cold {
+            return Err(bad(
+                &name,
+                format!("pin {p} is the root or an archived node"),
+            ));
+        }
+        pins.insert(n);
+    }
+    for (n, node) in nodes.iter().enumerate().skip(1) {
+        if node.parent as usize >= count {
+            return Err(bad(
+                &name,
+                format!("node {} has an unknown parent", node_id(n as u64)),
+            ));
+        }
+    }
+    let mut timeline = Timeline {
+        id,
+        nodes,
+        branches,
+        current_branch: tf.current_branch,
+        pins,
+        derived: Derived::default(),
+    };
+    timeline.rebuild().map_err(|e| bad(&name, e.message))?;
+    for b in &timeline.branches {
+        if !timeline.is_ancestor_or_self(b.watermark, b.head) {
+            return Err(bad(
+                &name,
+                format!("the watermark of branch {:?} is not on its path", b.name),
+            ));
+        }
+        if timeline.nodes[b.head as usize].cold {
+            return Err(bad(
+                &name,
+                format!("branch {:?} has an archived head", b.name),
+            ));
+        }
+    }
+    Ok(timeline)
+}
+
+fn load_node(nf: NodeFile, cold: bool, timeline: &str) -> Result<Node> {
+    let role = Role::parse(&nf.role).ok_or_else(|| {
+        bad(
+            timeline,
+            format!("node {} has an invalid role {:?}", nf.id, nf.role),
+        )
+    })?;
+    let parent = parse_prefixed(&nf.parent, "n").ok_or_else(|| {
+        bad(
+            timeline,
+            format!("node {} has an invalid parent {:?}", nf.id, nf.parent),
+        )
+    })?;
+    let intent = match nf.intent {
+        None => None,
+        Some(i) if i.tag.is_empty() => {
+            return Err(bad(
+                timeline,
+                format!(
+                    "node {} has an invalid intent: the tag must be a non-empty string",
+                    nf.id
+                ),
+            ));
+        }
+        Some(i) => Some(Intent {
+            tag: i.tag,
+            note: i.note,
+        }),
+    };
+    if nf.text.len() > crate::spec::spec().constants.max_text_bytes {
+        return Err(bad(
+            timeline,
+            format!("node {} has a text over the size limit", nf.id),
+        ));
+    }
+    let summary = match nf.summary {
+        None => None,
+        Some(s) => {
+            let kind = match s.kind.as_str() {
+                "real" => SummaryKind::Real,
+                "placeholder" => SummaryKind::Placeholder,
+                other => {
+                    return Err(bad(
+                        timeline,
+                        format!("node {} has an invalid summary kind {other:?}", nf.id),
+                    ));
+                }
+            };
+            let id = |v: &str| {
+                parse_prefixed(v, "n").ok_or_else(|| {
+                    bad(
+                        timeline,
+                        format!("node {} has an invalid node reference {v:?}", nf.id),
+                    )
+                })
+            };
+            let derived_from = s
+                .derived_from
+                .iter()
+                .map(|d| id(d))
+                .collect::<Result<Vec<_>>>()?;
+            let supersedes = s.supersedes.as_deref().map(id).transpose()?;
+            if role != Role::Summary || s.version == 0 {
+                return Err(bad(
+                    timeline,
+                    format!("node {} has summary data but is not a valid summary", nf.id),
+                ));
+            }
+            if kind == SummaryKind::Placeholder
+                && (nf.tokens != crate::spec::spec().constants.reserve_tokens
+                    || !derived_from.is_empty()
+                    || supersedes.is_some())
+            {
+                return Err(bad(
+                    timeline,
+                    format!(
+                        "placeholder {} must have exactly the reserve tokens and no versions",
+                        nf.id
+                    ),
+                ));
+            }
+            Some(Summary {
+                kind,
+                from: id(&s.from)?,
+                to: id(&s.to)?,
+                derived_from,
+                supersedes,
+                version: s.version,
+            })
+        }
+    };
+    if cold && summary.is_some() {
+        return Err(bad(
+            timeline,
+            format!(
+                "summary {} is in the cold zone; summaries always stay hot",
+                nf.id
+            ),
+        ));
+    }
+    Ok(Node {
+        parent,
+        role,
+        text: nf.text,
+        tokens: nf.tokens,
+        intent,
+        summary,
+        cold,
+    })
+}
+
+fn save_timeline(t: &Timeline) -> TimelineFile {
+    let mut hot = Vec::new();
+    let mut cold = Vec::new();
+    for (n, node) in t.nodes.iter().enumerate().skip(1) {
+        let n = n as u64;
+        let nf = NodeFile {
+            id: node_id(n),
+            parent: node_id(node.parent),
+            role: node.role.as_str().to_string(),
+            text: node.text.clone(),
+            tokens: node.tokens,
+            intent: node.intent.as_ref().map(|i| IntentFile {
+                tag: i.tag.clone(),
+                note: i.note.clone(),
+            }),
+            summary: node.summary.as_ref().map(|s| SummaryFile {
+                kind: match s.kind {
+                    SummaryKind::Real => "real".into(),
+                    SummaryKind::Placeholder => "placeholder".into(),
+                },
+                from: node_id(s.from),
+                to: node_id(s.to),
+                derived_from: s.derived_from.iter().map(|&d| node_id(d)).collect(),
+                supersedes: s.supersedes.map(node_id),
+                version: s.version,
+            }),
+            prefix_tokens: serde_json::json!(t.derived.prefix_tokens[n as usize]),
+            stale: if node.is_real_summary() {
+                serde_json::json!(t.derived.stale[n as usize])
+            } else {
+                serde_json::Value::Null
+            },
+        };
+        if node.cold {
+            cold.push(nf)
+        } else {
+            hot.push(nf)
+        }
+    }
+    TimelineFile {
+        id: t.id_str(),
+        next_node: t.nodes.len() as u64,
+        current_branch: t.current_branch.clone(),
+        branches: t
+            .branches
+            .iter()
+            .map(|b| BranchFile {
+                name: b.name.clone(),
+                head: node_id(b.head),
+                watermark: Some(node_id(b.watermark)),
+            })
+            .collect(),
+        pins: t.pins.iter().map(|&p| node_id(p)).collect(),
+        nodes: hot,
+        cold,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimate_counts_unicode_scalars() {
+        assert_eq!(estimate_tokens(""), 1);
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        // Four CJK scalars are 12 bytes but one token.
+        assert_eq!(estimate_tokens("讨论目标"), 1);
+        // A family emoji is one grapheme but seven scalars.
+        assert_eq!(estimate_tokens("👨‍👩‍👧‍👦"), 2);
+    }
+}

@@ -1,0 +1,387 @@
+//! Renderers of the files under `generated/`. Each is a walk over the spec; the freshness test
+//! (`tests/generated.rs`) compares their output with the checked-in files.
+
+use super::{Operation, Param, Spec, TypeDef, TypeKind, spec};
+use serde_json::{Map, Value, json};
+
+pub const HEADER_NOTE: &str =
+    "generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test generated";
+
+/// Every generated file as (path relative to the repository root, contents).
+pub fn render_all() -> Vec<(&'static str, String)> {
+    let spec = spec();
+    vec![
+        ("generated/cli.rs", render_cli(spec)),
+        ("generated/tools.json", pretty(&tools_list(spec))),
+        ("generated/cli-reference.md", render_reference(spec)),
+        (
+            "generated/schema/database.json",
+            pretty(&crate::model::file::database_schema()),
+        ),
+    ]
+}
+
+fn pretty(value: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The JSON Schema of one value of a spec type.
+pub fn type_schema(spec: &Spec, def: &TypeDef) -> Value {
+    let mut schema = match def.kind {
+        TypeKind::Id => json!({
+            "type": "string",
+            "pattern": format!("^{}(0|[1-9][0-9]*)$", def.prefix.as_deref().unwrap_or_default()),
+        }),
+        TypeKind::Uint => json!({ "type": "integer", "minimum": 0 }),
+        TypeKind::List => json!({
+            "type": "array",
+            "items": type_schema(spec, spec.type_def(def.items.as_deref().unwrap_or_default())),
+        }),
+        TypeKind::String => {
+            let mut s = json!({ "type": "string" });
+            if let Some(min) = def.min_chars {
+                s["minLength"] = json!(min);
+            }
+            if !def.forbidden_chars.is_empty() {
+                let class: String = def
+                    .forbidden_chars
+                    .iter()
+                    .map(|c| c.replace('\\', "\\\\").replace(']', "\\]"))
+                    .collect();
+                s["pattern"] = json!(format!("^[^{class}]*$"));
+            }
+            if !def.allowed.is_empty() {
+                s["enum"] = json!(def.allowed);
+            }
+            s
+        }
+        TypeKind::Object => {
+            let mut properties = Map::new();
+            let mut required = Vec::new();
+            for field in &def.fields {
+                let mut field_schema = type_schema(spec, spec.type_def(&field.ty));
+                field_schema["description"] = json!(field.help);
+                properties.insert(field.name.clone(), field_schema);
+                if field.required {
+                    required.push(field.name.clone());
+                }
+            }
+            json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
+        }
+    };
+    let mut description = def.description.clone();
+    if let Some(max) = def.max_bytes
+        && def.kind == TypeKind::String
+        && !description.contains("MiB")
+    {
+        description.push_str(&format!(" At most {max} bytes of UTF-8."));
+    }
+    schema["description"] = json!(description);
+    schema
+}
+
+fn param_schema(spec: &Spec, param: &Param) -> Value {
+    let mut schema = type_schema(spec, spec.type_def(&param.ty));
+    schema["description"] = json!(param.help);
+    schema
+}
+
+/// The input schema of an MCP tool: MCP property names, `timeline_id` required where the op needs one.
+pub fn input_schema(spec: &Spec, op: &Operation) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    if op.timeline == super::TimelineUse::Required {
+        let mut schema = type_schema(spec, spec.type_def("timeline_id"));
+        schema["description"] =
+            json!("The timeline, as returned by timeline_create (for example tl0).");
+        properties.insert("timeline_id".into(), schema);
+        required.push("timeline_id".to_string());
+    }
+    for param in &op.params {
+        properties.insert(param.name.clone(), param_schema(spec, param));
+        if param.required {
+            required.push(param.name.clone());
+        }
+    }
+    if op.mutating {
+        properties.insert(
+            "idempotency_key".into(),
+            json!({
+                "type": "string",
+                "minLength": 1,
+                "description": "Optional. The same key within 7 days returns the first result instead of running again (may also be given in params)."
+            }),
+        );
+    }
+    json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
+}
+
+/// The output schema of an MCP tool, for results that are objects (MCP structured content is an object).
+pub fn output_schema(spec: &Spec, op: &Operation) -> Option<Value> {
+    if op.result.get("type") != Some(&json!("object")) {
+        return None;
+    }
+    let mut schema = op.result.clone();
+    if schema.to_string().contains("#/$defs/message") {
+        schema["$defs"] = json!({ "message": spec.message_schema });
+    }
+    Some(schema)
+}
+
+/// The `tools/list` result: one tool per operation that has an MCP name.
+pub fn tools_list(spec: &Spec) -> Value {
+    let tools: Vec<Value> = spec
+        .operations
+        .iter()
+        .filter_map(|op| {
+            let name = op.mcp.as_ref()?;
+            let mut tool = json!({
+                "name": name,
+                "description": format!("{} (CLI: tl {})", op.summary, op.cli),
+                "inputSchema": input_schema(spec, op),
+            });
+            if let Some(output) = output_schema(spec, op) {
+                tool["outputSchema"] = output;
+            }
+            Some(tool)
+        })
+        .collect();
+    json!({ "tools": tools })
+}
+
+fn rust_str(s: &str) -> String {
+    format!("{s:?}")
+}
+
+fn value_name(spec: &Spec, ty: &str) -> String {
+    let def = spec.type_def(ty);
+    match def.kind {
+        TypeKind::Id => format!(
+            "{}ID",
+            def.prefix.as_deref().unwrap_or_default().to_uppercase()
+        ),
+        TypeKind::Uint => "N".into(),
+        TypeKind::List => "IDS".into(),
+        _ => ty.to_uppercase(),
+    }
+}
+
+/// One `Arg` per CLI flag. Values are taken as plain strings: every check happens in the spec
+/// validator, so the CLI and MCP report the same problems.
+fn cli_args(spec: &Spec, op: &Operation) -> Vec<(String, String, String)> {
+    let mut args = Vec::new();
+    for param in &op.params {
+        let def = spec.type_def(&param.ty);
+        if def.kind == TypeKind::Object {
+            for field in &def.fields {
+                args.push((
+                    field.cli_flag.clone(),
+                    value_name(spec, &field.ty),
+                    field.help.clone(),
+                ));
+            }
+            continue;
+        }
+        let required = if param.required { " (required)" } else { "" };
+        let allowed = if def.allowed.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", def.allowed.join(", "))
+        };
+        args.push((
+            param.flag(),
+            value_name(spec, &param.ty),
+            format!("{}{allowed}{required}", param.help),
+        ));
+        if let Some(file_flag) = &param.file_flag {
+            args.push((
+                file_flag.clone(),
+                "PATH".into(),
+                format!("Read --{} from this file (UTF-8).", param.flag()),
+            ));
+        }
+    }
+    args
+}
+
+pub fn render_cli(spec: &Spec) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("// {HEADER_NOTE}\n"));
+    out.push_str("//\n// The clap command tree of `tl`. Flags take plain strings; the spec validator checks them.\n\n");
+    out.push_str("/// The `tl` command with every subcommand and flag of the spec.\n");
+    out.push_str("pub fn command() -> clap::Command {\n");
+    out.push_str("    use clap::{Arg, ArgAction, Command};\n");
+    out.push_str("    Command::new(\"tl\")\n");
+    out.push_str(&format!("        .about({})\n", rust_str(&spec.about)));
+    out.push_str("        .version(env!(\"CARGO_PKG_VERSION\"))\n");
+    out.push_str("        .subcommand_required(true)\n");
+    out.push_str("        .arg_required_else_help(true)\n");
+    for global in &spec.globals {
+        out.push_str(&format!(
+            "        .arg(Arg::new({}).long({}).value_name({}).global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help({}))\n",
+            rust_str(&global.cli_flag),
+            rust_str(&global.cli_flag),
+            rust_str(&global.value_name),
+            rust_str(&global.help)
+        ));
+    }
+    for op in &spec.operations {
+        out.push_str(&format!(
+            "        .subcommand(\n            Command::new({})\n",
+            rust_str(&op.cli)
+        ));
+        out.push_str(&format!(
+            "                .about({})\n",
+            rust_str(&op.summary)
+        ));
+        for (flag, value, help) in cli_args(spec, op) {
+            out.push_str(&format!(
+                "                .arg(Arg::new({}).long({}).value_name({}).action(ArgAction::Set).allow_hyphen_values(true).help({}))\n",
+                rust_str(&flag),
+                rust_str(&flag),
+                rust_str(&value),
+                rust_str(&help)
+            ));
+        }
+        out.push_str("        )\n");
+    }
+    out.push_str("}\n");
+    out
+}
+
+pub fn render_reference(spec: &Spec) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("<!-- {HEADER_NOTE} -->\n\n"));
+    out.push_str("# `tl` command reference\n\n");
+    out.push_str(&format!("{}\n\n", spec.about));
+    out.push_str("## Global options\n\n| Flag | Meaning |\n|---|---|\n");
+    for global in &spec.globals {
+        out.push_str(&format!(
+            "| `--{} {}` | {} |\n",
+            global.cli_flag, global.value_name, global.help
+        ));
+    }
+    out.push_str("\nExit codes: 0 success; ");
+    let mut codes: Vec<(i32, &str)> = spec
+        .errors
+        .iter()
+        .map(|(k, e)| (e.exit_code, k.as_str()))
+        .collect();
+    codes.sort();
+    let mut by_code: Vec<String> = Vec::new();
+    for code in codes
+        .iter()
+        .map(|c| c.0)
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let kinds: Vec<&str> = codes.iter().filter(|c| c.0 == code).map(|c| c.1).collect();
+        by_code.push(format!("{code} {}", kinds.join(", ")));
+    }
+    out.push_str(&by_code.join("; "));
+    out.push_str(". Errors are printed on stderr as `{\"error\": \"...\"}`, with `data` where the error has it.\n\n");
+    out.push_str("## Commands\n\n| Command | MCP tool | What it does |\n|---|---|---|\n");
+    for op in &spec.operations {
+        out.push_str(&format!(
+            "| [`{}`](#{}) | {} | {} |\n",
+            op.cli,
+            op.cli,
+            op.mcp
+                .as_deref()
+                .map(|m| format!("`{m}`"))
+                .unwrap_or_else(|| "none (CLI only)".into()),
+            op.summary
+        ));
+    }
+    for op in &spec.operations {
+        out.push_str(&format!("\n### {}\n\n{}\n\n", op.cli, op.summary));
+        let key = match op.idempotency {
+            super::KeyUse::Database => "accepted (database-wide scope)",
+            super::KeyUse::Timeline => "accepted (per timeline)",
+            super::KeyUse::Ignored => "accepted, no effect (read-only)",
+            super::KeyUse::Rejected => "rejected",
+        };
+        out.push_str(&format!(
+            "Changes the database: {}. Idempotency key: {key}.\n\n",
+            if op.mutating { "yes" } else { "no" }
+        ));
+        if op.params.is_empty() {
+            out.push_str("No arguments.\n");
+        } else {
+            out.push_str(
+                "| Flag | MCP argument | Type | Required | Meaning |\n|---|---|---|---|---|\n",
+            );
+            for param in &op.params {
+                let def = spec.type_def(&param.ty);
+                if def.kind == TypeKind::Object {
+                    for field in &def.fields {
+                        out.push_str(&format!(
+                            "| `--{}` | `{}.{}` | {} | {} | {} |\n",
+                            field.cli_flag,
+                            param.name,
+                            field.name,
+                            field.ty,
+                            if field.required {
+                                "with the object"
+                            } else {
+                                "no"
+                            },
+                            field.help
+                        ));
+                    }
+                    continue;
+                }
+                let mut help = param.help.clone();
+                if let Some(file_flag) = &param.file_flag {
+                    help.push_str(&format!(" (`--{file_flag} PATH` reads it from a file.)"));
+                }
+                out.push_str(&format!(
+                    "| `--{}` | `{}` | {} | {} | {} |\n",
+                    param.flag(),
+                    param.name,
+                    param.ty,
+                    if param.required { "yes" } else { "no" },
+                    help
+                ));
+            }
+        }
+        out.push_str(&format!(
+            "\nResult: `{}`\n\nErrors: {}.\n",
+            compact_shape(&op.result),
+            op.errors.join(", ")
+        ));
+    }
+    out.push_str("\n## Types\n\n| Type | Rule |\n|---|---|\n");
+    for (name, def) in &spec.types {
+        out.push_str(&format!("| {name} | {} |\n", def.description));
+    }
+    out
+}
+
+/// A one-line shape of a result schema, like `{"node": string}`.
+fn compact_shape(schema: &Value) -> String {
+    match schema.get("type").and_then(Value::as_str) {
+        Some("object") => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let fields: Vec<String> = props
+                .map(|p| {
+                    p.iter()
+                        .map(|(k, v)| format!("\"{k}\": {}", compact_shape(v)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            format!("{{{}}}", fields.join(", "))
+        }
+        Some("array") => format!(
+            "[{}]",
+            schema.get("items").map(compact_shape).unwrap_or_default()
+        ),
+        Some(other) => other.to_string(),
+        None if schema.get("$ref").is_some() => "message".into(),
+        None => schema
+            .get("type")
+            .map(|t| t.to_string().replace('"', ""))
+            .unwrap_or_else(|| "any".into()),
+    }
+}

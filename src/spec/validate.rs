@@ -1,0 +1,395 @@
+//! Spec-derived argument validation, shared by the CLI and the MCP server.
+//!
+//! Both front-ends build the same JSON object (MCP property names) and hand it to `validate`, so a rule
+//! lives in exactly one place: the spec's type table interpreted here.
+
+use super::{Operation, Spec, TimelineUse, TypeDef, TypeKind, spec};
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+
+/// Which front-end the arguments came from; only the way parameter names are printed differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Cli,
+    Mcp,
+}
+
+/// Arguments that passed validation, with typed accessors.
+#[derive(Debug, Clone, Default)]
+pub struct Args {
+    values: Map<String, Value>,
+}
+
+impl Args {
+    pub fn str(&self, name: &str) -> Option<&str> {
+        self.values.get(name).and_then(Value::as_str)
+    }
+
+    pub fn u64(&self, name: &str) -> Option<u64> {
+        self.values.get(name).and_then(Value::as_u64)
+    }
+
+    /// The number of an `n…` or `tl…` ID; validation guarantees it parses.
+    pub fn id(&self, name: &str) -> Option<u64> {
+        self.str(name)
+            .map(|s| parse_id_number(s).unwrap_or(u64::MAX))
+    }
+
+    pub fn ids(&self, name: &str) -> Vec<u64> {
+        match self.values.get(name) {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .filter_map(parse_id_number)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn object(&self, name: &str) -> Option<&Map<String, Value>> {
+        self.values.get(name).and_then(Value::as_object)
+    }
+
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.values
+    }
+}
+
+fn parse_id_number(s: &str) -> Option<u64> {
+    let digits = s.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    digits.parse().ok()
+}
+
+/// How a parameter is named to the person who passed it.
+fn display_name(origin: Origin, mcp_path: &str, cli_flag: &str) -> String {
+    match origin {
+        Origin::Cli => format!("--{cli_flag}"),
+        Origin::Mcp => mcp_path.to_string(),
+    }
+}
+
+/// Validate `args` for `op`. Unknown keys, missing required parameters and values that break a type's
+/// rules are errors of kind `invalid_argument` that name the parameter and say what is expected.
+pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Result<Args> {
+    let spec = spec();
+    let mut values = Map::new();
+    let timeline_global = &spec
+        .globals
+        .iter()
+        .find(|g| g.name == "timeline_id")
+        .map(|g| g.cli_flag.clone())
+        .unwrap_or_default();
+    for key in args.keys() {
+        let known = op.params.iter().any(|p| &p.name == key)
+            || (key == "timeline_id" && op.timeline == TimelineUse::Required);
+        if !known {
+            let expected: Vec<String> = op
+                .params
+                .iter()
+                .map(|p| p.name.clone())
+                .chain((op.timeline == TimelineUse::Required).then(|| "timeline_id".to_string()))
+                .collect();
+            return Err(Error::invalid(format!(
+                "invalid argument {key}: {} takes no such argument (it takes: {})",
+                op.mcp.as_deref().unwrap_or(&op.cli),
+                if expected.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    expected.join(", ")
+                }
+            )));
+        }
+    }
+    if op.timeline == TimelineUse::Required {
+        let name = display_name(origin, "timeline_id", timeline_global);
+        match args.get("timeline_id") {
+            None | Some(Value::Null) if origin == Origin::Mcp => {
+                return Err(Error::invalid("invalid argument timeline_id: required; pass the ID that timeline_create returned, such as \"tl0\"".to_string()));
+            }
+            None | Some(Value::Null) => {}
+            Some(value) => {
+                check_value(spec, spec.type_def("timeline_id"), value, &name)?;
+                values.insert("timeline_id".into(), value.clone());
+            }
+        }
+    }
+    for param in &op.params {
+        let def = spec.type_def(&param.ty);
+        let value = args.get(&param.name).filter(|v| !v.is_null());
+        let Some(value) = value else {
+            if param.required {
+                return Err(Error::invalid(format!(
+                    "invalid argument {}: required ({})",
+                    display_name(origin, &param.name, &param.flag()),
+                    param.help
+                )));
+            }
+            continue;
+        };
+        if def.kind == TypeKind::Object {
+            let object = check_object(spec, def, value, &param.name, origin)?;
+            values.insert(param.name.clone(), Value::Object(object));
+        } else {
+            check_value(
+                spec,
+                def,
+                value,
+                &display_name(origin, &param.name, &param.flag()),
+            )?;
+            values.insert(param.name.clone(), value.clone());
+        }
+    }
+    Ok(Args { values })
+}
+
+fn check_object(
+    spec: &Spec,
+    def: &TypeDef,
+    value: &Value,
+    name: &str,
+    origin: Origin,
+) -> Result<Map<String, Value>> {
+    let Value::Object(object) = value else {
+        return Err(Error::invalid(format!(
+            "invalid argument {name}: must be an object ({})",
+            def.description
+        )));
+    };
+    for key in object.keys() {
+        if !def.fields.iter().any(|f| &f.name == key) {
+            return Err(Error::invalid(format!(
+                "invalid argument {name}.{key}: unknown field (known: {})",
+                def.fields
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    let mut out = Map::new();
+    for field in &def.fields {
+        let shown = display_name(origin, &format!("{name}.{}", field.name), &field.cli_flag);
+        match object.get(&field.name).filter(|v| !v.is_null()) {
+            None if field.required => {
+                let others: Vec<String> = def
+                    .fields
+                    .iter()
+                    .filter(|f| f.name != field.name && object.contains_key(&f.name))
+                    .map(|f| display_name(origin, &format!("{name}.{}", f.name), &f.cli_flag))
+                    .collect();
+                let because = if others.is_empty() {
+                    String::new()
+                } else {
+                    format!(" when {} is given", others.join(", "))
+                };
+                return Err(Error::invalid(format!(
+                    "invalid argument {shown}: required{because} ({})",
+                    field.help
+                )));
+            }
+            None => {}
+            Some(v) => {
+                check_value(spec, spec.type_def(&field.ty), v, &shown)?;
+                out.insert(field.name.clone(), v.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<()> {
+    let fail = |problem: String| {
+        Err(Error::invalid(format!(
+            "invalid argument {name}: {problem}"
+        )))
+    };
+    match def.kind {
+        TypeKind::Uint => match value {
+            Value::Number(n) if n.is_u64() => Ok(()),
+            Value::Number(n) if n.is_i64() => {
+                fail(format!("must be a non-negative integer, got {n}"))
+            }
+            Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0 && f > 0.0) => fail(
+                format!("must be an integer of at most {}, got {n}", u64::MAX),
+            ),
+            Value::Number(n) => fail(format!("must be a non-negative integer, got {n}")),
+            other => fail(format!(
+                "must be a non-negative integer, got {}",
+                short(other)
+            )),
+        },
+        TypeKind::Id => {
+            let prefix = def.prefix.as_deref().unwrap_or_default();
+            let Value::String(s) = value else {
+                return fail(format!(
+                    "must be a string such as \"{prefix}1\", got {}",
+                    short(value)
+                ));
+            };
+            let digits = s.strip_prefix(prefix).unwrap_or("");
+            let canonical = !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && (digits == "0" || !digits.starts_with('0'));
+            if !canonical {
+                return fail(format!("{} Got {}", def.description, short(value)));
+            }
+            if digits.parse::<u64>().is_err() {
+                return fail(format!("the number in {} is too large", short(value)));
+            }
+            Ok(())
+        }
+        TypeKind::List => {
+            let Value::Array(items) = value else {
+                return fail(format!("must be an array ({})", def.description));
+            };
+            let item_def = spec.type_def(def.items.as_deref().unwrap_or_default());
+            for (i, item) in items.iter().enumerate() {
+                check_value(spec, item_def, item, &format!("{name}[{i}]"))?;
+            }
+            Ok(())
+        }
+        TypeKind::String => {
+            let Value::String(s) = value else {
+                return fail(format!(
+                    "must be a string ({}), got {}",
+                    def.description,
+                    short(value)
+                ));
+            };
+            if let Some(max) = def.max_bytes
+                && s.len() > max
+            {
+                return fail(format!(
+                    "is {} bytes of UTF-8; the limit is {max} bytes",
+                    s.len()
+                ));
+            }
+            if let Some(min) = def.min_chars
+                && s.chars().count() < min
+            {
+                return fail(format!("must not be empty ({})", def.description));
+            }
+            for forbidden in &def.forbidden_chars {
+                if s.contains(forbidden.as_str()) {
+                    return fail(format!(
+                        "must not contain \"{forbidden}\" ({})",
+                        def.description
+                    ));
+                }
+            }
+            if !def.allowed.is_empty() && !def.allowed.iter().any(|a| a == s) {
+                return fail(format!(
+                    "must be one of {}, got {}",
+                    def.allowed.join(", "),
+                    short(value)
+                ));
+            }
+            Ok(())
+        }
+        TypeKind::Object => fail("objects are only allowed as parameters".into()),
+    }
+}
+
+/// A value shown inside an error message, cut so that a 1 MiB argument does not flood the terminal.
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() > 60 {
+        format!("{}...", text.chars().take(60).collect::<String>())
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(op: &str, args: Value, origin: Origin) -> Result<Args> {
+        let op = spec().operation(op).unwrap();
+        validate(op, args.as_object().unwrap(), origin)
+    }
+
+    #[test]
+    fn rejects_non_canonical_ids() {
+        for bad in [
+            "n",
+            "x1",
+            "n01",
+            "n-1",
+            "n1a",
+            "N1",
+            "n99999999999999999999999",
+        ] {
+            let err = run(
+                "node",
+                json!({"node": bad, "timeline_id": "tl0"}),
+                Origin::Mcp,
+            )
+            .unwrap_err();
+            assert!(
+                err.message.starts_with("invalid argument node:"),
+                "{bad}: {}",
+                err.message
+            );
+        }
+        assert!(
+            run(
+                "node",
+                json!({"node": "n0", "timeline_id": "tl0"}),
+                Origin::Mcp
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn names_parameters_the_way_the_caller_wrote_them() {
+        let cli = run(
+            "append",
+            json!({"role": "user", "text": "x", "intent": {"note": "n"}}),
+            Origin::Cli,
+        )
+        .unwrap_err();
+        assert_eq!(
+            cli.message,
+            "invalid argument --intent-tag: required when --intent-note is given (Label the message with an intent tag (your own vocabulary).)"
+        );
+        let mcp = run(
+            "append",
+            json!({"timeline_id": "tl0", "role": "user", "text": "x", "intent": {"note": "n"}}),
+            Origin::Mcp,
+        )
+        .unwrap_err();
+        assert!(
+            mcp.message
+                .starts_with("invalid argument intent.tag: required when intent.note is given"),
+            "{}",
+            mcp.message
+        );
+    }
+
+    #[test]
+    fn uint_edges() {
+        let ok = run(
+            "context_budget",
+            json!({"timeline_id": "tl0", "node": "n1", "max_tokens": u64::MAX}),
+            Origin::Mcp,
+        );
+        assert!(ok.is_ok());
+        for bad in [json!(-1), json!(1.5), json!("3"), json!(1e30)] {
+            let err = run(
+                "context_budget",
+                json!({"timeline_id": "tl0", "node": "n1", "max_tokens": bad}),
+                Origin::Mcp,
+            )
+            .unwrap_err();
+            assert!(
+                err.message.starts_with("invalid argument max_tokens:"),
+                "{}",
+                err.message
+            );
+        }
+    }
+}

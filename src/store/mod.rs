@@ -1,0 +1,309 @@
+//! The storage engine: one JSON snapshot file, a lock file beside it, and a backup of the previous
+//! snapshot.
+//!
+//! Every read takes a shared lock on `<db>.lock`; every mutation holds an exclusive lock across
+//! read-latest → execute → validate → write, so independent processes (CLI and MCP servers) never
+//! lose each other's changes. A write goes to a private temporary file in the same directory, is
+//! fsynced, the previous snapshot becomes `<db>.bak`, and the temporary file atomically replaces the
+//! database. A file that does not load is never overwritten.
+
+mod fault;
+mod perms;
+#[cfg(windows)]
+mod perms_windows;
+
+use crate::error::{Error, Result};
+use crate::model::Database;
+use crate::model::file::DatabaseFile;
+use fault::Step;
+use std::fs::{self, File};
+use std::io::{ErrorKind as IoKind, Write};
+use std::path::{Path, PathBuf};
+
+/// What a mutation asks the store to do with its result.
+pub enum Outcome<R> {
+    /// Write the changed database.
+    Commit(R),
+    /// Nothing changed (an idempotent replay): write nothing at all.
+    Unchanged(R),
+}
+
+/// The narrow interface operations run behind. A journal backend can implement it later without
+/// touching the operations.
+pub trait Store {
+    /// Run `f` on the latest snapshot under a shared lock. Changes made by `f` are discarded.
+    fn read<R>(&self, f: impl FnOnce(&mut Database) -> Result<R>) -> Result<R>;
+    /// Run `f` on the latest snapshot under an exclusive lock and persist what it commits.
+    fn write<R>(&self, f: impl FnOnce(&mut Database) -> Result<Outcome<R>>) -> Result<R>;
+}
+
+/// A database kept as one JSON file.
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    path: PathBuf,
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+impl FileStore {
+    /// A store for `path`. The parent directory must exist; the file itself is created on first write.
+    pub fn open(path: PathBuf) -> Result<FileStore> {
+        let parent = parent_dir(&path);
+        match fs::metadata(&parent) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(Error::database(format!(
+                    "{} is not a directory; pass --db with a path inside an existing directory",
+                    parent.display()
+                )));
+            }
+            Err(_) => {
+                return Err(Error::database(format!(
+                    "the directory {} does not exist; create it first (mkdir -p \"{}\") or pass --db with another path",
+                    parent.display(),
+                    parent.display()
+                )));
+            }
+        }
+        if path.is_dir() {
+            return Err(Error::database(format!(
+                "{} is a directory, not a database file; pass --db with a file path",
+                path.display()
+            )));
+        }
+        Ok(FileStore { path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn backup_path(&self) -> PathBuf {
+        with_suffix(&self.path, ".bak")
+    }
+
+    pub fn lock_path(&self) -> PathBuf {
+        with_suffix(&self.path, ".lock")
+    }
+
+    fn lock(&self, exclusive: bool) -> Result<File> {
+        let lock_path = self.lock_path();
+        let file = perms::open_private(&lock_path, false).map_err(|e| {
+            io_error(
+                &format!("cannot open the lock file {}", lock_path.display()),
+                e,
+            )
+        })?;
+        let locked = if exclusive {
+            file.lock()
+        } else {
+            file.lock_shared()
+        };
+        locked.map_err(|e| io_error(&format!("cannot lock {}", lock_path.display()), e))?;
+        Ok(file)
+    }
+
+    /// The latest snapshot's bytes, or None when the database does not exist yet.
+    fn read_bytes(&self) -> Result<Option<Vec<u8>>> {
+        match fs::read(&self.path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == IoKind::NotFound => Ok(None),
+            Err(e) => Err(io_error(
+                &format!("cannot read the database {}", self.path.display()),
+                e,
+            )),
+        }
+    }
+
+    fn load(&self, bytes: Option<&[u8]>) -> Result<Database> {
+        match bytes {
+            None => Ok(Database::default()),
+            Some(bytes) => decode(bytes).map_err(|problem| self.corrupt(&problem)),
+        }
+    }
+
+    fn corrupt(&self, problem: &str) -> Error {
+        let db = self.path.display();
+        let backup = self.backup_path();
+        let restore = if backup.exists() {
+            format!(
+                "then restore the previous snapshot: cp \"{}\" \"{db}\"",
+                backup.display()
+            )
+        } else {
+            format!(
+                "no backup {} exists, so repair the file by hand or start a new database with --db",
+                backup.display()
+            )
+        };
+        Error::database(format!(
+            "the database {db} cannot be used: {problem}. Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file (cp \"{db}\" \"{db}.corrupt\"), {restore}"
+        ))
+    }
+
+    /// Write `bytes` as the new snapshot; `previous` becomes the backup.
+    fn commit(&self, bytes: &[u8], previous: Option<&[u8]>) -> Result<()> {
+        let dir = parent_dir(&self.path);
+        let temp = self.temp_path("tmp");
+        let result = (|| -> std::io::Result<()> {
+            let mut file = perms::open_private(&temp, true)?;
+            file.write_all(bytes)?;
+            fault::reached(Step::TempWritten);
+            file.sync_all()?;
+            fault::reached(Step::TempSynced);
+            drop(file);
+            if let Some(previous) = previous {
+                let backup_temp = self.temp_path("bak");
+                let written = (|| {
+                    let mut backup = perms::open_private(&backup_temp, true)?;
+                    backup.write_all(previous)?;
+                    backup.sync_all()?;
+                    fs::rename(&backup_temp, self.backup_path())
+                })();
+                if written.is_err() {
+                    let _ = fs::remove_file(&backup_temp);
+                }
+                written?;
+                fault::reached(Step::BackupWritten);
+            }
+            fs::rename(&temp, &self.path)?;
+            fault::reached(Step::Replaced);
+            sync_dir(&dir);
+            fault::reached(Step::DirSynced);
+            Ok(())
+        })();
+        if let Err(e) = result {
+            let _ = fs::remove_file(&temp);
+            return Err(io_error(
+                &format!(
+                    "cannot write the database {} (it was left as it was)",
+                    self.path.display()
+                ),
+                e,
+            ));
+        }
+        Ok(())
+    }
+
+    fn temp_path(&self, what: &str) -> PathBuf {
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        parent_dir(&self.path).join(format!(".{name}.{what}-{}-{nanos}", std::process::id()))
+    }
+}
+
+impl Store for FileStore {
+    fn read<R>(&self, f: impl FnOnce(&mut Database) -> Result<R>) -> Result<R> {
+        let _lock = self.lock(false)?;
+        let bytes = self.read_bytes()?;
+        let mut db = self.load(bytes.as_deref())?;
+        f(&mut db)
+    }
+
+    fn write<R>(&self, f: impl FnOnce(&mut Database) -> Result<Outcome<R>>) -> Result<R> {
+        let _lock = self.lock(true)?;
+        let previous = self.read_bytes()?;
+        let mut db = self.load(previous.as_deref())?;
+        match f(&mut db)? {
+            Outcome::Unchanged(result) => Ok(result),
+            Outcome::Commit(result) => {
+                let bytes = encode(&db);
+                if previous.as_deref() == Some(bytes.as_slice()) {
+                    // Nothing changed (a pin already set, a reused summary): keep the file and its backup.
+                    return Ok(result);
+                }
+                // Validate what is about to be written with the same checks a later load applies.
+                if let Err(problem) = decode(&bytes) {
+                    return Err(Error::database(format!(
+                        "internal error: the new snapshot does not validate ({problem}); nothing was written. Please report this."
+                    )));
+                }
+                self.commit(&bytes, previous.as_deref())?;
+                Ok(result)
+            }
+        }
+    }
+}
+
+/// The snapshot bytes of a database.
+pub fn encode(db: &Database) -> Vec<u8> {
+    let file = db.to_file(crate::spec::spec().constants.format_version);
+    let mut bytes = serde_json::to_vec_pretty(&file).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Parse and check snapshot bytes, rebuilding every derived index.
+pub fn decode(bytes: &[u8]) -> std::result::Result<Database, String> {
+    let supported = crate::spec::spec().constants.format_version;
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        if e.is_eof() {
+            format!("the file is truncated ({e})")
+        } else {
+            format!("it is not valid JSON ({e})")
+        }
+    })?;
+    match value
+        .get("format_version")
+        .and_then(serde_json::Value::as_u64)
+    {
+        Some(v) if v == supported => {}
+        Some(v) => {
+            return Err(format!(
+                "unsupported format_version {v} (this version of Timeline reads format_version {supported}; use the release that wrote it)"
+            ));
+        }
+        None => {
+            return Err(
+                "format_version is missing or not a number, so this is not a Timeline database"
+                    .into(),
+            );
+        }
+    }
+    let file: DatabaseFile =
+        serde_json::from_value(value).map_err(|e| format!("invalid structure ({e})"))?;
+    Database::from_file(file, supported).map_err(|e| format!("invalid content ({})", e.message))
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn sync_dir(dir: &Path) {
+    // Makes the rename durable on Unix; directories cannot be opened this way on Windows, where the
+    // rename is already durable once it returns.
+    #[cfg(unix)]
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+fn io_error(what: &str, e: std::io::Error) -> Error {
+    let hint = match e.kind() {
+        IoKind::PermissionDenied => " (permission denied: check the file's owner and mode)",
+        IoKind::NotFound => " (a directory on the path does not exist)",
+        _ => "",
+    };
+    Error::database(format!("{what}: {e}{hint}"))
+}
+
+/// Open a file the way the store creates its own files (mode 0600 on Unix, owner-only DACL on Windows).
+pub fn create_private(path: &Path) -> std::io::Result<File> {
+    perms::open_private(path, true)
+}

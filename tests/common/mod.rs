@@ -1,0 +1,147 @@
+//! A small builder for integration tests: runs the real `tl` / `tl-mcp` binaries against a database in
+//! a fresh temporary directory and returns exactly what they printed.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub const TL: &str = env!("CARGO_BIN_EXE_tl");
+pub const TL_MCP: &str = env!("CARGO_BIN_EXE_tl-mcp");
+
+/// A temporary directory removed on drop.
+pub struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    pub fn new() -> TempDir {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let path = std::env::temp_dir().join(format!(
+            "timeline-test-{}-{nanos}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).unwrap();
+        TempDir { path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// What a binary printed and how it exited.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+impl Run {
+    fn from(output: Output) -> Run {
+        Run {
+            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+            code: output.status.code().unwrap_or(-1),
+        }
+    }
+
+    /// Assert success with exactly this stdout line (JSON, newline added) and nothing on stderr.
+    #[track_caller]
+    pub fn ok(&self, stdout: &str) -> &Run {
+        assert_eq!((self.code, self.stderr.as_str(), self.stdout.as_str()), (0, "", format!("{stdout}\n").as_str()), "{self:?}");
+        self
+    }
+
+    /// Assert failure with this exit code and exactly this stderr line, nothing on stdout.
+    #[track_caller]
+    pub fn err(&self, code: i32, stderr: &str) -> &Run {
+        assert_eq!((self.code, self.stdout.as_str(), self.stderr.as_str()), (code, "", format!("{stderr}\n").as_str()), "{self:?}");
+        self
+    }
+
+    /// The stdout parsed as JSON (asserting success).
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        assert_eq!(self.code, 0, "{self:?}");
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
+    }
+}
+
+/// A database in its own temporary directory, with helpers to run `tl` against it.
+pub struct Db {
+    pub dir: TempDir,
+    pub path: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+impl Db {
+    pub fn new() -> Db {
+        let dir = TempDir::new();
+        let path = dir.path().join("db.json");
+        Db { dir, path, env: Vec::new() }
+    }
+
+    /// Set an environment variable for every later run (e.g. TIMELINE_NOW).
+    pub fn env(&mut self, key: &str, value: &str) -> &mut Db {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    pub fn command(&self, bin: &str) -> Command {
+        let mut cmd = Command::new(bin);
+        cmd.env_remove("TIMELINE_DB").env_remove("TIMELINE_NOW").env_remove("TIMELINE_FAULT_STEP");
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Run `tl --db <db> <args>`.
+    pub fn tl(&self, args: &[&str]) -> Run {
+        let mut cmd = self.command(TL);
+        cmd.arg("--db").arg(&self.path).args(args).stdin(Stdio::null());
+        Run::from(cmd.output().unwrap())
+    }
+
+    /// Run `tl --db <db> <args>` with `input` on standard input.
+    pub fn tl_stdin(&self, args: &[&str], input: &[u8]) -> Run {
+        let mut cmd = self.command(TL);
+        cmd.arg("--db").arg(&self.path).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+        let output = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        Run::from(output)
+    }
+
+    /// Run `tl` and return the "node" field of its JSON result.
+    #[track_caller]
+    pub fn append(&self, role: &str, text: &str, tokens: u64) -> String {
+        let run = self.tl(&["append", "--role", role, "--text", text, "--tokens", &tokens.to_string()]);
+        run.json()["node"].as_str().unwrap().to_string()
+    }
+
+    pub fn bytes(&self) -> Vec<u8> {
+        std::fs::read(&self.path).unwrap_or_default()
+    }
+
+    pub fn backup_path(&self) -> PathBuf {
+        PathBuf::from(format!("{}.bak", self.path.display()))
+    }
+}

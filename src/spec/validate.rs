@@ -210,9 +210,9 @@ fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<
             Value::Number(n) if n.is_i64() => {
                 fail(format!("must be a non-negative integer, got {n}"))
             }
-            Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0 && f > 0.0) => fail(
-                format!("must be an integer of at most {}, got {n}", u64::MAX),
-            ),
+            Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0 && f > 0.0) => {
+                fail(format!("is larger than the maximum {}", u64::MAX))
+            }
             Value::Number(n) => fail(format!("must be a non-negative integer, got {n}")),
             other => fail(format!(
                 "must be a non-negative integer, got {}",

@@ -18,7 +18,10 @@ pub struct TempDir {
 impl TempDir {
     pub fn new() -> TempDir {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
         let path = std::env::temp_dir().join(format!(
             "timeline-test-{}-{nanos}-{}",
             std::process::id(),
@@ -59,14 +62,22 @@ impl Run {
     /// Assert success with exactly this stdout line (JSON, newline added) and nothing on stderr.
     #[track_caller]
     pub fn ok(&self, stdout: &str) -> &Run {
-        assert_eq!((self.code, self.stderr.as_str(), self.stdout.as_str()), (0, "", format!("{stdout}\n").as_str()), "{self:?}");
+        assert_eq!(
+            (self.code, self.stderr.as_str(), self.stdout.as_str()),
+            (0, "", format!("{stdout}\n").as_str()),
+            "{self:?}"
+        );
         self
     }
 
     /// Assert failure with this exit code and exactly this stderr line, nothing on stdout.
     #[track_caller]
     pub fn err(&self, code: i32, stderr: &str) -> &Run {
-        assert_eq!((self.code, self.stdout.as_str(), self.stderr.as_str()), (code, "", format!("{stderr}\n").as_str()), "{self:?}");
+        assert_eq!(
+            (self.code, self.stdout.as_str(), self.stderr.as_str()),
+            (code, "", format!("{stderr}\n").as_str()),
+            "{self:?}"
+        );
         self
     }
 
@@ -74,7 +85,8 @@ impl Run {
     #[track_caller]
     pub fn json(&self) -> serde_json::Value {
         assert_eq!(self.code, 0, "{self:?}");
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
     }
 }
 
@@ -89,7 +101,11 @@ impl Db {
     pub fn new() -> Db {
         let dir = TempDir::new();
         let path = dir.path().join("db.json");
-        Db { dir, path, env: Vec::new() }
+        Db {
+            dir,
+            path,
+            env: Vec::new(),
+        }
     }
 
     /// Set an environment variable for every later run (e.g. TIMELINE_NOW).
@@ -101,7 +117,9 @@ impl Db {
 
     pub fn command(&self, bin: &str) -> Command {
         let mut cmd = Command::new(bin);
-        cmd.env_remove("TIMELINE_DB").env_remove("TIMELINE_NOW").env_remove("TIMELINE_FAULT_STEP");
+        cmd.env_remove("TIMELINE_DB")
+            .env_remove("TIMELINE_NOW")
+            .env_remove("TIMELINE_FAULT_STEP");
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
@@ -111,14 +129,22 @@ impl Db {
     /// Run `tl --db <db> <args>`.
     pub fn tl(&self, args: &[&str]) -> Run {
         let mut cmd = self.command(TL);
-        cmd.arg("--db").arg(&self.path).args(args).stdin(Stdio::null());
+        cmd.arg("--db")
+            .arg(&self.path)
+            .args(args)
+            .stdin(Stdio::null());
         Run::from(cmd.output().unwrap())
     }
 
     /// Run `tl --db <db> <args>` with `input` on standard input.
     pub fn tl_stdin(&self, args: &[&str], input: &[u8]) -> Run {
         let mut cmd = self.command(TL);
-        cmd.arg("--db").arg(&self.path).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.arg("--db")
+            .arg(&self.path)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let mut stdin = child.stdin.take().unwrap();
         let input = input.to_vec();
@@ -133,7 +159,15 @@ impl Db {
     /// Run `tl` and return the "node" field of its JSON result.
     #[track_caller]
     pub fn append(&self, role: &str, text: &str, tokens: u64) -> String {
-        let run = self.tl(&["append", "--role", role, "--text", text, "--tokens", &tokens.to_string()]);
+        let run = self.tl(&[
+            "append",
+            "--role",
+            role,
+            "--text",
+            text,
+            "--tokens",
+            &tokens.to_string(),
+        ]);
         run.json()["node"].as_str().unwrap().to_string()
     }
 

@@ -11,9 +11,10 @@
 //!    gap or not) finds the cheapest layout that keeps every mandatory position. O(m + Σ range lengths).
 //! 2. If that minimum exceeds `max`, the request is infeasible.
 //! 3. Otherwise start from the cheapest layout and improve it by priority, accepting a step only when
-//!    the exact new cost still fits: first real summaries (newest range first) over positions that are
-//!    all gaps, then single messages from newest to oldest. Each step's cost change is computed in O(1)
-//!    from its neighbours, so the whole plan is O(m + Σ range lengths). The result never exceeds `max`.
+//!    the exact new cost still fits: first real summaries (newest range first), each replacing the kept
+//!    messages and gaps of its range, then single messages from newest to oldest into the remaining
+//!    gaps. A summary's cost change is computed over its range, a message's in O(1) from its
+//!    neighbours, so the whole plan is O(m log m + Σ range lengths). The result never exceeds `max`.
 
 /// One message of the path, oldest first. The last one is the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,7 +171,9 @@ pub fn plan(
     let reserve = u128::from(reserve);
     let mut total = required;
 
-    // Tier 2: real summaries over all-gap stretches, the newest range first.
+    // Tier 2: real summaries, the newest range first. A summary replaces whatever the range holds
+    // (kept messages or gaps, never another summary) whenever the exact new total still fits, so a
+    // summarised range is shown as its summary even where the cheapest layout kept its messages.
     let mut order: Vec<usize> = (0..candidates.len()).filter(|&c| ok[c]).collect();
     order.sort_by(|&a, &b| {
         candidates[b]
@@ -181,14 +184,27 @@ pub fn plan(
     });
     for c in order {
         let Candidate { start, end, tokens } = candidates[c];
-        if !states[start..=end].iter().all(|s| *s == State::Gap) {
+        if states[start..=end]
+            .iter()
+            .any(|s| matches!(s, State::In(_)))
+        {
             continue;
         }
-        // The run containing start..=end loses these positions; what is left either side stays a run.
-        let left = is_gap(&states, start.checked_sub(1));
-        let right = is_gap(&states, Some(end + 1));
+        let mut kept = 0u128;
+        let mut runs_before = 0u128;
+        for i in start..=end {
+            match states[i] {
+                State::Keep => kept += u128::from(items[i].tokens),
+                State::Gap if i == start || states[i - 1] != State::Gap => runs_before += 1,
+                _ => {}
+            }
+        }
+        // A run that crosses either edge of the range survives outside it.
+        let left = states[start] == State::Gap && is_gap(&states, start.checked_sub(1));
+        let right = states[end] == State::Gap && is_gap(&states, Some(end + 1));
         let runs_after = u128::from(left) + u128::from(right);
-        let new_total = total - reserve + runs_after * reserve + u128::from(tokens);
+        let new_total =
+            total - kept - runs_before * reserve + runs_after * reserve + u128::from(tokens);
         if new_total <= max {
             total = new_total;
             states[start..=end]
@@ -311,6 +327,26 @@ mod tests {
         let p = plan(&path, &cands, 32, 41).unwrap();
         assert_eq!(p.segments, vec![Segment::Summary(0), Segment::Keep(3)]);
         assert_eq!(p.required_tokens, 33);
+    }
+
+    #[test]
+    fn a_summary_stands_for_its_range_even_when_the_messages_are_cheaper() {
+        // The cheapest layout keeps the two 5-token messages; priority still shows the summary.
+        let path = items(&[(5, false), (5, false), (1, true)]);
+        let cands = [Candidate {
+            start: 0,
+            end: 1,
+            tokens: 20,
+        }];
+        let p = plan(&path, &cands, 32, 100).unwrap();
+        assert_eq!(p.segments, vec![Segment::Summary(0), Segment::Keep(2)]);
+        assert_eq!((p.total_tokens, p.required_tokens), (21, 11));
+        // Where the summary does not fit, the messages stay.
+        let p = plan(&path, &cands, 32, 20).unwrap();
+        assert_eq!(
+            p.segments,
+            vec![Segment::Keep(0), Segment::Keep(1), Segment::Keep(2)]
+        );
     }
 
     #[test]

@@ -1,8 +1,193 @@
 //! The `tl-mcp` front-end: a synchronous, line-delimited JSON-RPC 2.0 server on stdio.
+//!
+//! One message per line on standard input, one answer per line on standard output, logs on standard
+//! error. Tool calls go through `service::execute`, exactly like the CLI's commands, so both
+//! front-ends share validation, idempotency and the store's locks. See docs/mcp.md.
 
+pub mod frame;
+pub mod rpc;
+pub mod session;
+
+use crate::service;
+use crate::spec::spec;
+use frame::{Frame, FrameReader};
+use rpc::RpcError;
+use serde_json::Value;
+use session::{Session, log};
+use std::ffi::OsString;
+use std::io::{self, BufRead, BufReader, Write};
 use std::process::ExitCode;
 
+/// What the command line asked for.
+#[derive(Debug, PartialEq)]
+pub enum Command {
+    Serve { db: Option<OsString> },
+    Help,
+    Version,
+}
+
+/// Parse the arguments after the program name.
+pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
+    let mut args = args.into_iter();
+    let mut db = None;
+    while let Some(arg) = args.next() {
+        let text = arg.to_string_lossy();
+        match text.as_ref() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "-V" | "--version" => return Ok(Command::Version),
+            "--db" => match args.next() {
+                Some(path) if !path.is_empty() => db = Some(path),
+                _ => return Err("--db needs a value: the path of the database file".into()),
+            },
+            _ => {
+                if let Some(path) = arg
+                    .to_str()
+                    .and_then(|s| s.strip_prefix("--db="))
+                    .filter(|p| !p.is_empty())
+                {
+                    db = Some(OsString::from(path));
+                } else {
+                    return Err(format!("unknown argument {text}"));
+                }
+            }
+        }
+    }
+    Ok(Command::Serve { db })
+}
+
+pub fn help() -> String {
+    let c = &spec().constants;
+    let tools: Vec<&str> = spec()
+        .operations
+        .iter()
+        .filter_map(|op| op.mcp.as_deref())
+        .collect();
+    format!(
+        "tl-mcp {version}: the Timeline MCP server (Model Context Protocol over standard input/output).
+
+An MCP client (an AI assistant or IDE) starts this program and talks to it: one JSON-RPC 2.0 message
+per line on standard input, one answer per line on standard output, logs on standard error. It opens
+no network port and stops when its input ends.
+
+Usage: tl-mcp [--db PATH]
+
+Options:
+  --db PATH      The database file. Default: the TIMELINE_DB environment variable when it is set and
+                 not empty, else .timeline.json in your home directory. Its folder must exist.
+  -h, --help     Print this help and exit.
+  -V, --version  Print the version and exit.
+
+Protocol versions: {versions} (batches only with {batches}).
+Messages are limited to {limit} bytes per line.
+Tools ({count}): {tools}.
+The same database can be used with the tl command line at the same time.
+",
+        version = env!("CARGO_PKG_VERSION"),
+        versions = c.mcp_protocol_versions.join(", "),
+        batches = c.mcp_batch_protocol_versions.join(", "),
+        limit = c.mcp_frame_limit_bytes,
+        count = tools.len(),
+        tools = tools.join(", "),
+    )
+}
+
 pub fn main() -> ExitCode {
-    eprintln!("tl-mcp: the MCP server is not implemented yet in this build");
-    ExitCode::from(1)
+    let db = match parse_args(std::env::args_os().skip(1)) {
+        Ok(Command::Help) => return print_text(&help()),
+        Ok(Command::Version) => {
+            return print_text(&format!("tl-mcp {}\n", env!("CARGO_PKG_VERSION")));
+        }
+        Ok(Command::Serve { db }) => db,
+        Err(problem) => {
+            let _ = writeln!(
+                io::stderr().lock(),
+                "tl-mcp: {problem}\nUsage: tl-mcp [--db PATH]; run tl-mcp --help for more."
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let db = service::resolve_db_path(db);
+    match &db {
+        Ok(path) => log(&format!(
+            "version {} serving {} on standard input/output",
+            env!("CARGO_PKG_VERSION"),
+            path.display()
+        )),
+        Err(e) => log(&format!(
+            "warning: {}; every tool call will fail until this is fixed",
+            e.message
+        )),
+    }
+    let mut session = Session::new(db);
+    let input = BufReader::with_capacity(1 << 16, io::stdin());
+    match serve(input, io::stdout().lock(), &mut session) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            log(&format!("stopping: {e}"));
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn print_text(text: &str) -> ExitCode {
+    let mut out = io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    ExitCode::SUCCESS
+}
+
+/// Serve until end of input. Every answer is one line, flushed at once.
+pub fn serve(input: impl BufRead, mut output: impl Write, session: &mut Session) -> io::Result<()> {
+    let limit = spec().constants.mcp_frame_limit_bytes;
+    let mut reader = FrameReader::new(input, limit);
+    loop {
+        let answer = match reader.next_frame()? {
+            Frame::Eof => return Ok(()),
+            Frame::Line(bytes) => session.handle_line(&bytes),
+            Frame::Oversize { bytes } => {
+                let error = RpcError::invalid_request(format!(
+                    "the message is {bytes} bytes long, over the limit of {limit} bytes ({} MiB) per line; it was discarded",
+                    limit >> 20
+                ));
+                log(&error.message);
+                Some(rpc::failure(Value::Null, &error))
+            }
+        };
+        if let Some(answer) = answer {
+            let mut line = answer.to_string();
+            line.push('\n');
+            output.write_all(line.as_bytes())?;
+            output.flush()?;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Result<Command, String> {
+        parse_args(list.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn arguments() {
+        assert_eq!(args(&[]), Ok(Command::Serve { db: None }));
+        assert_eq!(
+            args(&["--db", "x.json"]),
+            Ok(Command::Serve {
+                db: Some("x.json".into())
+            })
+        );
+        assert_eq!(
+            args(&["--db=y.json"]),
+            Ok(Command::Serve {
+                db: Some("y.json".into())
+            })
+        );
+        assert_eq!(args(&["--version"]), Ok(Command::Version));
+        assert_eq!(args(&["-h"]), Ok(Command::Help));
+        assert!(args(&["--db"]).is_err());
+        assert!(args(&["--bogus"]).is_err());
+    }
 }

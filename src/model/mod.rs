@@ -447,13 +447,38 @@ impl Timeline {
                     )));
                 }
                 for &source in summary.derived_from.iter().chain(summary.supersedes.iter()) {
-                    if source >= count as u64 || !self.nodes[source as usize].is_real_summary() {
+                    // Sources always exist before the summaries built from them.
+                    if source >= n || !self.nodes[source as usize].is_real_summary() {
                         return Err(Error::database(format!(
-                            "summary {} refers to {} which is not a summary",
+                            "summary {} refers to {} which is not an older summary",
                             node_id(n),
                             node_id(source)
                         )));
                     }
+                }
+                let expected_version = match summary.supersedes {
+                    None => Some(1),
+                    Some(old) => self.nodes[old as usize]
+                        .summary
+                        .as_ref()
+                        .and_then(|s| s.version.checked_add(1)),
+                };
+                if expected_version != Some(summary.version) {
+                    return Err(Error::database(format!(
+                        "summary {} has version {}, which does not follow its supersede chain",
+                        node_id(n),
+                        summary.version
+                    )));
+                }
+                if let Some(old) = summary.supersedes
+                    && let Some(&other) = self.derived.superseded_by.get(&old)
+                {
+                    return Err(Error::database(format!(
+                        "summary {} is superseded twice (by {} and {})",
+                        node_id(old),
+                        node_id(other),
+                        node_id(n)
+                    )));
                 }
                 self.index_summary(n);
             }

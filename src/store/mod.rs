@@ -75,6 +75,13 @@ impl FileStore {
                 path.display()
             )));
         }
+        // A symbolic link (e.g. a database kept in a synced folder) is followed, so the lock, the
+        // backup and the temporary files live beside the real file and every name for it shares
+        // one lock. A dangling link is kept as given.
+        let path = match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(&path).unwrap_or(path),
+            _ => path,
+        };
         Ok(FileStore { path })
     }
 
@@ -145,9 +152,32 @@ impl FileStore {
         ))
     }
 
+    /// Remove temporary files left by a writer that died mid-write. Only called under the exclusive
+    /// lock: a temporary file exists only while its writer holds that lock, so any found now is dead.
+    fn remove_leftovers(&self) {
+        let Some(name) = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+        else {
+            return;
+        };
+        let Ok(entries) = fs::read_dir(parent_dir(&self.path)) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let file_name = entry.file_name();
+            let file_name = file_name.to_string_lossy();
+            if is_temp_name(&file_name, &name) {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+
     /// Write `bytes` as the new snapshot; `previous` becomes the backup.
     fn commit(&self, bytes: &[u8], previous: Option<&[u8]>) -> Result<()> {
         let dir = parent_dir(&self.path);
+        self.remove_leftovers();
         let temp = self.temp_path("tmp");
         let result = (|| -> std::io::Result<()> {
             let mut file = perms::open_private(&temp, true)?;
@@ -215,6 +245,7 @@ impl Store for FileStore {
         let _lock = self.lock(true)?;
         let previous = self.read_bytes()?;
         let mut db = self.load(previous.as_deref())?;
+        let audit_before = db.audit.clone();
         match f(&mut db)? {
             Outcome::Unchanged(result) => Ok(result),
             Outcome::Commit(result) => {
@@ -222,6 +253,12 @@ impl Store for FileStore {
                 if previous.as_deref() == Some(bytes.as_slice()) {
                     // Nothing changed (a pin already set, a reused summary): keep the file and its backup.
                     return Ok(result);
+                }
+                // The audit is append-only (U2): old entries are never rewritten or deleted.
+                if !db.audit.starts_with(&audit_before) {
+                    return Err(Error::database(
+                        "internal error: an operation tried to rewrite or delete audit entries; nothing was written. Please report this.",
+                    ));
                 }
                 // Validate what is about to be written with the same checks a later load applies.
                 if let Err(problem) = decode(&bytes) {
@@ -247,6 +284,12 @@ pub fn encode(db: &Database) -> Vec<u8> {
 /// Parse and check snapshot bytes, rebuilding every derived index.
 pub fn decode(bytes: &[u8]) -> std::result::Result<Database, String> {
     let supported = crate::spec::spec().constants.format_version;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(format!(
+            "the file is empty ({} bytes, no JSON)",
+            bytes.len()
+        ));
+    }
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
         if e.is_eof() {
             format!("the file is truncated ({e})")
@@ -274,6 +317,22 @@ pub fn decode(bytes: &[u8]) -> std::result::Result<Database, String> {
     let file: DatabaseFile =
         serde_json::from_value(value).map_err(|e| format!("invalid structure ({e})"))?;
     Database::from_file(file, supported).map_err(|e| format!("invalid content ({})", e.message))
+}
+
+/// Whether `file_name` is one of the temporary files `temp_path` makes for the database `db_name`:
+/// `.<db_name>.tmp-<pid>-<nanos>` or `.<db_name>.bak-<pid>-<nanos>`.
+fn is_temp_name(file_name: &str, db_name: &str) -> bool {
+    let Some(rest) = file_name
+        .strip_prefix('.')
+        .and_then(|r| r.strip_prefix(db_name))
+        .and_then(|r| r.strip_prefix(".tmp-").or_else(|| r.strip_prefix(".bak-")))
+    else {
+        return false;
+    };
+    let mut parts = rest.split('-');
+    let numeric =
+        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none()
 }
 
 fn parent_dir(path: &Path) -> PathBuf {

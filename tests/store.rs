@@ -1,0 +1,1264 @@
+//! The storage engine through the real `tl` binary: locking across processes (S1), the write protocol
+//! and its fault points (S2), refusal of damaged files (S3), permissions (S4), derived data and old
+//! files (S5, S6), idempotency (I1, I2) and the audit (U1, U2). The SIGKILL test is in
+//! `tests/store_crash.rs`.
+
+mod common;
+
+use common::{Db, Run, TL};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+fn fixture(name: &str) -> Vec<u8> {
+    fs::read(Path::new(ROOT).join("tests/fixtures").join(name)).unwrap()
+}
+
+fn schema() -> &'static jsonschema::Validator {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let text = fs::read(Path::new(ROOT).join("generated/schema/database.json")).unwrap();
+        let schema: Value = serde_json::from_slice(&text).unwrap();
+        jsonschema::validator_for(&schema).expect("the published schema compiles")
+    })
+}
+
+/// The bytes are a database file that the published JSON Schema accepts.
+#[track_caller]
+fn assert_schema_valid(bytes: &[u8], what: &str) {
+    let value: Value =
+        serde_json::from_slice(bytes).unwrap_or_else(|e| panic!("{what} is not JSON ({e})"));
+    let errors: Vec<String> = schema()
+        .iter_errors(&value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} does not match generated/schema/database.json: {errors:?}"
+    );
+}
+
+/// The database and its backup (if any) match the schema.
+#[track_caller]
+fn assert_files_valid(db: &Db) {
+    assert_schema_valid(&db.bytes(), "the database");
+    if let Ok(bak) = fs::read(db.backup_path()) {
+        assert_schema_valid(&bak, "the backup");
+    }
+}
+
+fn lock_path(db: &Db) -> PathBuf {
+    PathBuf::from(format!("{}.lock", db.path.display()))
+}
+
+/// Run `tl --db <db> <args>` with extra environment variables.
+fn tl_env(db: &Db, env: &[(&str, &str)], args: &[&str]) -> Run {
+    let mut cmd = db.command(TL);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .arg("--db")
+        .arg(&db.path)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+        code: out.status.code().unwrap_or(-1),
+    }
+}
+
+/// A database with one timeline and two messages; the second write left a backup.
+fn small_db() -> Db {
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    db.tl(&[
+        "append", "--role", "user", "--text", "first", "--tokens", "3",
+    ])
+    .ok(r#"{"node":"n1"}"#);
+    db.tl(&[
+        "append",
+        "--role",
+        "assistant",
+        "--text",
+        "second",
+        "--tokens",
+        "4",
+    ])
+    .ok(r#"{"node":"n2"}"#);
+    db
+}
+
+/// A database in a fresh directory holding these bytes (and a backup when given).
+fn db_with(bytes: &[u8], backup: Option<&[u8]>) -> Db {
+    let db = Db::new();
+    fs::write(&db.path, bytes).unwrap();
+    if let Some(backup) = backup {
+        fs::write(db.backup_path(), backup).unwrap();
+    }
+    db
+}
+
+/// The exact stderr line for a database that is refused (S3), as `FileStore::corrupt` words it.
+fn refused(db: &Db, problem: &str) -> String {
+    let p = db.path.display().to_string();
+    let bak = db.backup_path().display().to_string();
+    let restore = if db.backup_path().exists() {
+        format!("then restore the previous snapshot: cp \"{bak}\" \"{p}\"")
+    } else {
+        format!(
+            "no backup {bak} exists, so repair the file by hand or start a new database with --db"
+        )
+    };
+    json!({
+        "error": format!(
+            "the database {p} cannot be used: {problem}. Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file (cp \"{p}\" \"{p}.corrupt\"), {restore}"
+        )
+    })
+    .to_string()
+}
+
+/// Every command refuses the file with exactly this problem, exit 3, and neither the database nor
+/// the backup changes, for reads and for writes.
+#[track_caller]
+fn assert_refused(db: &Db, problem: &str) {
+    let before = db.bytes();
+    let bak_before = fs::read(db.backup_path()).ok();
+    let expected = refused(db, problem);
+    let commands: [&[&str]; 5] = [
+        &["branches"],
+        &["context", "--node", "n1"],
+        &["append", "--role", "user", "--text", "lost?"],
+        &[
+            "--idempotency-key",
+            "k",
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "lost?",
+        ],
+        &["create"],
+    ];
+    for args in commands {
+        db.tl(args).err(3, &expected);
+        assert_eq!(
+            db.bytes(),
+            before,
+            "tl {args:?} changed the refused database"
+        );
+        assert_eq!(
+            fs::read(db.backup_path()).ok(),
+            bak_before,
+            "tl {args:?} changed the backup"
+        );
+    }
+}
+
+fn set(value: &mut Value, pointer: &str, new: Value) {
+    *value
+        .pointer_mut(pointer)
+        .unwrap_or_else(|| panic!("no {pointer}")) = new;
+}
+
+fn to_bytes(value: &Value) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value).unwrap();
+    bytes.push(b'\n');
+    bytes
+}
+
+fn full_fixture() -> Value {
+    serde_json::from_slice(&fixture("v1-full.json")).unwrap()
+}
+
+/// Index of node `id` in the hot zone of tl0 of the full fixture.
+fn hot_index(file: &Value, id: &str) -> usize {
+    file["timelines"][0]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|n| n["id"] == id)
+        .unwrap()
+}
+
+fn db_value(db: &Db) -> Value {
+    serde_json::from_slice(&db.bytes()).unwrap()
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// Something that changes whenever the file is replaced: (inode, mtime) on Unix, mtime elsewhere.
+fn identity(path: &Path) -> (u64, std::time::SystemTime) {
+    let meta = fs::metadata(path).unwrap();
+    #[cfg(unix)]
+    let ino = std::os::unix::fs::MetadataExt::ino(&meta);
+    #[cfg(not(unix))]
+    let ino = 0;
+    (ino, meta.modified().unwrap())
+}
+
+/// Files in the database's directory other than the database, backup and lock.
+fn leftovers(db: &Db) -> Vec<PathBuf> {
+    let keep = [db.path.clone(), db.backup_path(), lock_path(db)];
+    let mut found: Vec<PathBuf> = fs::read_dir(db.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !keep.contains(p))
+        .collect();
+    found.sort();
+    found
+}
+
+// ---------------------------------------------------------------------------------------------
+// S1: locking across independent processes
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn s1_concurrent_appends_from_eight_processes_lose_nothing() {
+    const WORKERS: usize = 8;
+    const EACH: usize = 25;
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (results, reads) = std::thread::scope(|s| {
+        let writers: Vec<_> = (0..WORKERS)
+            .map(|w| {
+                let db = &db;
+                s.spawn(move || {
+                    (0..EACH)
+                        .map(|i| {
+                            let text = format!("worker {w} message {i}");
+                            let run = db.tl(&[
+                                "append", "--role", "user", "--text", &text, "--tokens", "1",
+                            ]);
+                            assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+                            (run.json()["node"].as_str().unwrap().to_string(), text)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        // A reader runs alongside: every read sees a complete snapshot.
+        let reader = s.spawn(|| {
+            let mut reads = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) && reads < 1000 {
+                let run = db.tl(&["branches"]);
+                assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+                reads += 1;
+            }
+            reads
+        });
+        let results: Vec<Vec<(String, String)>> =
+            writers.into_iter().map(|h| h.join().unwrap()).collect();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (results, reader.join().unwrap())
+    });
+    assert!(reads > 0);
+
+    let all: Vec<&(String, String)> = results.iter().flatten().collect();
+    let ids: BTreeSet<&str> = all.iter().map(|(id, _)| id.as_str()).collect();
+    let expected: BTreeSet<String> = (1..=WORKERS * EACH).map(|n| format!("n{n}")).collect();
+    assert_eq!(ids.len(), WORKERS * EACH, "node IDs were handed out twice");
+    assert_eq!(ids, expected.iter().map(String::as_str).collect());
+
+    db.tl(&["branches"])
+        .ok(r#"[{"name":"main","head":"n200","current":true}]"#);
+    let context = db.tl(&["context", "--node", "n200"]).json();
+    let messages = context.as_array().unwrap();
+    assert_eq!(messages.len(), WORKERS * EACH);
+    // Every returned ID holds exactly the text its process sent, and each process's messages keep
+    // their order.
+    for (id, text) in &all {
+        let message = messages.iter().find(|m| m["node"] == id.as_str()).unwrap();
+        assert_eq!(message["text"], text.as_str(), "{id}");
+    }
+    for worker in &results {
+        let positions: Vec<usize> = worker
+            .iter()
+            .map(|(id, _)| {
+                messages
+                    .iter()
+                    .position(|m| m["node"] == id.as_str())
+                    .unwrap()
+            })
+            .collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
+    }
+    assert_files_valid(&db);
+    assert_eq!(leftovers(&db), Vec::<PathBuf>::new());
+}
+
+// ---------------------------------------------------------------------------------------------
+// S2, S4: the write protocol, backups and permissions
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn s2_backup_is_the_previous_snapshot_byte_for_byte() {
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    assert!(!db.backup_path().exists(), "the first write has no backup");
+    assert_files_valid(&db);
+    let steps: [&[&str]; 6] = [
+        &["append", "--role", "user", "--text", "one", "--tokens", "2"],
+        &[
+            "append",
+            "--role",
+            "assistant",
+            "--text",
+            "two",
+            "--tokens",
+            "3",
+        ],
+        &["fork", "--node", "n1", "--name", "other"],
+        &["pin", "--node", "n2"],
+        &[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n2",
+            "--summary",
+            "both",
+            "--tokens",
+            "1",
+        ],
+        &["create"],
+    ];
+    for args in steps {
+        let before = db.bytes();
+        let run = db.tl(args);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(
+            fs::read(db.backup_path()).unwrap(),
+            before,
+            "after tl {args:?}"
+        );
+        assert_ne!(db.bytes(), before, "tl {args:?} changed nothing");
+        assert_files_valid(&db);
+    }
+    assert_eq!(leftovers(&db), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn s2_a_mutation_that_changes_nothing_writes_nothing() {
+    let db = small_db();
+    db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
+    let (bytes, bak, id) = (
+        db.bytes(),
+        fs::read(db.backup_path()).unwrap(),
+        identity(&db.path),
+    );
+    db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
+    db.tl(&["switch", "--name", "main"])
+        .ok(r#"{"current_branch":"main"}"#);
+    assert_eq!(db.bytes(), bytes);
+    assert_eq!(
+        fs::read(db.backup_path()).unwrap(),
+        bak,
+        "the backup must keep the older snapshot"
+    );
+    assert_eq!(identity(&db.path), id, "the file was replaced");
+}
+
+#[test]
+fn s2_reads_never_write() {
+    let db = small_db();
+    let (bytes, bak, id) = (
+        db.bytes(),
+        fs::read(db.backup_path()).unwrap(),
+        identity(&db.path),
+    );
+    db.tl(&["branches"]).json();
+    db.tl(&["context", "--node", "n2"]).json();
+    db.tl(&["node", "--node", "n1"]).json();
+    db.tl(&["budget", "--node", "n2", "--max", "100"]).json();
+    db.tl(&["archive-check", "--name", "main"]).json();
+    assert_eq!(
+        (
+            db.bytes(),
+            fs::read(db.backup_path()).unwrap(),
+            identity(&db.path)
+        ),
+        (bytes, bak, id)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn s4_database_backup_and_lock_are_private() {
+    let db = small_db();
+    for path in [db.path.clone(), db.backup_path(), lock_path(&db)] {
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
+    // A database someone made world-readable becomes private again with the next write, because the
+    // new snapshot is a new private file.
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&db.path, fs::Permissions::from_mode(0o644)).unwrap();
+    db.tl(&["append", "--role", "user", "--text", "third"])
+        .ok(r#"{"node":"n3"}"#);
+    assert_eq!(mode(&db.path), 0o600);
+    assert_eq!(mode(&db.backup_path()), 0o600);
+}
+
+#[test]
+fn s2_missing_parent_directory_is_a_clear_error() {
+    let db = Db::new();
+    let path = db.dir.path().join("missing").join("db.json");
+    let run = db
+        .command(TL)
+        .arg("--db")
+        .arg(&path)
+        .arg("create")
+        .output()
+        .unwrap();
+    let dir = db.dir.path().join("missing").display().to_string();
+    assert_eq!(run.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8(run.stderr).unwrap(),
+        format!(
+            "{}\n",
+            json!({"error": format!("the directory {dir} does not exist; create it first (mkdir -p \"{dir}\") or pass --db with another path")})
+        )
+    );
+    assert!(!db.dir.path().join("missing").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn s1_a_symlinked_database_is_written_through_the_link() {
+    let db = small_db();
+    let link = db.dir.path().join("link.json");
+    std::os::unix::fs::symlink(&db.path, &link).unwrap();
+    let run = db
+        .command(TL)
+        .arg("--db")
+        .arg(&link)
+        .args(["append", "--role", "user", "--text", "via link"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(run.stdout).unwrap(),
+        "{\"node\":\"n3\"}\n"
+    );
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link was replaced by a file"
+    );
+    db.tl(&["branches"])
+        .ok(r#"[{"name":"main","head":"n3","current":true}]"#);
+    assert!(!db.dir.path().join("link.json.bak").exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// S2: fault injection at every step of a write
+// ---------------------------------------------------------------------------------------------
+
+const STEPS: [&str; 5] = [
+    "temp_written",
+    "temp_synced",
+    "backup_written",
+    "replaced",
+    "dir_synced",
+];
+
+/// Copy the database and backup of `db` into a fresh directory.
+fn copy_of(db: &Db) -> Db {
+    let copy = Db::new();
+    if db.path.exists() {
+        fs::copy(&db.path, &copy.path).unwrap();
+    }
+    if db.backup_path().exists() {
+        fs::copy(db.backup_path(), copy.backup_path()).unwrap();
+    }
+    copy
+}
+
+#[test]
+fn s2_fault_at_every_step_leaves_the_state_before_or_after() {
+    let env_now = ("TIMELINE_NOW", "1767225600");
+    let mutation: &[&str] = &[
+        "--idempotency-key",
+        "fault-1",
+        "summarize",
+        "--from",
+        "n1",
+        "--to",
+        "n2",
+        "--summary",
+        "S",
+        "--tokens",
+        "2",
+    ];
+    for step in STEPS {
+        let db = small_db();
+        let before = db.bytes();
+        let bak_before = fs::read(db.backup_path()).unwrap();
+        // The same mutation without a fault gives the state after.
+        let reference = copy_of(&db);
+        tl_env(&reference, &[env_now], mutation).ok(r#"{"node":"n3"}"#);
+        let after = reference.bytes();
+
+        let run = tl_env(&db, &[env_now, ("TIMELINE_FAULT_STEP", step)], mutation);
+        assert_ne!(
+            run.code, 0,
+            "{step}: the process should have aborted: {run:?}"
+        );
+        assert_eq!(run.stdout, "", "{step}: no success may be reported");
+
+        let now = db.bytes();
+        let expect_after = matches!(step, "replaced" | "dir_synced");
+        assert_eq!(
+            now,
+            if expect_after {
+                after.clone()
+            } else {
+                before.clone()
+            },
+            "{step}"
+        );
+        // The backup is a valid earlier snapshot: the one before the mutation once it was written,
+        // the older one before that.
+        let bak = fs::read(db.backup_path()).unwrap();
+        let expected_bak = if matches!(step, "temp_written" | "temp_synced") {
+            &bak_before
+        } else {
+            &before
+        };
+        assert_eq!(&bak, expected_bak, "{step}: backup");
+        let bak_db = db_with(&bak, None);
+        bak_db.tl(&["branches"]).json();
+        assert_files_valid(&db);
+
+        // A temporary file left by the dead writer is private, and the next write removes it.
+        let left = leftovers(&db);
+        if matches!(step, "temp_written" | "temp_synced" | "backup_written") {
+            assert_eq!(left.len(), 1, "{step}: {left:?}");
+        } else {
+            assert_eq!(left, Vec::<PathBuf>::new(), "{step}");
+        }
+        #[cfg(unix)]
+        for path in &left {
+            assert_eq!(mode(path), 0o600, "{step}: {}", path.display());
+        }
+
+        // The database works: the same request either replays (it had committed) or runs now.
+        tl_env(&db, &[env_now], mutation).ok(r#"{"node":"n3"}"#);
+        assert_eq!(db.bytes(), after, "{step}: retry");
+        db.tl(&["append", "--role", "user", "--text", "next"])
+            .ok(r#"{"node":"n4"}"#);
+        assert_eq!(
+            leftovers(&db),
+            Vec::<PathBuf>::new(),
+            "{step}: leftovers were not cleaned"
+        );
+    }
+}
+
+#[test]
+fn s2_fault_during_the_first_write_leaves_no_database_or_a_complete_one() {
+    for step in STEPS {
+        let db = Db::new();
+        let run = tl_env(&db, &[("TIMELINE_FAULT_STEP", step)], &["create"]);
+        match step {
+            "temp_written" | "temp_synced" => {
+                assert_ne!(run.code, 0, "{step}");
+                assert!(!db.path.exists(), "{step}");
+            }
+            // The first write has no previous snapshot, so there is no backup step to abort at.
+            "backup_written" => {
+                run.ok(r#"{"timeline_id":"tl0"}"#);
+            }
+            _ => assert_ne!(run.code, 0, "{step}"),
+        }
+        assert!(
+            !db.backup_path().exists(),
+            "{step}: the first write has no backup"
+        );
+        if db.path.exists() {
+            db.tl(&["branches"])
+                .ok(r#"[{"name":"main","head":"n0","current":true}]"#);
+            assert_files_valid(&db);
+        } else {
+            db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// S3: refusal and recovery
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn s3_invalid_json_is_refused_and_nothing_is_written() {
+    let good = small_db();
+    let db = db_with(
+        b"{\"format_version\": 1, \"timelines\": [}\n",
+        Some(&good.bytes()),
+    );
+    assert_refused(
+        &db,
+        "it is not valid JSON (expected value at line 1 column 37)",
+    );
+}
+
+#[test]
+fn s3_truncated_file_is_refused() {
+    let good = small_db();
+    let bytes = good.bytes();
+    let db = db_with(
+        &bytes[..bytes.len() / 2],
+        Some(&fs::read(good.backup_path()).unwrap()),
+    );
+    assert_refused(
+        &db,
+        "the file is truncated (EOF while parsing a value at line 21 column 3)",
+    );
+}
+
+#[test]
+fn s3_empty_file_is_refused() {
+    let db = db_with(b"", None);
+    assert_refused(&db, "the file is empty (0 bytes, no JSON)");
+}
+
+#[test]
+fn s3_unsupported_format_version_is_refused() {
+    let mut file = full_fixture();
+    set(&mut file, "/format_version", json!(2));
+    let db = db_with(&to_bytes(&file), Some(&fixture("v1-full.json")));
+    assert_refused(
+        &db,
+        "unsupported format_version 2 (this version of Timeline reads format_version 1; use the release that wrote it)",
+    );
+    let db = db_with(b"{\"timelines\": []}\n", None);
+    assert_refused(
+        &db,
+        "format_version is missing or not a number, so this is not a Timeline database",
+    );
+}
+
+#[test]
+fn s3_invalid_structure_is_refused() {
+    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+        (
+            "invalid structure (unknown field `extra`, expected one of `format_version`, `next_timeline`, `timelines`, `idempotency`, `audit`)",
+            Box::new(|f| f["extra"] = json!(true)),
+        ),
+        (
+            "invalid structure (invalid type: integer `1`, expected struct TimelineFile)",
+            Box::new(|f| f["timelines"] = json!([1])),
+        ),
+        (
+            "invalid structure (missing field `text`)",
+            Box::new(|f| {
+                let i = hot_index(f, "n2");
+                f["timelines"][0]["nodes"][i]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("text");
+            }),
+        ),
+        (
+            "invalid structure (invalid type: integer `7`, expected a string)",
+            Box::new(|f| {
+                let i = hot_index(f, "n2");
+                set(f, &format!("/timelines/0/nodes/{i}/intent/tag"), json!(7));
+            }),
+        ),
+        (
+            "invalid content (timeline tl0: node n2 has parent n5 that is not older than it)",
+            Box::new(|f| {
+                let i = hot_index(f, "n2");
+                set(f, &format!("/timelines/0/nodes/{i}/parent"), json!("n5"));
+            }),
+        ),
+        (
+            "invalid content (timeline tl0: next_node 12 does not match the 12 stored nodes)",
+            Box::new(|f| set(f, "/timelines/0/next_node", json!(12))),
+        ),
+        (
+            "invalid content (timeline tl0: current branch \"gone\" does not exist)",
+            Box::new(|f| set(f, "/timelines/0/current_branch", json!("gone"))),
+        ),
+        (
+            "invalid content (timeline tl0: node n3 has an invalid role \"robot\")",
+            Box::new(|f| set(f, "/timelines/0/cold/0/role", json!("robot"))),
+        ),
+        (
+            "invalid content (timeline tl0: summary n10 has version 5, which does not follow its supersede chain)",
+            Box::new(|f| {
+                let i = hot_index(f, "n10");
+                set(
+                    f,
+                    &format!("/timelines/0/nodes/{i}/summary/version"),
+                    json!(5),
+                );
+            }),
+        ),
+        (
+            "invalid content (timeline tl0: summary n9 refers to n10 which is not an older summary)",
+            Box::new(|f| {
+                let i = hot_index(f, "n9");
+                f["timelines"][0]["nodes"][i]["summary"]["derived_from"] = json!(["n10"]);
+            }),
+        ),
+        (
+            "invalid content (timeline tl0: summary n9 is superseded twice (by n10 and n11))",
+            Box::new(|f| {
+                let i = hot_index(f, "n11");
+                f["timelines"][0]["nodes"][i]["summary"]["supersedes"] = json!("n9");
+                f["timelines"][0]["nodes"][i]["summary"]["version"] = json!(2);
+            }),
+        ),
+        (
+            "invalid content (audit timestamps decrease)",
+            Box::new(|f| set(f, "/audit/0/ts", json!(1767225601))),
+        ),
+    ];
+    for (problem, damage) in cases {
+        let mut file = full_fixture();
+        damage(&mut file);
+        let db = db_with(&to_bytes(&file), Some(&fixture("v1-full.json")));
+        assert_refused(&db, problem);
+    }
+}
+
+#[test]
+fn s5_an_invalid_intent_is_refused_in_both_zones() {
+    let mut file = full_fixture();
+    let i = hot_index(&file, "n2");
+    set(
+        &mut file,
+        &format!("/timelines/0/nodes/{i}/intent/tag"),
+        json!(""),
+    );
+    let db = db_with(&to_bytes(&file), None);
+    assert_refused(
+        &db,
+        "invalid content (timeline tl0: node n2 has an invalid intent: the tag must be a non-empty string)",
+    );
+
+    let mut file = full_fixture();
+    file["timelines"][0]["cold"][0]["intent"] = json!({"tag": "", "note": "n"});
+    let db = db_with(&to_bytes(&file), None);
+    assert_refused(
+        &db,
+        "invalid content (timeline tl0: node n3 has an invalid intent: the tag must be a non-empty string)",
+    );
+
+    let mut file = full_fixture();
+    file["timelines"][0]["cold"][0]["intent"] = json!({"note": "no tag"});
+    let db = db_with(&to_bytes(&file), None);
+    assert_refused(&db, "invalid structure (missing field `tag`)");
+}
+
+#[test]
+fn s3_the_recovery_steps_in_the_message_work() {
+    let db = small_db();
+    let good_backup = fs::read(db.backup_path()).unwrap();
+    fs::write(&db.path, b"{ damaged").unwrap();
+    let run = db.tl(&["branches"]);
+    assert_eq!(run.code, 3);
+    // Follow the message: keep the damaged copy, restore the backup.
+    let corrupt = PathBuf::from(format!("{}.corrupt", db.path.display()));
+    fs::copy(&db.path, &corrupt).unwrap();
+    fs::copy(db.backup_path(), &db.path).unwrap();
+    db.tl(&["branches"])
+        .ok(r#"[{"name":"main","head":"n1","current":true}]"#);
+    assert_eq!(fs::read(&corrupt).unwrap(), b"{ damaged");
+    db.tl(&["append", "--role", "user", "--text", "again"])
+        .ok(r#"{"node":"n2"}"#);
+    assert_eq!(fs::read(db.backup_path()).unwrap(), good_backup);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S5, S6: derived data is rebuilt; old files are completed
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn s5_tampered_derived_fields_are_rebuilt_and_fixed_by_the_next_write() {
+    let pristine = full_fixture();
+    let mut file = pristine.clone();
+    let n5 = hot_index(&file, "n5");
+    let n7 = hot_index(&file, "n7");
+    let n9 = hot_index(&file, "n9");
+    let n11 = hot_index(&file, "n11");
+    set(
+        &mut file,
+        &format!("/timelines/0/nodes/{n5}/prefix_tokens"),
+        json!(999),
+    );
+    set(
+        &mut file,
+        &format!("/timelines/0/nodes/{n7}/prefix_tokens"),
+        json!("a string"),
+    );
+    set(
+        &mut file,
+        &format!("/timelines/0/nodes/{n9}/stale"),
+        json!(true),
+    );
+    set(
+        &mut file,
+        &format!("/timelines/0/nodes/{n11}/stale"),
+        json!(false),
+    );
+    set(&mut file, "/timelines/0/cold/0/prefix_tokens", json!(-1));
+    let n1 = hot_index(&file, "n1");
+    file["timelines"][0]["nodes"][n1]["prefix_tokens"] = Value::Null;
+    let tampered = to_bytes(&file);
+    let db = db_with(&tampered, None);
+
+    // Reads see the rebuilt values and write nothing.
+    let node = |id: &str| db.tl(&["node", "--node", id]).json();
+    assert_eq!(node("n7")["path_tokens"], 129);
+    assert_eq!(node("n5")["path_tokens"], 49);
+    assert_eq!(node("n3")["path_tokens"], 12, "cold zone");
+    assert_eq!(node("n9")["summary"]["stale"], false);
+    assert_eq!(node("n11")["summary"]["stale"], true);
+    assert_eq!(db.bytes(), tampered);
+
+    // The next write stores the rebuilt values: the same as the untampered file after that write.
+    let reference = db_with(&to_bytes(&pristine), None);
+    let append = [
+        "append", "--role", "user", "--text", "after", "--tokens", "1",
+    ];
+    reference.tl(&append).ok(r#"{"node":"n13"}"#);
+    db.tl(&append).ok(r#"{"node":"n13"}"#);
+    assert_eq!(db.bytes(), reference.bytes());
+    assert_eq!(
+        fs::read(db.backup_path()).unwrap(),
+        tampered,
+        "the backup is the file as it was read"
+    );
+    let written = db_value(&db);
+    assert_eq!(written["timelines"][0]["nodes"][n7]["prefix_tokens"], 129);
+    assert_eq!(written["timelines"][0]["nodes"][n11]["stale"], true);
+    // The schema describes what Timeline writes, so the tampered backup does not match it.
+    assert_schema_valid(&db.bytes(), "the database");
+    assert_eq!(schema().is_valid(&serde_json::from_slice(&tampered).unwrap()), false);
+}
+
+#[test]
+fn s5_a_canonical_file_loads_and_encodes_to_the_same_bytes() {
+    let bytes = fixture("v1-full.json");
+    assert_schema_valid(&bytes, "tests/fixtures/v1-full.json");
+    let mut db = db_with(&bytes, None);
+    // The fixture's idempotency entry is from T0 + 100; at a later time it would expire and the
+    // next commit would purge it.
+    at(&mut db, T0 + 100);
+    db.tl(&["branches"])
+        .ok(r#"[{"name":"main","head":"n12","current":true},{"name":"alt","head":"n7","current":false}]"#);
+    db.tl(&["context", "--node", "n3"]).ok(
+        r#"[{"node":"n1","role":"system","text":"You are terse.","tokens":4},{"node":"n2","role":"user","text":"Plan a trip to Kyoto","tokens":5,"intent_tag":"plan"},{"node":"n3","role":"assistant","text":"Side answer","tokens":3}]"#,
+    );
+    assert_eq!(db.tl(&["node", "--node", "n3"]).json()["zone"], "cold");
+    assert_eq!(
+        db.tl(&["node", "--node", "n2"]).json()["intent"],
+        json!({"tag": "plan", "note": "first ask"})
+    );
+    // A mutation that changes nothing proves decode→encode is the identity on this file.
+    db.tl(&["pin", "--node", "n6"]).ok(r#"{"pinned":"n6"}"#);
+    assert_eq!(db.bytes(), bytes);
+    assert!(!db.backup_path().exists());
+}
+
+#[test]
+fn s6_an_old_file_without_optional_fields_loads_as_untagged_and_empty() {
+    let bytes = fixture("v1-old-minimal.json");
+    assert_schema_valid(&bytes, "tests/fixtures/v1-old-minimal.json");
+    let db = db_with(&bytes, None);
+    db.tl(&["branches"])
+        .ok(r#"[{"name":"main","head":"n2","current":true}]"#);
+    db.tl(&["context", "--node", "n2"]).ok(
+        r#"[{"node":"n1","role":"user","text":"Hello from an old file","tokens":6},{"node":"n2","role":"assistant","text":"Hi!","tokens":1}]"#,
+    );
+    let node = db.tl(&["node", "--node", "n1"]).json();
+    assert_eq!(
+        (&node["intent"], &node["pinned"], &node["zone"]),
+        (&Value::Null, &json!(false), &json!("hot"))
+    );
+    let summary = db.tl(&["node", "--node", "n3"]).json();
+    assert_eq!(summary["summary"]["version"], 1, "a missing version is 1");
+    assert_eq!(summary["summary"]["stale"], false);
+    // No watermark means n0: the branch is not covered yet.
+    assert_eq!(
+        db.tl(&["archive-check", "--name", "main"]).json()["reasons"][1],
+        "the watermark (n0) does not reach the head (n2); it advances when the next summary or placeholder is created"
+    );
+    assert_eq!(db.bytes(), bytes, "reading an old file does not rewrite it");
+
+    // The first write completes the file with every field, and the old file becomes the backup.
+    db.tl(&["append", "--role", "user", "--text", "new", "--tokens", "2"])
+        .ok(r#"{"node":"n4"}"#);
+    assert_eq!(fs::read(db.backup_path()).unwrap(), bytes);
+    let written = db_value(&db);
+    assert_eq!(written["idempotency"], json!([]));
+    assert_eq!(written["audit"], json!([]));
+    let timeline = &written["timelines"][0];
+    assert_eq!(timeline["pins"], json!([]));
+    assert_eq!(timeline["cold"], json!([]));
+    assert_eq!(
+        timeline["branches"],
+        json!([{"name": "main", "head": "n4", "watermark": "n0"}])
+    );
+    assert_files_valid(&db);
+}
+
+// ---------------------------------------------------------------------------------------------
+// I1, I2, U1, U2: idempotency and the audit
+// ---------------------------------------------------------------------------------------------
+
+const T0: u64 = 1_767_225_600;
+const WINDOW: u64 = 604_800;
+
+fn at(db: &mut Db, now: u64) -> &mut Db {
+    db.env("TIMELINE_NOW", &now.to_string())
+}
+
+#[test]
+fn i1_replay_returns_the_first_result_and_writes_nothing() {
+    let mut db = small_db();
+    at(&mut db, T0);
+    let mutations: [(&[&str], &str); 7] = [
+        (
+            &["append", "--role", "user", "--text", "keyed"],
+            r#"{"node":"n3"}"#,
+        ),
+        (
+            &["fork", "--node", "n1", "--name", "side"],
+            r#"{"branch":"side","head":"n1"}"#,
+        ),
+        (
+            &["switch", "--name", "side"],
+            r#"{"current_branch":"side"}"#,
+        ),
+        (&["pin", "--node", "n1"], r#"{"pinned":"n1"}"#),
+        (
+            &["summarize", "--from", "n1", "--to", "n2", "--summary", "S"],
+            r#"{"node":"n4"}"#,
+        ),
+        (&["unpin", "--node", "n1"], r#"{"unpinned":"n1"}"#),
+        (&["create"], r#"{"timeline_id":"tl1"}"#),
+    ];
+    for (i, (args, result)) in mutations.iter().enumerate() {
+        let key = format!("key-{i}");
+        let mut with_key = vec!["--idempotency-key", key.as_str()];
+        with_key.extend_from_slice(args);
+        db.tl(&with_key).ok(result);
+        let (bytes, bak, id) = (
+            db.bytes(),
+            fs::read(db.backup_path()).unwrap(),
+            identity(&db.path),
+        );
+        // Replays: the first result, no write, even after other requests changed the state.
+        db.tl(&with_key).ok(result);
+        assert_eq!(
+            (
+                db.bytes(),
+                fs::read(db.backup_path()).unwrap(),
+                identity(&db.path)
+            ),
+            (bytes, bak, id),
+            "{args:?}"
+        );
+    }
+    // drop-branch and archive-branch too.
+    db.tl(&["switch", "--name", "main"]).json();
+    db.tl(&["--idempotency-key", "drop", "drop-branch", "--name", "side"])
+        .ok(r#"{"dropped":"side"}"#);
+    let id = identity(&db.path);
+    db.tl(&["--idempotency-key", "drop", "drop-branch", "--name", "side"])
+        .ok(r#"{"dropped":"side"}"#);
+    assert_eq!(identity(&db.path), id);
+    // A replay with other arguments still returns the first result: the key identifies the request.
+    db.tl(&[
+        "--idempotency-key",
+        "key-0",
+        "append",
+        "--role",
+        "user",
+        "--text",
+        "different",
+    ])
+    .ok(r#"{"node":"n3"}"#);
+    assert_eq!(identity(&db.path), id);
+    assert_files_valid(&db);
+}
+
+#[test]
+fn i1_the_window_is_seven_days_from_the_first_success() {
+    let mut db = small_db();
+    let append = [
+        "--idempotency-key",
+        "k",
+        "append",
+        "--role",
+        "user",
+        "--text",
+        "once",
+    ];
+    at(&mut db, T0).tl(&append).ok(r#"{"node":"n3"}"#);
+    let id = identity(&db.path);
+    at(&mut db, T0 + WINDOW - 1)
+        .tl(&append)
+        .ok(r#"{"node":"n3"}"#);
+    assert_eq!(
+        identity(&db.path),
+        id,
+        "a replay inside the window writes nothing"
+    );
+    at(&mut db, T0 + WINDOW).tl(&append).ok(r#"{"node":"n4"}"#);
+    let file = db_value(&db);
+    assert_eq!(
+        file["idempotency"],
+        json!([{"scope": "tl0", "key": "k", "op": "append", "result": {"node": "n4"}, "ts": T0 + WINDOW}])
+    );
+    // The new mapping holds for a new window.
+    at(&mut db, T0 + 2 * WINDOW - 1)
+        .tl(&append)
+        .ok(r#"{"node":"n4"}"#);
+}
+
+#[test]
+fn i2_a_failure_does_not_consume_the_key() {
+    let mut db = small_db();
+    at(&mut db, T0);
+    let before = db.bytes();
+    let id = identity(&db.path);
+    db.tl(&["--idempotency-key", "f", "fork", "--node", "n99", "--name", "b"]).err(
+        1,
+        r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n2); list branches with `tl branches`"}"#,
+    );
+    assert_eq!(
+        (db.bytes(), identity(&db.path)),
+        (before, id),
+        "a failure commits nothing"
+    );
+    db.tl(&[
+        "--idempotency-key",
+        "f",
+        "fork",
+        "--node",
+        "n1",
+        "--name",
+        "b",
+    ])
+    .ok(r#"{"branch":"b","head":"n1"}"#);
+    db.tl(&[
+        "--idempotency-key",
+        "f",
+        "fork",
+        "--node",
+        "n1",
+        "--name",
+        "b",
+    ])
+    .ok(r#"{"branch":"b","head":"n1"}"#);
+    // An infeasible budget with a key commits nothing either.
+    db.tl(&["pin", "--node", "n1"]).json();
+    let before = db.bytes();
+    let run = db.tl(&[
+        "--idempotency-key",
+        "bud",
+        "budget",
+        "--node",
+        "n2",
+        "--max",
+        "1",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(db.bytes(), before);
+    assert_eq!(db_value(&db)["idempotency"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn i1_create_is_database_wide_and_other_keys_are_per_timeline() {
+    let mut db = Db::new();
+    at(&mut db, T0);
+    db.tl(&["--idempotency-key", "c", "create"])
+        .ok(r#"{"timeline_id":"tl0"}"#);
+    db.tl(&["--idempotency-key", "c", "create"])
+        .ok(r#"{"timeline_id":"tl0"}"#);
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl1"}"#);
+    db.tl(&[
+        "--timeline",
+        "tl0",
+        "append",
+        "--role",
+        "user",
+        "--text",
+        "zero",
+    ])
+    .ok(r#"{"node":"n1"}"#);
+    // The same key on two timelines: two executions.
+    let keyed = |tl: &str, text: &str| {
+        db.tl(&[
+            "--timeline",
+            tl,
+            "--idempotency-key",
+            "same",
+            "append",
+            "--role",
+            "user",
+            "--text",
+            text,
+        ])
+    };
+    keyed("tl0", "on tl0").ok(r#"{"node":"n2"}"#);
+    keyed("tl1", "on tl1").ok(r#"{"node":"n1"}"#);
+    keyed("tl0", "again").ok(r#"{"node":"n2"}"#);
+    keyed("tl1", "again").ok(r#"{"node":"n1"}"#);
+    db.tl(&["--timeline", "tl1", "context", "--node", "n1"])
+        .ok(r#"[{"node":"n1","role":"user","text":"on tl1","tokens":2}]"#);
+    // A key used by create does not collide with the same key on a timeline.
+    db.tl(&[
+        "--timeline",
+        "tl1",
+        "--idempotency-key",
+        "c",
+        "append",
+        "--role",
+        "user",
+        "--text",
+        "c",
+    ])
+    .ok(r#"{"node":"n2"}"#);
+    let file = db_value(&db);
+    let scopes: Vec<(&str, &str)> = file["idempotency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["scope"].as_str().unwrap(), e["key"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        scopes,
+        [
+            ("database", "c"),
+            ("tl0", "same"),
+            ("tl1", "same"),
+            ("tl1", "c")
+        ]
+    );
+    assert_files_valid(&db);
+}
+
+#[test]
+fn i2_expired_entries_are_purged_on_the_next_successful_commit_and_audited_forever() {
+    let mut db = small_db();
+    at(&mut db, T0)
+        .tl(&[
+            "--idempotency-key",
+            "old",
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "a",
+        ])
+        .ok(r#"{"node":"n3"}"#);
+    at(&mut db, T0 + 10)
+        .tl(&[
+            "--idempotency-key",
+            "newer",
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "b",
+        ])
+        .ok(r#"{"node":"n4"}"#);
+    // Expired, but a failing request commits nothing, so nothing is purged yet.
+    at(&mut db, T0 + WINDOW);
+    let before = db.bytes();
+    db.tl(&["fork", "--node", "n99", "--name", "x"]).err(
+        1,
+        r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n4); list branches with `tl branches`"}"#,
+    );
+    assert_eq!(db.bytes(), before);
+    // A successful commit without a key purges "old" only.
+    db.tl(&["append", "--role", "user", "--text", "c"])
+        .ok(r#"{"node":"n5"}"#);
+    let file = db_value(&db);
+    assert_eq!(
+        file["idempotency"],
+        json!([{"scope": "tl0", "key": "newer", "op": "append", "result": {"node": "n4"}, "ts": T0 + 10}])
+    );
+    assert_eq!(
+        file["audit"],
+        json!([
+            {"ts": T0, "op": "idempotency", "timeline": "tl0", "key": "old", "scope": "tl0", "result": {"node": "n3"}},
+            {"ts": T0 + 10, "op": "idempotency", "timeline": "tl0", "key": "newer", "scope": "tl0", "result": {"node": "n4"}}
+        ])
+    );
+    assert_files_valid(&db);
+}
+
+#[test]
+fn u2_audit_timestamps_never_decrease_when_the_clock_goes_back() {
+    let mut db = Db::new();
+    at(&mut db, T0)
+        .tl(&["--idempotency-key", "c", "create"])
+        .ok(r#"{"timeline_id":"tl0"}"#);
+    db.tl(&["append", "--role", "user", "--text", "a", "--tokens", "100"])
+        .json();
+    db.tl(&["append", "--role", "user", "--text", "b", "--tokens", "100"])
+        .json();
+    db.tl(&["append", "--role", "user", "--text", "c", "--tokens", "3"])
+        .json();
+    at(&mut db, T0 + 100)
+        .tl(&["summarize", "--from", "n2", "--to", "n2", "--summary", "s"])
+        .ok(r#"{"node":"n4"}"#);
+    // The clock goes back by an hour.
+    let supersede = [
+        "--idempotency-key",
+        "x",
+        "summarize",
+        "--from",
+        "n2",
+        "--to",
+        "n2",
+        "--summary",
+        "s2",
+        "--supersede",
+        "n4",
+    ];
+    at(&mut db, T0 - 3600).tl(&supersede).ok(r#"{"node":"n5"}"#);
+    at(&mut db, T0 + 50)
+        .tl(&["budget", "--node", "n3", "--max", "40"])
+        .json();
+    let file = db_value(&db);
+    assert_eq!(
+        file["audit"],
+        json!([
+            {"ts": T0, "op": "idempotency", "key": "c", "scope": "database", "result": {"timeline_id": "tl0"}},
+            {"ts": T0 + 100, "op": "summarize", "timeline": "tl0", "from": "n2", "to": "n2", "node": "n4"},
+            {"ts": T0 + 100, "op": "supersede", "timeline": "tl0", "from": "n2", "to": "n2", "node": "n5", "supersedes": "n4"},
+            {"ts": T0 + 100, "op": "idempotency", "timeline": "tl0", "key": "x", "scope": "tl0", "result": {"node": "n5"}},
+            {"ts": T0 + 100, "op": "placeholder", "timeline": "tl0", "from": "n1", "to": "n1", "node": "n6"}
+        ])
+    );
+    // The idempotency entry keeps the clock's own time; a replay still finds it.
+    assert_eq!(file["idempotency"][1]["ts"], T0 - 3600);
+    at(&mut db, T0 - 3000).tl(&supersede).ok(r#"{"node":"n5"}"#);
+    assert_files_valid(&db);
+}

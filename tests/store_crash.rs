@@ -1,0 +1,218 @@
+//! S1/S2 under SIGKILL: `tl append` processes are killed at random moments of their life. After every
+//! kill the database loads, every append whose success was printed is present with its text, and
+//! the backup decodes. Reproduce a failure with the seed it prints: TIMELINE_CRASH_SEED=<seed>.
+
+mod common;
+
+use common::{Db, TL};
+use serde_json::Value;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// xorshift64*: small, deterministic from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn seed() -> u64 {
+    if let Some(seed) = std::env::var("TIMELINE_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        return seed;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    (nanos ^ u64::from(std::process::id()).rotate_left(32)) | 1
+}
+
+fn append_command(db: &Db, text: &str) -> Command {
+    let mut cmd = db.command(TL);
+    cmd.arg("--db")
+        .arg(&db.path)
+        .args(["append", "--role", "user", "--text", text, "--tokens", "1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+#[cfg(unix)]
+fn killed_by_signal(status: &std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal() == Some(9)
+}
+
+#[cfg(not(unix))]
+fn killed_by_signal(status: &std::process::ExitStatus) -> bool {
+    !status.success()
+}
+
+#[test]
+fn s2_sigkill_at_random_moments_never_loses_a_reported_append() {
+    const KILLS: usize = 100;
+    const MAX_ATTEMPTS: usize = 800;
+    let seed = seed();
+    let mut rng = Rng(seed);
+    let context =
+        |extra: &str| format!("seed {seed} (rerun with TIMELINE_CRASH_SEED={seed}){extra}");
+
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    // A few large messages make every write long enough for kills to land inside it.
+    let bulk = "x".repeat(64 * 1024);
+    for i in 1..=6 {
+        db.tl(&[
+            "append",
+            "--role",
+            "user",
+            "--text",
+            &format!("{bulk}{i}"),
+            "--tokens",
+            "1",
+        ])
+        .ok(&format!(r#"{{"node":"n{i}"}}"#));
+    }
+
+    // How long an undisturbed append takes here; kills are spread over 0..1.5 of that.
+    let mut samples: Vec<Duration> = (0..3)
+        .map(|i| {
+            let start = Instant::now();
+            let out = append_command(&db, &format!("calibration {i}"))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", context(""));
+            start.elapsed()
+        })
+        .collect();
+    samples.sort();
+    let span_us = (samples[1].as_micros() as u64 * 3 / 2).max(1000);
+
+    let mut confirmed: Vec<(String, String)> = (1..=6)
+        .map(|i| (format!("n{i}"), format!("{bulk}{i}")))
+        .chain((0..3).map(|i| (format!("n{}", 7 + i), format!("calibration {i}"))))
+        .collect();
+    let mut kills = 0;
+    let mut attempts = 0;
+    // Kills that left a temporary file (inside a write) or a committed but unreported append.
+    let mut mid_write = 0;
+    let mut committed_unreported = 0;
+    let mut seen_temps = std::collections::BTreeSet::new();
+    while kills < KILLS {
+        attempts += 1;
+        assert!(
+            attempts <= MAX_ATTEMPTS,
+            "only {kills} kills landed in {MAX_ATTEMPTS} attempts; {}",
+            context("")
+        );
+        let text = format!("attempt {attempts}");
+        let delay = Duration::from_micros(rng.below(span_us));
+        let mut child = append_command(&db, &text).spawn().unwrap();
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        let mut stdout = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut stdout)
+            .unwrap();
+        if killed_by_signal(&status) {
+            kills += 1;
+            // A new temporary file means the kill landed inside a write.
+            let temp_left = std::fs::read_dir(db.dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|name| name.starts_with(".db.json."))
+                .fold(false, |new, name| seen_temps.insert(name) || new);
+            if temp_left {
+                mid_write += 1;
+            }
+        } else {
+            assert!(
+                status.success(),
+                "attempt {attempts} failed on its own: {stdout} {}",
+                context("")
+            );
+            let result: Value = serde_json::from_str(&stdout).unwrap();
+            confirmed.push((result["node"].as_str().unwrap().to_string(), text));
+        }
+
+        // The database loads and holds every append that reported success, in order.
+        let where_ = format!(" after attempt {attempts} ({delay:?} of {span_us} us)");
+        let branches = db.tl(&["branches"]);
+        assert_eq!(branches.code, 0, "{branches:?} {}", context(&where_));
+        let head = branches.json()[0]["head"].as_str().unwrap().to_string();
+        let messages = db.tl(&["context", "--node", &head]).json();
+        let messages = messages.as_array().unwrap();
+        let mut last = 0;
+        for (node, text) in &confirmed {
+            let position = messages
+                .iter()
+                .position(|m| m["node"] == node.as_str())
+                .unwrap_or_else(|| panic!("{node} was reported but is lost; {}", context(&where_)));
+            assert_eq!(
+                messages[position]["text"],
+                text.as_str(),
+                "{node}; {}",
+                context(&where_)
+            );
+            assert!(
+                position >= last,
+                "{node} is out of order; {}",
+                context(&where_)
+            );
+            last = position;
+        }
+        if messages.len() > confirmed.len() + committed_unreported {
+            committed_unreported += 1;
+        }
+        // The backup is an earlier snapshot that loads on its own.
+        let copy = Db::new();
+        std::fs::copy(db.backup_path(), &copy.path).unwrap();
+        let run = copy.tl(&["branches"]);
+        assert_eq!(
+            run.code,
+            0,
+            "the backup does not load: {run:?}; {}",
+            context(&where_)
+        );
+    }
+
+    // One last clean write removes what dead writers left behind.
+    db.tl(&[
+        "append", "--role", "user", "--text", "final", "--tokens", "1",
+    ])
+    .json();
+    let mut names: Vec<String> = std::fs::read_dir(db.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["db.json", "db.json.bak", "db.json.lock"],
+        "{}",
+        context("")
+    );
+    eprintln!(
+        "crash test: {kills} kills ({mid_write} inside a write, {committed_unreported} after the commit), {} confirmed appends, {attempts} attempts, {}",
+        confirmed.len(),
+        context("")
+    );
+}

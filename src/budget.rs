@@ -213,22 +213,45 @@ pub fn plan(
         }
     }
 
-    // Tier 3: single messages, newest first.
+    // Tier 3: messages, newest first. Keeping position `i` of a gap run `a..=b` either keeps `i` alone
+    // (the run may split in two) or, when that does not fit, keeps `a..=i` together (the run loses its
+    // older part, or disappears). Any other way to keep `i` costs at least as much as one of these two,
+    // and the second is what lets a budget that holds the whole path keep the whole path.
+    // Tier 3 only changes positions at or after the one it is looking at, so the start of each run and
+    // the token sums are computed once, before it starts.
+    let mut run_start = vec![0; items.len()];
+    let mut prefix = vec![0u128; items.len() + 1];
+    for i in 0..items.len() {
+        run_start[i] = if i > 0 && states[i - 1] == State::Gap && states[i] == State::Gap {
+            run_start[i - 1]
+        } else {
+            i
+        };
+        prefix[i + 1] = prefix[i] + u128::from(items[i].tokens);
+    }
     for i in (0..items.len()).rev() {
         if states[i] != State::Gap {
             continue;
         }
-        let left = is_gap(&states, i.checked_sub(1));
+        let a = run_start[i];
         let right = is_gap(&states, Some(i + 1));
         let base = total + u128::from(items[i].tokens);
-        let new_total = match (left, right) {
+        let alone = match (a < i, right) {
             (true, true) => base + reserve,
             (false, false) => base - reserve,
             _ => base,
         };
-        if new_total <= max {
-            total = new_total;
+        if alone <= max {
+            total = alone;
             states[i] = State::Keep;
+            continue;
+        }
+        if a < i {
+            let together = total + (prefix[i + 1] - prefix[a]) - if right { 0 } else { reserve };
+            if together <= max {
+                total = together;
+                states[a..=i].iter_mut().for_each(|s| *s = State::Keep);
+            }
         }
     }
 
@@ -347,6 +370,19 @@ mod tests {
             p.segments,
             vec![Segment::Keep(0), Segment::Keep(1), Segment::Keep(2)]
         );
+    }
+
+    #[test]
+    fn a_budget_that_holds_the_whole_path_keeps_the_whole_path() {
+        // The cheapest layout puts 1 and 32 under one placeholder (32). Keeping the newest message
+        // alone would cost 32 + 32 > 33, so it is kept together with the older part of its run.
+        let path = items(&[(1, false), (32, false), (0, true)]);
+        let p = plan(&path, &[], 32, 33).unwrap();
+        assert_eq!(
+            p.segments,
+            vec![Segment::Keep(0), Segment::Keep(1), Segment::Keep(2)]
+        );
+        assert_eq!((p.total_tokens, p.required_tokens), (33, 32));
     }
 
     #[test]

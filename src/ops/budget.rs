@@ -79,6 +79,11 @@ pub fn budget(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
                     node.tokens,
                     node.intent.as_ref(),
                 ));
+                // A placeholder can itself lie on the path (the target, or a branch forked from it):
+                // it is still a placeholder used in the result.
+                if node.is_placeholder() {
+                    placeholders.push(node_id(n));
+                }
             }
             Segment::Summary(c) => {
                 let n = candidates[c].0;

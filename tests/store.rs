@@ -855,7 +855,10 @@ fn s5_tampered_derived_fields_are_rebuilt_and_fixed_by_the_next_write() {
     assert_eq!(written["timelines"][0]["nodes"][n11]["stale"], true);
     // The schema describes what Timeline writes, so the tampered backup does not match it.
     assert_schema_valid(&db.bytes(), "the database");
-    assert_eq!(schema().is_valid(&serde_json::from_slice(&tampered).unwrap()), false);
+    assert_eq!(
+        schema().is_valid(&serde_json::from_slice(&tampered).unwrap()),
+        false
+    );
 }
 
 #[test]
@@ -1261,4 +1264,72 @@ fn u2_audit_timestamps_never_decrease_when_the_clock_goes_back() {
     assert_eq!(file["idempotency"][1]["ts"], T0 - 3600);
     at(&mut db, T0 - 3000).tl(&supersede).ok(r#"{"node":"n5"}"#);
     assert_files_valid(&db);
+}
+
+// ---------------------------------------------------------------------------------------------
+// M4: path tokens come from prefix sums kept in memory and rebuilt on load
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn m4_path_tokens_follow_the_tree_and_overflow_is_an_error() {
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    db.tl(&["append", "--role", "user", "--text", "a", "--tokens", "5"])
+        .ok(r#"{"node":"n1"}"#);
+    db.tl(&[
+        "append",
+        "--role",
+        "assistant",
+        "--text",
+        "b",
+        "--tokens",
+        "7",
+    ])
+    .ok(r#"{"node":"n2"}"#);
+    db.tl(&["fork", "--node", "n1", "--name", "side"]).json();
+    db.tl(&["switch", "--name", "side"]).json();
+    db.tl(&["append", "--role", "user", "--text", "c", "--tokens", "11"])
+        .ok(r#"{"node":"n3"}"#);
+    db.tl(&[
+        "summarize",
+        "--from",
+        "n1",
+        "--to",
+        "n2",
+        "--summary",
+        "s",
+        "--tokens",
+        "3",
+    ])
+    .ok(r#"{"node":"n4"}"#);
+    let path_tokens = |id: &str| db.tl(&["node", "--node", id]).json()["path_tokens"].clone();
+    assert_eq!(
+        ["n1", "n2", "n3", "n4"].map(path_tokens),
+        [json!(5), json!(12), json!(16), json!(3)]
+    );
+    // The largest sum that fits is fine; one more token is an explicit error that commits nothing.
+    let max = (u64::MAX - 16).to_string();
+    db.tl(&["append", "--role", "user", "--text", "d", "--tokens", &max])
+        .ok(r#"{"node":"n5"}"#);
+    assert_eq!(path_tokens("n5"), json!(u64::MAX));
+    let before = db.bytes();
+    db.tl(&["append", "--role", "user", "--text", "e", "--tokens", "1"]).err(
+        1,
+        r#"{"error":"token arithmetic overflow: the sum of token counts does not fit in 64 bits; use smaller --tokens values"}"#,
+    );
+    assert_eq!(db.bytes(), before);
+    db.tl(&["append", "--role", "user", "--text", "e", "--tokens", "0"])
+        .ok(r#"{"node":"n6"}"#);
+    assert_files_valid(&db);
+
+    // A file whose token counts overflow along a path is refused.
+    let mut file = db_value(&db);
+    let nodes = file["timelines"][0]["nodes"].as_array_mut().unwrap();
+    let n6 = nodes.iter().position(|n| n["id"] == "n6").unwrap();
+    nodes[n6]["tokens"] = json!(1);
+    let damaged = db_with(&to_bytes(&file), None);
+    assert_refused(
+        &damaged,
+        "invalid content (timeline tl0: the token counts on the path to n6 add up to more than fits in 64 bits)",
+    );
 }

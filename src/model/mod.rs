@@ -420,7 +420,12 @@ impl Timeline {
             }
             self.derived.prefix_tokens[n] = self.derived.prefix_tokens[parent]
                 .checked_add(self.nodes[n].tokens)
-                .ok_or_else(Error::overflow)?;
+                .ok_or_else(|| {
+                    Error::database(format!(
+                        "the token counts on the path to {} add up to more than fits in 64 bits",
+                        node_id(n as u64)
+                    ))
+                })?;
             self.derived.depth[n] = self.derived.depth[parent] + 1;
             self.derived.children[parent].push(n as u64);
         }

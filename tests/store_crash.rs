@@ -135,12 +135,14 @@ fn s2_sigkill_at_random_moments_never_loses_a_reported_append() {
         if killed_by_signal(&status) {
             kills += 1;
             // A new temporary file means the kill landed inside a write.
-            let temp_left = std::fs::read_dir(db.dir.path())
+            let temps: Vec<String> = std::fs::read_dir(db.dir.path())
                 .unwrap()
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .filter(|name| name.starts_with(".db.json."))
-                .fold(false, |new, name| seen_temps.insert(name) || new);
-            if temp_left {
+                .collect();
+            let before = seen_temps.len();
+            seen_temps.extend(temps);
+            if seen_temps.len() > before {
                 mid_write += 1;
             }
         } else {

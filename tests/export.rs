@@ -623,8 +623,22 @@ fn ascii_summaries_versions_stale_and_placeholders() {
     let db = new_db();
     append_many(&db, 2, |i| format!("message {i}"));
     // Too big to keep: the budget covers it with a placeholder.
-    step(&db, &["append", "--role", "user", "--text", "message 3", "--tokens", "100"]);
-    step(&db, &["append", "--role", "assistant", "--text", "message 4"]);
+    step(
+        &db,
+        &[
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "message 3",
+            "--tokens",
+            "100",
+        ],
+    );
+    step(
+        &db,
+        &["append", "--role", "assistant", "--text", "message 4"],
+    );
     step(&db, &["append", "--role", "user", "--text", "message 5"]);
     step(
         &db,
@@ -864,6 +878,8 @@ fn ascii_survives_a_closed_pipe() {
 // ---------------------------------------------------------------------------------------------
 // draw.io (X1)
 
+type Attrs = BTreeMap<String, String>;
+
 struct Diagram {
     root: Element,
     result: Value,
@@ -894,7 +910,7 @@ fn export_drawio(db: &Db, name: &str) -> Diagram {
 
 /// The cells under <mxfile><diagram><mxGraphModel><root>: (cell attributes merged with its
 /// UserObject's, geometry).
-fn cells(root: &Element) -> Vec<(BTreeMap<String, String>, Option<BTreeMap<String, String>>)> {
+fn cells(root: &Element) -> Vec<(Attrs, Option<Attrs>)> {
     assert_eq!(root.name, "mxfile");
     let model_root = root.child("diagram").child("mxGraphModel").child("root");
     model_root
@@ -1332,4 +1348,31 @@ fn examples_are_up_to_date() {
     let drawio = export_drawio(&copy, "demo.drawio");
     golden("examples/demo.drawio", &drawio.bytes);
     golden("examples/demo.txt", ascii(&copy).as_bytes());
+}
+
+#[test]
+fn docs_show_the_example() {
+    let docs = std::fs::read_to_string(repo_path("docs/export.md")).unwrap();
+    for args in DEMO {
+        let shown: Vec<String> = args
+            .iter()
+            .map(|a| {
+                if a.contains(' ') {
+                    format!("\"{a}\"")
+                } else {
+                    a.to_string()
+                }
+            })
+            .collect();
+        let line = format!("tl --db demo.timeline.json {}\n", shown.join(" "));
+        assert!(
+            docs.contains(&line),
+            "docs/export.md lacks the example command {line}"
+        );
+    }
+    let tree = std::fs::read_to_string(repo_path("examples/demo.txt")).unwrap();
+    assert!(
+        docs.contains(&format!("```text\n{tree}```\n")),
+        "docs/export.md shows an outdated example tree"
+    );
 }

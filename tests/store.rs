@@ -374,6 +374,7 @@ fn s2_a_mutation_that_changes_nothing_writes_nothing() {
         "the backup must keep the older snapshot"
     );
     assert_eq!(identity(&db.path), id, "the file was replaced");
+    assert_files_valid(&db);
 }
 
 #[test]
@@ -397,6 +398,7 @@ fn s2_reads_never_write() {
         ),
         (bytes, bak, id)
     );
+    assert_files_valid(&db);
 }
 
 #[cfg(unix)]
@@ -414,6 +416,7 @@ fn s4_database_backup_and_lock_are_private() {
         .ok(r#"{"node":"n3"}"#);
     assert_eq!(mode(&db.path), 0o600);
     assert_eq!(mode(&db.backup_path()), 0o600);
+    assert_files_valid(&db);
 }
 
 #[test]
@@ -466,6 +469,7 @@ fn s1_a_symlinked_database_is_written_through_the_link() {
     db.tl(&["branches"])
         .ok(r#"[{"name":"main","head":"n3","current":true}]"#);
     assert!(!db.dir.path().join("link.json.bak").exists());
+    assert_files_valid(&db);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -789,6 +793,7 @@ fn s3_the_recovery_steps_in_the_message_work() {
     db.tl(&["append", "--role", "user", "--text", "again"])
         .ok(r#"{"node":"n2"}"#);
     assert_eq!(fs::read(db.backup_path()).unwrap(), good_backup);
+    assert_files_valid(&db);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1038,6 +1043,7 @@ fn i1_the_window_is_seven_days_from_the_first_success() {
     at(&mut db, T0 + 2 * WINDOW - 1)
         .tl(&append)
         .ok(r#"{"node":"n4"}"#);
+    assert_files_valid(&db);
 }
 
 #[test]
@@ -1090,6 +1096,7 @@ fn i2_a_failure_does_not_consume_the_key() {
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(db.bytes(), before);
     assert_eq!(db_value(&db)["idempotency"].as_array().unwrap().len(), 1);
+    assert_files_valid(&db);
 }
 
 #[test]
@@ -1330,4 +1337,88 @@ fn m4_path_tokens_follow_the_tree_and_overflow_is_an_error() {
         &damaged,
         "invalid content (timeline tl0: the token counts on the path to n6 add up to more than fits in 64 bits)",
     );
+}
+
+#[test]
+fn s1_cli_and_mcp_server_share_one_database() {
+    use common::TL_MCP;
+    use std::io::Write;
+    const MCP_CALLS: usize = 50;
+    const CLI_WORKERS: usize = 4;
+    const CLI_EACH: usize = 25;
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    let mut input = String::from(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"store-test","version":"1"}}}"#,
+    );
+    input.push('\n');
+    input.push_str(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    input.push('\n');
+    for i in 1..=MCP_CALLS {
+        let call = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "timeline_append",
+            "arguments": {"timeline_id": "tl0", "role": "assistant", "text": format!("mcp {i}"), "tokens": 1}}});
+        input.push_str(&format!("{call}\n"));
+    }
+    let mut server = db
+        .command(TL_MCP)
+        .arg("--db")
+        .arg(&db.path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let (cli, mcp_out) = std::thread::scope(|s| {
+        let feeder = s.spawn(move || stdin.write_all(input.as_bytes()).unwrap());
+        let workers: Vec<_> = (0..CLI_WORKERS)
+            .map(|w| {
+                let db = &db;
+                s.spawn(move || {
+                    (0..CLI_EACH)
+                        .map(|i| {
+                            let text = format!("cli {w} {i}");
+                            let run = db.tl(&[
+                                "append", "--role", "user", "--text", &text, "--tokens", "1",
+                            ]);
+                            (run.json()["node"].as_str().unwrap().to_string(), text)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        feeder.join().unwrap();
+        let cli: Vec<(String, String)> = workers
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        (cli, server.wait_with_output().unwrap())
+    });
+    assert!(mcp_out.status.success());
+    let mut all = cli;
+    for line in String::from_utf8(mcp_out.stdout).unwrap().lines().skip(1) {
+        let response: Value = serde_json::from_str(line).unwrap();
+        let id = response["id"].as_u64().unwrap();
+        let node = response["result"]["structuredContent"]["node"].as_str();
+        all.push((
+            node.unwrap_or_else(|| panic!("{line}")).to_string(),
+            format!("mcp {id}"),
+        ));
+    }
+    let total = MCP_CALLS + CLI_WORKERS * CLI_EACH;
+    assert_eq!(all.len(), total);
+    let ids: BTreeSet<String> = all.iter().map(|(id, _)| id.clone()).collect();
+    assert_eq!(ids, (1..=total).map(|n| format!("n{n}")).collect());
+    let head = format!("n{total}");
+    let messages = db.tl(&["context", "--node", &head]).json();
+    for (id, text) in &all {
+        let message = messages
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["node"] == id.as_str())
+            .unwrap();
+        assert_eq!(message["text"], text.as_str());
+    }
+    assert_files_valid(&db);
 }

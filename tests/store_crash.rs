@@ -206,6 +206,24 @@ fn s2_sigkill_at_random_moments_never_loses_a_reported_append() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
+    // Both snapshots match the published schema.
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/generated/schema/database.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for file in [db.path.clone(), db.backup_path()] {
+        let value: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert!(
+            validator.is_valid(&value),
+            "{} does not match the schema",
+            file.display()
+        );
+    }
     assert_eq!(
         names,
         ["db.json", "db.json.bak", "db.json.lock"],

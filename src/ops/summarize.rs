@@ -43,7 +43,14 @@ pub fn summarize(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
         return Ok(json!({ "node": node_id(existing) }));
     }
     for &source in &derived_from {
-        if !timeline.message(source)?.is_real_summary() {
+        let node = timeline.message(source)?;
+        if node.is_placeholder() {
+            return Err(Error::invalid(format!(
+                "invalid argument derived_from: {} is a placeholder, not a summary written by summarize; list the summaries this one was built from",
+                node_id(source)
+            )));
+        }
+        if !node.is_real_summary() {
             return Err(Error::invalid(format!(
                 "invalid argument derived_from: {} is not a summary; list the summaries this one was built from",
                 node_id(source)
@@ -64,11 +71,16 @@ pub fn summarize(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
             )));
         };
         if let Some(&newer) = timeline.derived.superseded_by.get(&old) {
+            // Name the end of the chain, not just the next version.
+            let mut latest = newer;
+            while let Some(&next) = timeline.derived.superseded_by.get(&latest) {
+                latest = next;
+            }
             return Err(Error::conflict(format!(
                 "{} is already superseded by {}; supersede the latest version {} instead",
                 node_id(old),
                 node_id(newer),
-                node_id(newer)
+                node_id(latest)
             )));
         }
         version = summary.version.checked_add(1).ok_or_else(Error::overflow)?;

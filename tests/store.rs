@@ -1422,3 +1422,26 @@ fn s1_cli_and_mcp_server_share_one_database() {
     }
     assert_files_valid(&db);
 }
+
+#[test]
+fn s6_every_fixture_matches_the_schema_and_loads() {
+    let dir = Path::new(ROOT).join("tests/fixtures");
+    let mut checked = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let bytes = fs::read(&path).unwrap();
+            assert_schema_valid(&bytes, &path.display().to_string());
+            let db = db_with(&bytes, None);
+            let run = db.tl(&["branches"]);
+            assert_eq!(
+                (run.code, run.stderr.as_str()),
+                (0, ""),
+                "{}",
+                path.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "no fixtures found in {}", dir.display());
+}

@@ -1102,3 +1102,92 @@ fn end_of_input_exits_zero_even_mid_line() {
     let (code, rest, _) = server.finish();
     assert_eq!((code, rest.as_str()), (0, ""));
 }
+
+// ---- robustness ----
+
+/// A small deterministic generator (xorshift64*), so the test is the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[test]
+fn mangled_messages_never_stop_the_server() {
+    let templates: [&[u8]; 7] = [
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"hi","tokens":3}}}"#,
+        br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_context_budget","arguments":{"timeline_id":"tl0","node":"n1","max_tokens":18446744073709551615}}}"#,
+        br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"timeline_summarize","arguments":{"timeline_id":"tl0","from":"n1","to":"n2","summary":"s","derived_from":["n1"],"intent":{"tag":"t","note":"n"}}}}"#,
+        br#"{"jsonrpc":"2.0","id":"x","method":"initialize","params":{"protocolVersion":"2024-11-05"}}"#,
+        br#"[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","method":"tools/call","params":{"name":"timeline_create"}}]"#,
+        br#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":null}}"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"timeline_fork\",\"arguments\":{\"timeline_id\":\"tl0\",\"node\":\"n1\",\"name\":\"ветка 🌿\"}}}".as_bytes(),
+    ];
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    let mut server = Server::start(&db);
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut input = Vec::new();
+    for _ in 0..600 {
+        let mut line = templates[rng.below(templates.len())].to_vec();
+        for _ in 0..rng.below(4) {
+            let at = rng.below(line.len());
+            match rng.below(4) {
+                0 => line[at] = rng.next() as u8,
+                1 => line.truncate(at),
+                2 => {
+                    let piece = line[at..].to_vec();
+                    line.extend_from_slice(&piece);
+                }
+                _ => {
+                    line.remove(at);
+                }
+            }
+            if line.is_empty() {
+                break;
+            }
+        }
+        line.retain(|&b| b != b'\n');
+        input.extend_from_slice(&line);
+        input.push(b'\n');
+    }
+    input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"end\",\"method\":\"ping\"}\n");
+    let mut stdin = server.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let mut answers = 0;
+    loop {
+        let line = server.recv();
+        let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        for answer in value
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| vec![value.clone()])
+        {
+            assert_eq!(answer["jsonrpc"], "2.0", "{line}");
+            assert!(
+                answer.get("result").is_some() != answer.get("error").is_some(),
+                "{line}"
+            );
+        }
+        answers += 1;
+        if line == r#"{"jsonrpc":"2.0","id":"end","result":{}}"# {
+            break;
+        }
+    }
+    feeder.join().unwrap();
+    assert!(answers > 300, "{answers}");
+    let (code, rest, stderr) = server.finish();
+    assert_eq!((code, rest.as_str()), (0, ""));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // The database is still a valid database.
+    assert_eq!(db.tl(&["branches"]).code, 0);
+}

@@ -847,9 +847,8 @@ fn s3_an_identical_request_returns_the_first_node_and_any_difference_makes_a_new
     ])
     .ok(r#"{"node":"n13"}"#);
     // The summary's intent is shown in full by node and as a tag in context (M5).
-    db.tl(&["context", "--node", "n7"]).ok(concat!(
-        r#"[{"node":"n7","role":"summary","text":"same","tokens":3,"intent_tag":"goal"}]"#
-    ));
+    db.tl(&["context", "--node", "n7"])
+        .ok(r#"[{"node":"n7","role":"summary","text":"same","tokens":3,"intent_tag":"goal"}]"#);
     assert_eq!(
         db.tl(&["node", "--node", "n7"]).json()["intent"],
         json!({"tag":"goal","note":"why"})

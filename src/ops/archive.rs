@@ -76,6 +76,22 @@ pub fn reasons(timeline: &Timeline, name: &str) -> Result<Vec<String>> {
     Ok(reasons)
 }
 
+/// The depth of the lowest common ancestor of `a` and `b` (0 for the root).
+fn common_depth(timeline: &Timeline, mut a: u64, mut b: u64) -> usize {
+    let depth = |n: u64| timeline.derived.depth[n as usize];
+    while depth(a) > depth(b) {
+        a = timeline.nodes[a as usize].parent;
+    }
+    while depth(b) > depth(a) {
+        b = timeline.nodes[b as usize].parent;
+    }
+    while a != b {
+        a = timeline.nodes[a as usize].parent;
+        b = timeline.nodes[b as usize].parent;
+    }
+    depth(a) as usize
+}
+
 pub fn check(db: &mut Database, args: &Args) -> Result<Value> {
     let timeline = db.timeline(timeline_of(db, args)?)?;
     let reasons = reasons(timeline, args.str("branch").unwrap_or_default())?;
@@ -96,16 +112,25 @@ pub fn archive(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
     }
     let index = timeline.branch_index(&name)?;
     let head = timeline.branches[index].head;
-    // Reference counts are taken while the branch still exists: its own nodes count exactly one.
+    // A node of the path is referenced by this branch alone exactly when it lies below every point
+    // where another branch leaves the path. Another branch shares the path down to the lowest common
+    // ancestor of the two heads, so only the nodes deeper than the deepest such ancestor are the
+    // branch's own: O(branches × depth) instead of a reference count per node.
+    let shared = timeline
+        .branches
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != index)
+        .map(|(_, b)| common_depth(timeline, head, b.head))
+        .max()
+        .unwrap_or(0);
     let movable: Vec<u64> = timeline
         .path(head)
         .into_iter()
+        .skip(shared)
         .filter(|&n| {
             let node = &timeline.nodes[n as usize];
-            !node.cold
-                && node.summary.is_none()
-                && !timeline.pins.contains(&n)
-                && timeline.branch_refs(n) == 1
+            !node.cold && node.summary.is_none() && !timeline.pins.contains(&n)
         })
         .collect();
     timeline.branches.remove(index);

@@ -12,9 +12,11 @@
 //! 2. If that minimum exceeds `max`, the request is infeasible.
 //! 3. Otherwise start from the cheapest layout and improve it by priority, accepting a step only when
 //!    the exact new cost still fits: first real summaries (newest range first), each replacing the kept
-//!    messages and gaps of its range, then single messages from newest to oldest into the remaining
-//!    gaps. A summary's cost change is computed over its range, a message's in O(1) from its
-//!    neighbours, so the whole plan is O(m log m + Σ range lengths). The result never exceeds `max`.
+//!    messages and gaps of its range, then messages from newest to oldest into the remaining gaps: a
+//!    message is kept alone when that fits, else together with the older part of its gap run (so a
+//!    budget that holds the whole path keeps the whole path). A summary's cost change is computed over
+//!    its range, a message's in O(1) from precomputed run starts and prefix sums, so the whole plan is
+//!    O(m log m + Σ range lengths). The result never exceeds `max`.
 
 /// One message of the path, oldest first. The last one is the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -36,11 +36,21 @@ passed=0
 failed=0
 record() { if [ "$1" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi; }
 
+# The SDKs offer their newest version; these runs make them offer each older one too.
+versions=("" 2024-11-05 2025-03-26 2025-06-18)
+
 # --- Python SDK ---
-python_check() {
-  local python=${PYTHON:-python3}
-  if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
-    say "FAIL: python interop needs Python 3.10 or newer as $python"
+python_install() {
+  # The first Python 3.10+ that can create a venv: $PYTHON if set, else python3 on PATH, else the system one.
+  local python="" candidate
+  for candidate in ${PYTHON:+"$PYTHON"} python3 /usr/bin/python3; do
+    if "$candidate" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+      python=$candidate
+      break
+    fi
+  done
+  if [ -z "$python" ]; then
+    say "FAIL: python interop needs Python 3.10 or newer with the venv module (Debian: python3-venv)"
     return 1
   fi
   local venv=$work/venv
@@ -49,15 +59,14 @@ python_check() {
   if [ "$(cat "$venv/.installed" 2>/dev/null)" != "$stamp" ]; then
     say "installing the MCP Python SDK into $venv"
     rm -rf "$venv"
-    "$python" -m venv "$venv" || { say "FAIL: cannot create a venv (install the python3-venv package)"; return 1; }
+    "$python" -m venv "$venv" || { say "FAIL: cannot create a venv with $python"; return 1; }
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$interop/requirements.txt" || return 1
     echo "$stamp" > "$venv/.installed"
   fi
-  timeout 300 "$venv/bin/python" "$interop/python_client.py" "$bin" "$tmp/python.json"
 }
 
 # --- TypeScript SDK ---
-ts_check() {
+ts_install() {
   if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) < 18 ? 1 : 0)' 2>/dev/null; then
     say "FAIL: typescript interop needs Node.js 18 or newer (node and npm on PATH)"
     return 1
@@ -75,12 +84,27 @@ ts_check() {
   fi
   # ES modules resolve packages from the script's own folder, so the client runs from there.
   cp "$interop/ts_client.mjs" "$dir/ts_client.mjs"
-  timeout 300 node "$dir/ts_client.mjs" "$bin" "$tmp/ts.json"
 }
 
 set +e
-python_check; record $?
-ts_check; record $?
+if python_install; then
+  for v in "${versions[@]}"; do
+    timeout 300 "$work/venv/bin/python" "$interop/python_client.py" "$bin" "$tmp/python${v}.json" ${v:+"$v"}
+    record $?
+  done
+else
+  say "FAIL: could not install the MCP Python SDK"
+  record 1
+fi
+if ts_install; then
+  for v in "${versions[@]}"; do
+    timeout 300 node "$work/node/ts_client.mjs" "$bin" "$tmp/ts${v}.json" ${v:+"$v"}
+    record $?
+  done
+else
+  say "FAIL: could not install the MCP TypeScript SDK"
+  record 1
+fi
 set -e
 echo "interop: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,11 +1,13 @@
 // Interop check: the official MCP TypeScript SDK drives tl-mcp over stdio.
 //
-// Usage: node ts_client.mjs TL_MCP_BINARY DATABASE_PATH
+// Usage: node ts_client.mjs TL_MCP_BINARY DATABASE_PATH [PROTOCOL_VERSION]
 // (run with NODE_PATH or from a folder whose node_modules holds @modelcontextprotocol/sdk)
 //
 // Uses Client + StdioClientTransport: initialize, list the tools, create a timeline, append, fork,
 // run a budget, read a node, and check a domain error. The SDK validates every tool result against
-// the tool's outputSchema, so a wrong structuredContent fails here. Prints one PASS or FAIL line and
+// the tool's outputSchema, so a wrong structuredContent fails here. With PROTOCOL_VERSION the client
+// offers that version in initialize instead of the SDK's latest (to check the older versions, which
+// have no outputSchema and no structuredContent). Prints one PASS or FAIL line and
 // exits non-zero on failure.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -34,12 +36,12 @@ const EXPECTED_TOOLS = [
 ];
 
 // The tool's JSON from content[0].text, cross-checked with structuredContent when present.
-function resultJson(result) {
+function resultJson(result, structured) {
   assert.ok(!result.isError, `tool reported an error: ${JSON.stringify(result)}`);
   assert.equal(result.content.length, 1);
   assert.equal(result.content[0].type, "text");
   const value = JSON.parse(result.content[0].text);
-  if (Array.isArray(value)) {
+  if (Array.isArray(value) || !structured) {
     assert.equal(result.structuredContent, undefined, "no structuredContent for arrays");
   } else {
     assert.deepEqual(result.structuredContent, value, "structuredContent equals the text");
@@ -47,8 +49,17 @@ function resultJson(result) {
   return value;
 }
 
-async function run(binary, db) {
+async function run(binary, db, offer) {
   const transport = new StdioClientTransport({ command: binary, args: ["--db", db], stderr: "inherit" });
+  if (offer) {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      if (message.method === "initialize") {
+        message = { ...message, params: { ...message.params, protocolVersion: offer } };
+      }
+      return send(message, options);
+    };
+  }
   const client = new Client({ name: "timeline-interop", version: "1.0.0" });
   // Record what the client sends so the negotiated version can be printed.
   let negotiated = "unknown";
@@ -63,10 +74,14 @@ async function run(binary, db) {
     assert.equal(server.name, "timeline");
     assert.ok(client.getServerCapabilities().tools, "tools capability");
 
+    if (offer) assert.equal(negotiated, offer);
+    const structured = negotiated >= "2025-06-18";
+
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name), EXPECTED_TOOLS);
+    assert.equal(tools.filter((t) => t.outputSchema).length, structured ? 12 : 0, "outputSchema by version");
 
-    const call = async (name, args) => resultJson(await client.callTool({ name, arguments: args }));
+    const call = async (name, args) => resultJson(await client.callTool({ name, arguments: args }), structured);
 
     const created = await call("timeline_create", {});
     assert.deepEqual(created, { timeline_id: "tl0" });
@@ -105,7 +120,7 @@ async function run(binary, db) {
   }
 }
 
-const [binary, db] = process.argv.slice(2);
+const [binary, db, offer] = process.argv.slice(2);
 
 // The installed SDK's version, from the package.json above its entry point (it exports no ./package.json).
 function sdkVersion() {
@@ -122,7 +137,7 @@ function sdkVersion() {
 }
 const sdk = `@modelcontextprotocol/sdk ${sdkVersion()}`;
 try {
-  const negotiated = await run(binary, db);
+  const negotiated = await run(binary, db, offer);
   console.log(`PASS: typescript interop (${sdk}, protocol ${negotiated})`);
 } catch (e) {
   console.error(e);

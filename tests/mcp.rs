@@ -477,6 +477,18 @@ fn unknown_methods_are_32601_and_unknown_notifications_are_ignored() {
             ),
         );
     }
+    // A long method name is cut in the answer.
+    server.ask(
+        &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"{}"}}"#, "m".repeat(100_000)),
+        &error(
+            "2",
+            -32601,
+            &format!(
+                "Method not found: {}... (this server offers initialize, ping, tools/list and tools/call)",
+                "m".repeat(60)
+            ),
+        ),
+    );
     server.send(r#"{"jsonrpc":"2.0","method":"notifications/whatever","params":{"a":1}}"#);
     server.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#);
     server.assert_silent();

@@ -120,7 +120,8 @@ impl Session {
                 match method.as_str() {
                     "notifications/initialized" | "notifications/cancelled" => {}
                     other => log(&format!(
-                        "ignored the notification {other}: notifications get no answer and never run a tool"
+                        "ignored the notification {}: notifications get no answer and never run a tool",
+                        shorten(other)
                     )),
                 }
                 None
@@ -153,7 +154,8 @@ impl Session {
             other => Err(RpcError::new(
                 rpc::METHOD_NOT_FOUND,
                 format!(
-                    "Method not found: {other} (this server offers initialize, ping, tools/list and tools/call)"
+                    "Method not found: {} (this server offers initialize, ping, tools/list and tools/call)",
+                    shorten(other)
                 ),
             )),
         }
@@ -296,7 +298,7 @@ fn key_text(value: Option<Value>, place: &str) -> Result<Option<String>, RpcErro
     }
 }
 
-/// A caller-supplied name cut for an error message.
+/// A caller-supplied name cut for an error message or log line (a line may be 8 MiB long).
 fn shorten(name: &str) -> String {
     if name.chars().count() > 60 {
         format!("{}...", name.chars().take(60).collect::<String>())

@@ -1203,3 +1203,192 @@ fn mangled_messages_never_stop_the_server() {
     // The database is still a valid database.
     assert_eq!(db.tl(&["branches"]).code, 0);
 }
+
+// ---- G7: the same operations through tl and tl-mcp give the same JSON ----
+
+#[test]
+fn cli_and_mcp_give_the_same_results_under_mapped_names() {
+    let steps: &[(&[&str], &str, &str)] = &[
+        (&["create"], "timeline_create", "{}"),
+        (
+            &[
+                "append",
+                "--role",
+                "user",
+                "--text",
+                "plan it",
+                "--tokens",
+                "10",
+                "--intent-tag",
+                "plan",
+                "--intent-note",
+                "first",
+            ],
+            "timeline_append",
+            r#"{"role":"user","text":"plan it","tokens":10,"intent":{"tag":"plan","note":"first"}}"#,
+        ),
+        (
+            &[
+                "append",
+                "--role",
+                "assistant",
+                "--text",
+                "ok, here is a plan",
+            ],
+            "timeline_append",
+            r#"{"role":"assistant","text":"ok, here is a plan"}"#,
+        ),
+        (
+            &[
+                "summarize",
+                "--from",
+                "n1",
+                "--to",
+                "n2",
+                "--summary",
+                "a plan",
+                "--tokens",
+                "3",
+                "--intent-tag",
+                "sum",
+            ],
+            "timeline_summarize",
+            r#"{"from":"n1","to":"n2","summary":"a plan","tokens":3,"intent":{"tag":"sum"}}"#,
+        ),
+        (
+            &[
+                "summarize",
+                "--from",
+                "n1",
+                "--to",
+                "n2",
+                "--summary",
+                "a better plan",
+                "--supersede",
+                "n3",
+            ],
+            "timeline_summarize",
+            r#"{"from":"n1","to":"n2","summary":"a better plan","supersede":"n3"}"#,
+        ),
+        (
+            &[
+                "summarize",
+                "--from",
+                "n1",
+                "--to",
+                "n2",
+                "--summary",
+                "built on v1",
+                "--derived-from",
+                "n3",
+            ],
+            "timeline_summarize",
+            r#"{"from":"n1","to":"n2","summary":"built on v1","derived_from":["n3"]}"#,
+        ),
+        (
+            &["fork", "--node", "n2", "--name", "side"],
+            "timeline_fork",
+            r#"{"node":"n2","name":"side"}"#,
+        ),
+        (
+            &["budget", "--node", "n2", "--max", "50"],
+            "timeline_context_budget",
+            r#"{"node":"n2","max_tokens":50}"#,
+        ),
+        (
+            &["budget", "--node", "n2", "--max", "0"],
+            "timeline_context_budget",
+            r#"{"node":"n2","max_tokens":0}"#,
+        ),
+        (&["pin", "--node", "n1"], "timeline_pin", r#"{"node":"n1"}"#),
+        (
+            &["unpin", "--node", "n1"],
+            "timeline_unpin",
+            r#"{"node":"n1"}"#,
+        ),
+        (
+            &["archive-check", "--name", "side"],
+            "timeline_archive_check",
+            r#"{"branch":"side"}"#,
+        ),
+        (
+            &["switch", "--name", "side"],
+            "timeline_switch",
+            r#"{"name":"side"}"#,
+        ),
+        (
+            &["drop-branch", "--name", "main"],
+            "timeline_drop_branch",
+            r#"{"name":"main"}"#,
+        ),
+        (
+            &["archive-branch", "--name", "side"],
+            "timeline_archive_branch",
+            r#"{"branch":"side"}"#,
+        ),
+        (
+            &["node", "--node", "n4"],
+            "timeline_node",
+            r#"{"node":"n4"}"#,
+        ),
+        (
+            &["node", "--node", "n5"],
+            "timeline_node",
+            r#"{"node":"n5"}"#,
+        ),
+        (
+            &["context", "--node", "n2"],
+            "timeline_context",
+            r#"{"node":"n2"}"#,
+        ),
+        (&["branches"], "timeline_branches", "{}"),
+        (
+            &["fork", "--node", "n9", "--name", "x"],
+            "timeline_fork",
+            r#"{"node":"n9","name":"x"}"#,
+        ),
+    ];
+    let mut cli = Db::new();
+    cli.env("TIMELINE_NOW", "1700000000");
+    let mut mcp_db = Db::new();
+    mcp_db.env("TIMELINE_NOW", "1700000000");
+    let mut server = Server::init(&mcp_db, "2025-11-25");
+    for (i, (argv, tool, args)) in steps.iter().enumerate() {
+        let run = cli.tl(argv);
+        let mut arguments: Value = serde_json::from_str(args).unwrap();
+        if *tool != "timeline_create" {
+            arguments["timeline_id"] = json!("tl0");
+        }
+        let answer = server.ask_json(&format!(
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+        ));
+        if run.code == 0 {
+            assert_eq!(
+                answer["result"]["content"][0]["text"].as_str(),
+                Some(run.stdout.trim_end()),
+                "{argv:?}: {answer}"
+            );
+        } else {
+            let expected: Value = serde_json::from_str(&run.stderr).unwrap();
+            assert_eq!(
+                answer["error"]["message"], expected["error"],
+                "{argv:?}: {answer}"
+            );
+            assert_eq!(
+                answer["error"].get("data"),
+                expected.get("data"),
+                "{argv:?}: {answer}"
+            );
+            assert_eq!(
+                answer["error"]["code"],
+                if run.code == 2 { -32602 } else { -32000 }
+            );
+        }
+    }
+    drop(server);
+    // Both databases hold the same timeline.
+    assert_eq!(
+        cli.tl(&["export", "--format", "ascii"]).stdout,
+        mcp_db.tl(&["export", "--format", "ascii"]).stdout
+    );
+}

@@ -1028,6 +1028,20 @@ fn the_database_comes_from_timeline_db_when_db_is_not_given() {
     );
     drop(server);
     assert!(other.exists());
+    // Without both, .timeline.json in the home directory.
+    let home = db.dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let mut cmd = db.command(TL_MCP);
+    cmd.env_remove("TIMELINE_DB")
+        .env("HOME", &home)
+        .env("USERPROFILE", &home);
+    let mut server = Server::spawn(cmd);
+    assert_eq!(
+        server.call(1, "timeline_create", "{}"),
+        tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
+    );
+    drop(server);
+    assert!(home.join(".timeline.json").exists());
 }
 
 #[test]

@@ -631,7 +631,7 @@ fn make_eligible(db: &mut Database, name: &str, unique: &mut u64) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     /// Random trees with pins, summaries and budgets, then random archival: the watermark rules hold
     /// after every step, budgets are stable, original text is always retrievable, contexts never change

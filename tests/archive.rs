@@ -682,3 +682,39 @@ fn s5_derived_fields_are_rebuilt_on_load_in_both_zones() {
         good["timelines"][0]["nodes"].as_array().unwrap().as_slice()
     );
 }
+
+#[test]
+fn w1_a_file_whose_watermark_covers_a_bare_message_is_refused() {
+    let db = db();
+    db.append("user", "a", 10);
+    db.append("assistant", "b", 10);
+    db.tl(&[
+        "summarize",
+        "--from",
+        "n1",
+        "--to",
+        "n1",
+        "--summary",
+        "a",
+        "--tokens",
+        "1",
+    ])
+    .ok(r#"{"node":"n3"}"#);
+    assert_eq!(watermark(&db, "main"), "n1");
+    // Hand-edit the watermark past the covered prefix: n2 is bare.
+    let mut f = file(&db);
+    f["timelines"][0]["branches"][0]["watermark"] = json!("n2");
+    let tampered = serde_json::to_vec_pretty(&f).unwrap();
+    std::fs::write(&db.path, &tampered).unwrap();
+    let run = db.tl(&["context", "--node", "n2"]);
+    assert_eq!((run.code, run.stdout.as_str()), (3, ""), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            r#"the watermark of branch \"main\" (n2) covers n2, which is neither pinned nor summarised"#
+        ),
+        "{run:?}"
+    );
+    // Nothing overwrites the file.
+    assert_eq!(db.tl(&["append", "--role", "user", "--text", "c"]).code, 3);
+    assert_eq!(db.bytes(), tampered);
+}

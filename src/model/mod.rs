@@ -736,6 +736,23 @@ fn load_timeline(tf: TimelineFile) -> Result<Timeline> {
                 format!("the watermark of branch {:?} is not on its path", b.name),
             ));
         }
+        // W1: everything up to the watermark is covered; a watermark over a bare message would let
+        // unpin and archival rely on coverage that does not exist.
+        if let Some(bare) = timeline
+            .path(b.watermark)
+            .into_iter()
+            .find(|&n| !timeline.is_covered(n))
+        {
+            return Err(bad(
+                &name,
+                format!(
+                    "the watermark of branch {:?} ({}) covers {}, which is neither pinned nor summarised",
+                    b.name,
+                    node_id(b.watermark),
+                    node_id(bare)
+                ),
+            ));
+        }
         if timeline.nodes[b.head as usize].cold {
             return Err(bad(
                 &name,

@@ -897,3 +897,27 @@ fn m5_intent_tags_in_budgets_and_notes_never() {
         json!({"tag":"digest","note":"hidden note"})
     );
 }
+
+#[test]
+fn b1_a_placeholder_on_the_path_is_listed_in_summaries_created() {
+    let db = counterexample();
+    db.tl(&["budget", "--node", "n4", "--max", "65"])
+        .ok(COUNTEREXAMPLE_AT_65);
+    let p6 = r#"{"node":"n6","role":"summary","text":"[placeholder] 1 message(s) n3..n3 (1000 tokens) omitted to fit the budget; read them with `tl context --node n3`","tokens":32}"#;
+    // The placeholder as the target: it is a placeholder used in the result.
+    db.tl(&["budget", "--node", "n6", "--max", "1033"]).ok(&format!(
+        r#"{{"messages":[{{"node":"n1","role":"user","text":"long question","tokens":1000}},{{"node":"n2","role":"assistant","text":"key fact","tokens":1}},{p6}],"total_tokens":1033,"summaries_created":["n6"]}}"#
+    ));
+    // A branch forked from it carries it on its path.
+    db.tl(&["fork", "--node", "n6", "--name", "short"])
+        .ok(r#"{"branch":"short","head":"n6"}"#);
+    db.tl(&["switch", "--name", "short"])
+        .ok(r#"{"current_branch":"short"}"#);
+    db.append("user", "next", 5);
+    db.tl(&["budget", "--node", "n7", "--max", "70"]).ok(concat!(
+        r#"{"messages":[{"node":"n5","role":"summary","text":"[placeholder] 1 message(s) n1..n1 (1000 tokens) omitted to fit the budget; read them with `tl context --node n1`","tokens":32},"#,
+        r#"{"node":"n2","role":"assistant","text":"key fact","tokens":1},"#,
+        r#"{"node":"n6","role":"summary","text":"[placeholder] 1 message(s) n3..n3 (1000 tokens) omitted to fit the budget; read them with `tl context --node n3`","tokens":32},"#,
+        r#"{"node":"n7","role":"user","text":"next","tokens":5}],"total_tokens":70,"summaries_created":["n5","n6"]}"#
+    ));
+}

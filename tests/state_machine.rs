@@ -64,6 +64,11 @@ enum Action {
         node: usize,
         max: u64,
     },
+    /// A budget of the path's total tokens minus `below`.
+    BudgetBelowPath {
+        node: usize,
+        below: u64,
+    },
     ArchiveCheck {
         name: usize,
     },
@@ -168,6 +173,9 @@ fn action() -> impl Strategy<Value = Action> {
             prop_oneof![0u64..80, 0u64..400, Just(u64::MAX)],
         )
             .prop_map(|(node, max)| Action::Budget { node, max }),
+        // Budgets just below the whole path's tokens, where every "does it still fit" decision of the
+        // planner meets its boundary.
+        4 => (any::<usize>(), 0u64..100).prop_map(|(node, below)| Action::BudgetBelowPath { node, below }),
         2 => (0..NAMES.len()).prop_map(|name| Action::ArchiveCheck { name }),
         4 => (0..NAMES.len()).prop_map(|name| Action::ArchiveBranch { name }),
         4 => (0..NAMES.len()).prop_map(|name| Action::CoverBranch { name }),
@@ -284,6 +292,13 @@ fn request(db: &Database, action: &Action) -> (&'static str, Map<String, Value>)
         Action::Budget { node, max } => {
             args.insert("node".into(), json!(node_id(pick(*node))));
             args.insert("max_tokens".into(), json!(max));
+            "context_budget"
+        }
+        Action::BudgetBelowPath { node, below } => {
+            let target = pick(*node);
+            let whole = timeline.map_or(0, |t| t.derived.prefix_tokens[target as usize]);
+            args.insert("node".into(), json!(node_id(target)));
+            args.insert("max_tokens".into(), json!(whole.saturating_sub(*below)));
             "context_budget"
         }
         Action::ArchiveCheck { name } => {

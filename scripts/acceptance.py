@@ -103,7 +103,11 @@ def substitute(value, tmpdir, version):
     if isinstance(value, str):
         if value.startswith("{{file:") and value.endswith("}}"):
             return load_json(ROOT / value[len("{{file:"):-2])
-        return value.replace("{{dir}}", str(tmpdir)).replace("{{crate_version}}", version)
+        return (
+            value.replace("{{dir}}", str(tmpdir))
+            .replace("{{sep}}", os.sep)
+            .replace("{{crate_version}}", version)
+        )
     if isinstance(value, list):
         return [substitute(v, tmpdir, version) for v in value]
     if isinstance(value, dict):

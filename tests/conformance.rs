@@ -105,7 +105,7 @@ fn load_cases() -> Vec<Case> {
         .collect()
 }
 
-/// Replace `{{dir}}` and `{{crate_version}}` inside strings, and a whole string `{{file:PATH}}` by the
+/// Replace `{{dir}}`, `{{sep}}` (the path separator) and `{{crate_version}}` inside strings, and a whole string `{{file:PATH}}` by the
 /// JSON content of that repository file.
 fn substitute(value: &Value, dir: &Path) -> Value {
     match value {
@@ -120,6 +120,7 @@ fn substitute(value: &Value, dir: &Path) -> Value {
             }
             Value::String(
                 s.replace("{{dir}}", &dir.display().to_string())
+                    .replace("{{sep}}", std::path::MAIN_SEPARATOR_STR)
                     .replace("{{crate_version}}", env!("CARGO_PKG_VERSION")),
             )
         }

@@ -5,8 +5,8 @@
 //!    (arguments validated by `spec::validate` first, a failed operation discarded as the store does).
 //!    After every step: budget layouts keep B3–B5, nothing already written ever changes (B6, A3: only the
 //!    zone of archived nodes), archival neither loses nor duplicates a node nor changes any context, the
-//!    snapshot round-trips through `store::encode`/`decode`, and every snapshot validates against
-//!    `generated/schema/database.json`.
+//!    snapshot round-trips through `store::encode`/`decode`, every snapshot validates against
+//!    `generated/schema/database.json`, and the audit only grows (U1, U2).
 //! 2. `idempotent_replays_write_nothing`: sequences with idempotency keys through `service::execute` on a
 //!    temporary file: a replay returns the first result and leaves the file's bytes unchanged (I1), a
 //!    failure writes nothing and does not consume its key (I2, B4).
@@ -551,8 +551,9 @@ fn apply(db: &mut Database, action: &Action, step: usize) -> Result<(), TestCase
             &mut next,
             op_name,
             &valid,
+            // A clock that jumps back and forth: audit timestamps must still never decrease (U2).
             &Ctx {
-                now: 1000 + step as u64,
+                now: 1000 + (step as u64 * 7919) % 100,
             },
         ) {
             Err(e) => {
@@ -578,6 +579,15 @@ fn apply(db: &mut Database, action: &Action, step: usize) -> Result<(), TestCase
                         );
                     }
                 }
+                // U1/U2: the audit only grows, old entries are never rewritten, time never goes back.
+                prop_assert!(
+                    next.audit.starts_with(&db.audit),
+                    "an audit entry was rewritten"
+                );
+                prop_assert!(
+                    next.audit.windows(2).all(|w| w[0].ts <= w[1].ts),
+                    "audit timestamps decrease"
+                );
                 match op_name {
                     "context_budget" => check_budget(db, &next, &args, &result)?,
                     "archive_branch" => check_archive(&mut db.clone(), &mut next.clone(), &result)?,

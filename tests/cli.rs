@@ -107,7 +107,7 @@ fn branch_rules() {
     );
     db.tl(&["fork", "--node", "n7", "--name", "x"]).err(
         1,
-        r#"{"error":"node not found: n7 does not exist in timeline tl0 (it has n1..n0); list branches with `tl branches`"}"#,
+        r#"{"error":"node not found: n7 does not exist in timeline tl0 (it has no messages yet); add one with `tl append`"}"#,
     );
 }
 

@@ -19,13 +19,7 @@ fn tools() -> &'static Value {
 
 /// The newest protocol version the server speaks; also what it follows before `initialize`.
 pub fn latest_version() -> &'static str {
-    spec()
-        .constants
-        .mcp_protocol_versions
-        .iter()
-        .max()
-        .map(String::as_str)
-        .unwrap_or("2025-11-25")
+    spec().latest_protocol_version()
 }
 
 pub struct Session {

@@ -230,11 +230,16 @@ impl Timeline {
                 "invalid argument: n0 is the root of {} and not a message; use a node ID returned by append or summarize",
                 self.id_str()
             ))),
+            None if self.nodes.len() == 1 => Err(Error::not_found(format!(
+                "node not found: {} does not exist in timeline {} (it has no messages yet); add one with `tl append`",
+                node_id(n),
+                self.id_str()
+            ))),
             None => Err(Error::not_found(format!(
                 "node not found: {} does not exist in timeline {} (it has n1..n{}); list branches with `tl branches`",
                 node_id(n),
                 self.id_str(),
-                self.nodes.len().saturating_sub(1)
+                self.nodes.len() - 1
             ))),
         }
     }

@@ -319,6 +319,11 @@ impl Spec {
         {
             problems.push("mcp_structured_content_from must be a supported version".into());
         }
+        if !c.mcp_protocol_versions.is_sorted() {
+            problems.push(
+                "mcp_protocol_versions must be listed oldest first (the last is the latest)".into(),
+            );
+        }
         problems
     }
 

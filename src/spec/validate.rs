@@ -210,7 +210,8 @@ fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<
             Value::Number(n) if n.is_i64() => {
                 fail(format!("must be a non-negative integer, got {n}"))
             }
-            Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0 && f > 0.0) => {
+            // Only a number of 2^64 or more is too large; a float such as 5.0 is not an integer.
+            Value::Number(n) if n.as_f64().is_some_and(|f| f >= u64::MAX as f64) => {
                 fail(format!("is larger than the maximum {}", u64::MAX))
             }
             Value::Number(n) => fail(format!("must be a non-negative integer, got {n}")),

@@ -1,0 +1,50 @@
+//! Regression tests for bugs found in the code review, through the real binaries with exact output.
+
+mod common;
+
+use common::{Db, TL_MCP};
+use std::io::Write;
+use std::process::Stdio;
+
+/// Run `tl-mcp --db <db>` with `lines` on standard input (one message each) and return its stdout.
+fn mcp(db: &Db, lines: &[&str]) -> String {
+    let mut cmd = db.command(TL_MCP);
+    cmd.arg("--db")
+        .arg(&db.path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(input, "{line}").unwrap();
+    }
+    drop(input);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// A whole-number float such as 100.0 is not "larger than the maximum"; only floats of 2^64 and
+/// more are (G6: tokens and budgets are non-negative integers).
+#[test]
+fn g6_a_float_token_count_is_refused_as_not_an_integer_not_as_too_large() {
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    let out = mcp(
+        &db,
+        &[
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"x","tokens":5.0}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"x","tokens":1e30}}}"#,
+        ],
+    );
+    assert_eq!(
+        out,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid argument tokens: must be a non-negative integer, got 5.0"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"invalid argument tokens: is larger than the maximum 18446744073709551615"}}"#,
+            "\n",
+        )
+    );
+}

@@ -48,3 +48,24 @@ fn g6_a_float_token_count_is_refused_as_not_an_integer_not_as_too_large() {
         )
     );
 }
+
+/// A decimal number with leading zeros is still a non-negative integer on the command line (G6);
+/// it was refused with "must be a non-negative integer, got \"007\"".
+#[test]
+fn g6_cli_numbers_may_have_leading_zeros() {
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    db.tl(&["append", "--role", "user", "--text", "x", "--tokens", "007"])
+        .ok(r#"{"node":"n1"}"#);
+    db.tl(&["append", "--role", "user", "--text", "y", "--tokens", "00"])
+        .ok(r#"{"node":"n2"}"#);
+    db.tl(&["budget", "--node", "n2", "--max", "0007"]).ok(
+        r#"{"messages":[{"node":"n1","role":"user","text":"x","tokens":7},{"node":"n2","role":"user","text":"y","tokens":0}],"total_tokens":7,"summaries_created":[]}"#,
+    );
+    // Still a 64-bit number: leading zeros do not hide an overflow.
+    db.tl(&["budget", "--node", "n2", "--max", "018446744073709551616"])
+        .err(
+            2,
+            r#"{"error":"invalid argument --max: is larger than the maximum 18446744073709551615"}"#,
+        );
+}

@@ -152,8 +152,11 @@ fn collect_params(
         let Some(raw) = raw else { continue };
         let value = match def.kind {
             TypeKind::Uint if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) => {
-                // Parsed as JSON so that an out-of-range number meets the same check as over MCP.
-                serde_json::from_str(&raw).unwrap_or(Value::String(raw))
+                // Parsed as JSON so that an out-of-range number meets the same check as over MCP;
+                // leading zeros (007) are fine on a command line but not in JSON, so drop them first.
+                let digits = raw.trim_start_matches('0');
+                let digits = if digits.is_empty() { "0" } else { digits };
+                serde_json::from_str(digits).unwrap_or(Value::String(raw))
             }
             TypeKind::List => Value::Array(
                 raw.split(',')

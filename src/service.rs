@@ -43,7 +43,13 @@ pub fn now() -> u64 {
 
 /// The database path: `--db` > a non-empty `TIMELINE_DB` > `.timeline.json` in the home directory.
 pub fn resolve_db_path(flag: Option<OsString>) -> Result<PathBuf> {
-    if let Some(path) = flag.filter(|p| !p.is_empty()) {
+    if let Some(path) = flag {
+        // An empty --db is a mistake (often an unset shell variable), never a request for the default.
+        if path.is_empty() {
+            return Err(Error::invalid(
+                "invalid argument --db: must not be empty; pass the path of the database file, or leave --db out to use TIMELINE_DB or .timeline.json in your home directory",
+            ));
+        }
         return Ok(PathBuf::from(path));
     }
     if let Some(path) = std::env::var_os("TIMELINE_DB").filter(|p| !p.is_empty()) {

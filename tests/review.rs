@@ -69,3 +69,37 @@ fn g6_cli_numbers_may_have_leading_zeros() {
             r#"{"error":"invalid argument --max: is larger than the maximum 18446744073709551615"}"#,
         );
 }
+
+/// G4: an empty `--db` (say `--db "$DB"` with DB unset) is an error, as it is for tl-mcp; it used to
+/// fall back silently to TIMELINE_DB or ~/.timeline.json and write there.
+#[test]
+fn g4_an_empty_db_flag_is_refused_not_replaced_by_the_home_database() {
+    let db = Db::new();
+    let home = db.dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let run = |args: &[&str]| {
+        let output = db
+            .command(common::TL)
+            .env("HOME", &home)
+            .env("USERPROFILE", &home)
+            .env("TIMELINE_DB", db.dir.path().join("env.json"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+    let refused = (
+        Some(2),
+        String::new(),
+        "{\"error\":\"invalid argument --db: must not be empty; pass the path of the database file, or leave --db out to use TIMELINE_DB or .timeline.json in your home directory\"}\n".to_string(),
+    );
+    assert_eq!(run(&["--db", "", "create"]), refused);
+    assert_eq!(run(&["create", "--db="]), refused);
+    assert!(!home.join(".timeline.json").exists());
+    assert!(!db.dir.path().join("env.json").exists());
+}

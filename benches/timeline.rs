@@ -222,6 +222,28 @@ fn median(iterations: usize, warmup: usize, mut f: impl FnMut()) -> Duration {
     times[times.len() / 2]
 }
 
+/// Like `median`, but `setup` (untimed) makes the input each timed run consumes.
+fn median_setup<T>(
+    iterations: usize,
+    warmup: usize,
+    mut setup: impl FnMut() -> T,
+    mut f: impl FnMut(T),
+) -> Duration {
+    for _ in 0..warmup {
+        f(setup());
+    }
+    let mut times: Vec<Duration> = (0..iterations.max(1))
+        .map(|_| {
+            let input = setup();
+            let start = Instant::now();
+            f(input);
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
 fn execute(db: &Path, op: &str, values: Value) -> Output {
     let operation = spec().operation(op).expect("known operation");
     let Value::Object(args) = values else {
@@ -478,21 +500,38 @@ fn bench_size(
         );
     }
 
-    // One append split into the phases FileStore::write goes through.
+    // One append split into the phases FileStore::write goes through. The fixture and its clones are
+    // dropped first so that only one copy of the database is alive, as in a real `tl` process.
+    drop(db);
+    drop(fixture);
+    bench_phases(&db_path, &size, iters, warmup, dir, phases);
+}
+
+/// The phases of one append through `FileStore::write` on the file at `db_path`.
+fn bench_phases(
+    db_path: &Path,
+    size: &str,
+    iters: usize,
+    warmup: usize,
+    dir: &Path,
+    phases: &mut Vec<Row>,
+) {
+    let bytes = fs::read(db_path).unwrap();
+    let file = bytes.len() as u64;
     let mut phase = |operation, median| {
         phases.push(Row {
             operation,
-            size: size.clone(),
+            size: size.to_string(),
             median,
             iterations: iters,
             file,
         })
     };
-    let bytes = fs::read(&db_path).unwrap();
+    let version = spec().constants.format_version;
     phase(
         "read the file",
         median(iters, warmup, || {
-            std::hint::black_box(fs::read(&db_path).unwrap());
+            std::hint::black_box(fs::read(db_path).unwrap());
         }),
     );
     phase(
@@ -501,40 +540,35 @@ fn bench_size(
             std::hint::black_box(serde_json::from_slice::<Value>(&bytes).unwrap());
         }),
     );
-    let value: Value = serde_json::from_slice(&bytes).unwrap();
     phase(
         "  Value -> DatabaseFile",
-        median(iters, warmup, || {
-            std::hint::black_box(serde_json::from_value::<DatabaseFile>(value.clone()).unwrap());
-        }),
+        median_setup(
+            iters,
+            warmup,
+            || serde_json::from_slice::<Value>(&bytes).unwrap(),
+            |value| {
+                std::hint::black_box(serde_json::from_value::<DatabaseFile>(value).unwrap());
+            },
+        ),
     );
-    phase(
-        "  (clone of the Value, included above)",
-        median(iters, warmup, || {
-            std::hint::black_box(value.clone());
-        }),
-    );
-    let parsed: DatabaseFile = serde_json::from_value(value.clone()).unwrap();
-    let version = spec().constants.format_version;
     phase(
         "  DatabaseFile -> Database (rebuild, checks)",
-        median(iters, warmup, || {
-            std::hint::black_box(Database::from_file(parsed.clone(), version).unwrap());
-        }),
+        median_setup(
+            iters,
+            warmup,
+            || serde_json::from_slice::<DatabaseFile>(&bytes).unwrap(),
+            |parsed| {
+                std::hint::black_box(Database::from_file(parsed, version).unwrap());
+            },
+        ),
     );
     phase(
-        "  (clone of the DatabaseFile, included above)",
-        median(iters, warmup, || {
-            std::hint::black_box(parsed.clone());
-        }),
-    );
-    let loaded = store::decode(&bytes).unwrap();
-    phase(
-        "decode (all of the above) = load",
+        "store::decode (all of the above) = load",
         median(iters, warmup, || {
             std::hint::black_box(store::decode(&bytes).unwrap());
         }),
     );
+    let loaded = store::decode(&bytes).unwrap();
     let mut db = loaded.clone();
     phase(
         "run append (in memory)",
@@ -546,26 +580,35 @@ fn bench_size(
             );
         }),
     );
+    drop(db);
     phase(
-        "  Database::to_file (clone into file structs)",
+        "  Database::to_file (copy into file structs)",
         median(iters, warmup, || {
             std::hint::black_box(loaded.to_file(version));
         }),
     );
     phase(
-        "encode (to_file + pretty JSON)",
+        "store::encode (to_file + pretty JSON)",
         median(iters, warmup, || {
             std::hint::black_box(store::encode(&loaded));
         }),
     );
     let encoded = store::encode(&loaded);
+    drop(loaded);
     phase(
-        "decode again (validation of the new snapshot)",
+        "validation, old: store::decode again",
         median(iters, warmup, || {
             std::hint::black_box(store::decode(&encoded).unwrap());
         }),
     );
-    let scratch = dir.join(format!("scratch-{messages}.json"));
+    phase(
+        "validation, new: parse to DatabaseFile + from_file",
+        median(iters, warmup, || {
+            let file = serde_json::from_slice::<DatabaseFile>(&encoded).unwrap();
+            std::hint::black_box(Database::from_file(file, version).unwrap());
+        }),
+    );
+    let scratch = dir.join(format!("scratch-{size}.json"));
     phase(
         "write + fsync one copy (snapshot or backup)",
         median(iters, warmup, || write_file(&scratch, &encoded)),
@@ -598,7 +641,12 @@ struct TempDir(PathBuf);
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
+        // TIMELINE_BENCH_KEEP=1 keeps the databases, e.g. to profile `tl` on them with perf.
+        if std::env::var("TIMELINE_BENCH_KEEP").is_ok_and(|v| !v.is_empty() && v != "0") {
+            eprintln!("kept the benchmark databases in {}", self.0.display());
+        } else {
+            let _ = fs::remove_dir_all(&self.0);
+        }
     }
 }
 

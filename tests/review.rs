@@ -103,3 +103,30 @@ fn g4_an_empty_db_flag_is_refused_not_replaced_by_the_home_database() {
     assert!(!home.join(".timeline.json").exists());
     assert!(!db.dir.path().join("env.json").exists());
 }
+
+/// `tl-mcp --db=` (an empty value) gets the same message as `tl-mcp --db ""`, not "unknown argument".
+#[test]
+fn g4_tl_mcp_empty_db_equals_form_says_the_value_is_missing() {
+    let db = Db::new();
+    for args in [&["--db="][..], &["--db", ""][..]] {
+        let output = db
+            .command(TL_MCP)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            (
+                output.status.code(),
+                String::from_utf8(output.stdout).unwrap(),
+                String::from_utf8(output.stderr).unwrap()
+            ),
+            (
+                Some(2),
+                String::new(),
+                "tl-mcp: --db needs a value: the path of the database file\nUsage: tl-mcp [--db PATH]; run tl-mcp --help for more.\n".to_string()
+            ),
+            "{args:?}"
+        );
+    }
+}

@@ -39,17 +39,11 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Command, S
                 Some(path) if !path.is_empty() => db = Some(path),
                 _ => return Err("--db needs a value: the path of the database file".into()),
             },
-            _ => {
-                if let Some(path) = arg
-                    .to_str()
-                    .and_then(|s| s.strip_prefix("--db="))
-                    .filter(|p| !p.is_empty())
-                {
-                    db = Some(OsString::from(path));
-                } else {
-                    return Err(format!("unknown argument {text}"));
-                }
-            }
+            _ => match arg.to_str().and_then(|s| s.strip_prefix("--db=")) {
+                Some("") => return Err("--db needs a value: the path of the database file".into()),
+                Some(path) => db = Some(OsString::from(path)),
+                None => return Err(format!("unknown argument {text}")),
+            },
         }
     }
     Ok(Command::Serve { db })

@@ -8,20 +8,9 @@ use serde_json::{Value, json};
 
 const NOW: &str = "1700000000";
 
-fn db() -> Db {
-    let mut db = Db::new();
-    db.env("TIMELINE_NOW", NOW);
-    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    db
-}
-
-fn file(db: &Db) -> Value {
-    serde_json::from_slice(&db.bytes()).unwrap()
-}
-
 /// The persisted watermark of a branch, read from the database file.
 fn watermark(db: &Db, branch: &str) -> String {
-    let f = file(db);
+    let f = db.value();
     let branches = f["timelines"][0]["branches"].as_array().unwrap().clone();
     let b = branches
         .iter()
@@ -32,7 +21,7 @@ fn watermark(db: &Db, branch: &str) -> String {
 
 /// Node IDs of one zone ("nodes" = hot, "cold") in the file.
 fn zone(db: &Db, zone: &str) -> Vec<String> {
-    file(db)["timelines"][0][zone]
+    db.value()["timelines"][0][zone]
         .as_array()
         .map(|a| {
             a.iter()
@@ -52,7 +41,7 @@ fn unpin_refused(node: &str, branch: &str) -> String {
 
 #[test]
 fn w1_the_watermark_advances_only_after_a_creation_and_only_over_complete_coverage() {
-    let db = db();
+    let db = Db::created_at(NOW);
     db.append("user", "a", 100);
     db.append("assistant", "b", 100);
     db.append("user", "c", 100);
@@ -119,7 +108,7 @@ fn w1_the_watermark_advances_only_after_a_creation_and_only_over_complete_covera
 
 #[test]
 fn w1_a_fork_starts_at_n0_and_every_branch_advances_on_any_creation() {
-    let db = db();
+    let db = Db::created_at(NOW);
     db.append("user", "a", 10);
     db.append("assistant", "b", 10);
     db.tl(&[
@@ -177,7 +166,7 @@ fn w1_a_fork_starts_at_n0_and_every_branch_advances_on_any_creation() {
 
 #[test]
 fn w2_unpin_is_allowed_outside_the_watermark_and_where_a_summary_covers() {
-    let db = db();
+    let db = Db::created_at(NOW);
     db.append("user", "a", 10);
     db.append("assistant", "b", 10);
     db.append("user", "c", 10);
@@ -221,7 +210,7 @@ fn w2_unpin_is_allowed_outside_the_watermark_and_where_a_summary_covers() {
 /// main: n1 → n2; a (forked at n2): n3 → n4; b (forked at n3): n5. main is current. Every message
 /// has `tokens` tokens.
 fn branches_of(tokens: u64) -> Db {
-    let db = db();
+    let db = Db::created_at(NOW);
     db.append("user", "m1", tokens);
     db.append("assistant", "m2", tokens);
     db.tl(&["fork", "--node", "n2", "--name", "a"])
@@ -425,7 +414,7 @@ fn a2_archival_moves_exactly_the_branch_own_raw_nodes_once() {
     assert_eq!(zone(&db, "nodes"), ["n1", "n2", "n6", "n7", "n8"]);
     db.tl(&["branches"])
         .ok(r#"[{"name":"main","head":"n2","current":true}]"#);
-    let audit: Vec<Value> = file(&db)["audit"].as_array().unwrap()[3..].to_vec();
+    let audit: Vec<Value> = db.value()["audit"].as_array().unwrap()[3..].to_vec();
     assert_eq!(
         audit,
         vec![
@@ -645,7 +634,7 @@ fn s5_derived_fields_are_rebuilt_on_load_in_both_zones() {
         "n7",
     ])
     .ok(r#"{"node":"n9"}"#);
-    let good = file(&db);
+    let good = db.value();
     // Corrupt the derived fields of a cold node and a hot summary; the source data stays intact.
     let mut bad = good.clone();
     for zone in ["nodes", "cold"] {
@@ -671,7 +660,7 @@ fn s5_derived_fields_are_rebuilt_on_load_in_both_zones() {
     );
     // The next write stores the rebuilt values again, in the right zones.
     db.append("user", "more", 1);
-    let rewritten = file(&db);
+    let rewritten = db.value();
     assert_eq!(
         rewritten["timelines"][0]["cold"],
         good["timelines"][0]["cold"]
@@ -685,7 +674,7 @@ fn s5_derived_fields_are_rebuilt_on_load_in_both_zones() {
 
 #[test]
 fn w1_a_file_whose_watermark_covers_a_bare_message_is_refused() {
-    let db = db();
+    let db = Db::created_at(NOW);
     db.append("user", "a", 10);
     db.append("assistant", "b", 10);
     db.tl(&[
@@ -702,7 +691,7 @@ fn w1_a_file_whose_watermark_covers_a_bare_message_is_refused() {
     .ok(r#"{"node":"n3"}"#);
     assert_eq!(watermark(&db, "main"), "n1");
     // Hand-edit the watermark past the covered prefix: n2 is bare.
-    let mut f = file(&db);
+    let mut f = db.value();
     f["timelines"][0]["branches"][0]["watermark"] = json!("n2");
     let tampered = serde_json::to_vec_pretty(&f).unwrap();
     std::fs::write(&db.path, &tampered).unwrap();

@@ -8,26 +8,13 @@ use serde_json::{Value, json};
 
 const NOW: &str = "1700000000";
 
-/// A fresh database with a fixed clock.
-fn db() -> Db {
-    let mut db = Db::new();
-    db.env("TIMELINE_NOW", NOW);
-    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    db
-}
-
-/// The database file as JSON.
-fn file(db: &Db) -> Value {
-    serde_json::from_slice(&db.bytes()).unwrap()
-}
-
 fn audit(db: &Db) -> Vec<Value> {
-    file(db)["audit"].as_array().cloned().unwrap_or_default()
+    db.value()["audit"].as_array().cloned().unwrap_or_default()
 }
 
 /// The counterexample path of requirement B4: [1000, 1 (pinned), 1000, 0 (target)].
 fn counterexample() -> Db {
-    let db = db();
+    let db = Db::created_at(NOW);
     db.append("user", "long question", 1000);
     db.append("assistant", "key fact", 1);
     db.tl(&["pin", "--node", "n2"]).ok(r#"{"pinned":"n2"}"#);
@@ -70,7 +57,7 @@ fn b4_the_counterexample_is_infeasible_and_commits_nothing() {
     ])
     .err(1, INFEASIBLE);
     assert_eq!(db.bytes(), before);
-    let f = file(&db);
+    let f = db.value();
     assert_eq!(f["timelines"][0]["next_node"], json!(5), "no counter moved");
     assert_eq!(f["idempotency"], json!([]));
     assert_eq!(f["audit"], json!([]));
@@ -171,7 +158,7 @@ fn b1_placeholders_are_reused_and_a_repeated_budget_changes_nothing() {
 /// n1 user 40, n2 assistant 40 (pinned), n3 user 40 tagged "plan" with a note, n4 assistant 40,
 /// n5 user 10 (the target).
 fn five() -> Db {
-    let db = db();
+    let db = Db::created_at(NOW);
     db.append("user", "one", 40);
     db.append("assistant", "two", 40);
     db.tl(&["pin", "--node", "n2"]).ok(r#"{"pinned":"n2"}"#);
@@ -327,7 +314,7 @@ fn b5_a_budget_that_holds_the_whole_path_returns_it_verbatim() {
     // Regression: the cheapest layout puts n1 and n2 under one placeholder (32 tokens); keeping the
     // newest, n2, alone would cost 32 + 32, so the planner used to keep only n1 and show a
     // placeholder for n2 although the whole path (33 tokens) fits in 33.
-    let db = db();
+    let db = Db::created_at(NOW);
     db.append("user", "a", 1);
     db.append("assistant", "b", 32);
     db.append("user", "c", 0);
@@ -371,7 +358,7 @@ fn budget_errors_name_the_problem() {
 
 /// main: n1 → n2 → n3; side (forked at n1): n4.
 fn tree() -> Db {
-    let db = db();
+    let db = Db::created_at(NOW);
     db.append("user", "q1", 10);
     db.append("assistant", "a1", 10);
     db.append("user", "q2", 10);
@@ -744,7 +731,7 @@ fn s4_superseding_marks_every_summary_derived_from_it_stale_transitively() {
         r#"{"node":"n3","role":"user","text":"q2","tokens":10}],"total_tokens":12,"summaries_created":[]}"#
     ));
     // The stale flag is derived: it survives a reload (every tl call reloads) and is in the file.
-    let f = file(&db);
+    let f = db.value();
     let nodes = f["timelines"][0]["nodes"].as_array().unwrap();
     let flag = |id: &str| nodes.iter().find(|n| n["id"] == json!(id)).unwrap()["stale"].clone();
     assert_eq!(

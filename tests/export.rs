@@ -362,13 +362,6 @@ fn the_xml_checker_rejects_broken_documents() {
 /// A fixed clock, so the example database (audit timestamps) is reproducible.
 const NOW: &str = "1767225600";
 
-fn new_db() -> Db {
-    let mut db = Db::new();
-    db.env("TIMELINE_NOW", NOW);
-    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    db
-}
-
 /// Run a step of a scenario and require success.
 #[track_caller]
 fn step(db: &Db, args: &[&str]) -> Run {
@@ -497,7 +490,7 @@ const DEMO: &[&[&str]] = &[
 ];
 
 fn demo_db() -> Db {
-    let db = new_db();
+    let db = Db::created_at(NOW);
     for args in DEMO {
         step(&db, args);
     }
@@ -525,7 +518,7 @@ struct Stored {
 }
 
 fn stored(db: &Db) -> Stored {
-    let file: Value = serde_json::from_slice(&db.bytes()).unwrap();
+    let file = db.value();
     let timeline = &file["timelines"][0];
     let mut s = Stored {
         hot: BTreeSet::new(),
@@ -548,7 +541,7 @@ fn stored(db: &Db) -> Stored {
 
 #[test]
 fn ascii_matches_the_original_example() {
-    let db = new_db();
+    let db = Db::created_at(NOW);
     step(
         &db,
         &["append", "--role", "user", "--text", "只使用本地数据"],
@@ -572,7 +565,7 @@ fn ascii_matches_the_original_example() {
 
 #[test]
 fn ascii_linear_history_stays_in_one_column() {
-    let db = new_db();
+    let db = Db::created_at(NOW);
     append_many(&db, 30, |i| format!("message {i}"));
     let text = ascii(&db);
     golden("tests/golden/linear.txt", text.as_bytes());
@@ -585,7 +578,7 @@ fn ascii_linear_history_stays_in_one_column() {
 
 #[test]
 fn ascii_branches_at_several_depths() {
-    let db = new_db();
+    let db = Db::created_at(NOW);
     append_many(&db, 6, |i| format!("main {i}"));
     step(&db, &["fork", "--node", "n2", "--name", "early"]);
     step(&db, &["fork", "--node", "n4", "--name", "late"]);
@@ -620,7 +613,7 @@ fn ascii_branches_at_several_depths() {
 
 #[test]
 fn ascii_summaries_versions_stale_and_placeholders() {
-    let db = new_db();
+    let db = Db::created_at(NOW);
     append_many(&db, 2, |i| format!("message {i}"));
     // Too big to keep: the budget covers it with a placeholder.
     step(
@@ -730,7 +723,7 @@ fn ascii_summaries_versions_stale_and_placeholders() {
 
 #[test]
 fn ascii_archived_branch() {
-    let db = new_db();
+    let db = Db::created_at(NOW);
     append_many(&db, 2, |i| format!("shared {i}"));
     step(&db, &["fork", "--node", "n2", "--name", "side"]);
     step(&db, &["switch", "--name", "side"]);
@@ -758,7 +751,7 @@ fn ascii_archived_branch() {
 
 #[test]
 fn ascii_cuts_long_texts_at_64_scalars() {
-    let db = new_db();
+    let db = Db::created_at(NOW);
     let cjk64: String = "长文本测试中文字符".chars().cycle().take(64).collect();
     let cjk65: String = "长文本测试中文字符".chars().cycle().take(65).collect();
     // 👨‍👩‍👧‍👦 is one grapheme of seven scalars; the cut may split it, which shows the count is in scalars.
@@ -820,7 +813,7 @@ fn ascii_output_file_and_result() {
 #[test]
 fn ascii_edges_count_only_drawn_links() {
     // Without a root line the link n0 → n1 is not drawn.
-    let db = new_db();
+    let db = Db::created_at(NOW);
     append_many(&db, 3, |i| format!("m{i}"));
     let out = db.dir.path().join("t.txt");
     let run = step(
@@ -838,7 +831,7 @@ fn ascii_edges_count_only_drawn_links() {
         (3.into(), 2.into())
     );
     // An empty timeline: just the root with its head.
-    let empty = new_db();
+    let empty = Db::created_at(NOW);
     assert_eq!(ascii(&empty), "[n0 root] [HEAD* \"main\"]\n");
 }
 
@@ -846,7 +839,7 @@ fn ascii_edges_count_only_drawn_links() {
 fn ascii_survives_a_closed_pipe() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
-    let db = new_db();
+    let db = Db::created_at(NOW);
     // About 200 KB of tree, more than a pipe buffer, so `tl` is still writing when the reader leaves.
     append_many(&db, 400, |i| format!("{i} {}", "很长的消息".repeat(20)));
     let mut cmd = db.command(common::TL);
@@ -1116,7 +1109,7 @@ fn drawio_layout_is_left_to_right_without_overlaps() {
     let demo = export_drawio(&demo_db(), "demo.drawio");
     assert_no_overlap(&demo.root);
     // A bushier tree: branches at every depth, summaries beside their ranges.
-    let db = new_db();
+    let db = Db::created_at(NOW);
     append_many(&db, 8, |i| format!("m{i}"));
     for at in [1, 3, 5, 7] {
         step(
@@ -1163,7 +1156,7 @@ fn drawio_layout_is_left_to_right_without_overlaps() {
 
 #[test]
 fn drawio_text_json_keeps_any_text_exactly() {
-    let db = new_db();
+    let db = Db::created_at(NOW);
     let texts = [
         "<b>tags</b> & \"quotes\" 'apostrophes' ]]> <!-- -->",
         "line one\nline two\r\n\ttabbed",
@@ -1292,7 +1285,7 @@ fn export_argument_errors() {
 
 #[test]
 fn export_selects_the_timeline() {
-    let db = new_db();
+    let db = Db::created_at(NOW);
     step(&db, &["append", "--role", "user", "--text", "in tl0"]);
     step(&db, &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
     step(

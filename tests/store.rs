@@ -193,10 +193,6 @@ fn hot_index(file: &Value, id: &str) -> usize {
         .unwrap()
 }
 
-fn db_value(db: &Db) -> Value {
-    serde_json::from_slice(&db.bytes()).unwrap()
-}
-
 #[cfg(unix)]
 fn mode(path: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
@@ -856,7 +852,7 @@ fn s5_tampered_derived_fields_are_rebuilt_and_fixed_by_the_next_write() {
         tampered,
         "the backup is the file as it was read"
     );
-    let written = db_value(&db);
+    let written = db.value();
     assert_eq!(written["timelines"][0]["nodes"][n7]["prefix_tokens"], 129);
     assert_eq!(written["timelines"][0]["nodes"][n11]["stale"], true);
     // The schema describes what Timeline writes, so the tampered backup does not match it.
@@ -917,7 +913,7 @@ fn s6_an_old_file_without_optional_fields_loads_as_untagged_and_empty() {
     db.tl(&["append", "--role", "user", "--text", "new", "--tokens", "2"])
         .ok(r#"{"node":"n4"}"#);
     assert_eq!(fs::read(db.backup_path()).unwrap(), bytes);
-    let written = db_value(&db);
+    let written = db.value();
     assert_eq!(written["idempotency"], json!([]));
     assert_eq!(written["audit"], json!([]));
     let timeline = &written["timelines"][0];
@@ -1034,7 +1030,7 @@ fn i1_the_window_is_seven_days_from_the_first_success() {
         "a replay inside the window writes nothing"
     );
     at(&mut db, T0 + WINDOW).tl(&append).ok(r#"{"node":"n4"}"#);
-    let file = db_value(&db);
+    let file = db.value();
     assert_eq!(
         file["idempotency"],
         json!([{"scope": "tl0", "key": "k", "op": "append", "result": {"node": "n4"}, "ts": T0 + WINDOW}])
@@ -1095,7 +1091,7 @@ fn i2_a_failure_does_not_consume_the_key() {
     ]);
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(db.bytes(), before);
-    assert_eq!(db_value(&db)["idempotency"].as_array().unwrap().len(), 1);
+    assert_eq!(db.value()["idempotency"].as_array().unwrap().len(), 1);
     assert_files_valid(&db);
 }
 
@@ -1151,7 +1147,7 @@ fn i1_create_is_database_wide_and_other_keys_are_per_timeline() {
         "c",
     ])
     .ok(r#"{"node":"n2"}"#);
-    let file = db_value(&db);
+    let file = db.value();
     let scopes: Vec<(&str, &str)> = file["idempotency"]
         .as_array()
         .unwrap()
@@ -1206,7 +1202,7 @@ fn i2_expired_entries_are_purged_on_the_next_successful_commit_and_audited_forev
     // A successful commit without a key purges "old" only.
     db.tl(&["append", "--role", "user", "--text", "c"])
         .ok(r#"{"node":"n5"}"#);
-    let file = db_value(&db);
+    let file = db.value();
     assert_eq!(
         file["idempotency"],
         json!([{"scope": "tl0", "key": "newer", "op": "append", "result": {"node": "n4"}, "ts": T0 + 10}])
@@ -1254,7 +1250,7 @@ fn u2_audit_timestamps_never_decrease_when_the_clock_goes_back() {
     at(&mut db, T0 + 50)
         .tl(&["budget", "--node", "n3", "--max", "40"])
         .json();
-    let file = db_value(&db);
+    let file = db.value();
     assert_eq!(
         file["audit"],
         json!([
@@ -1328,7 +1324,7 @@ fn m4_path_tokens_follow_the_tree_and_overflow_is_an_error() {
     assert_files_valid(&db);
 
     // A file whose token counts overflow along a path is refused.
-    let mut file = db_value(&db);
+    let mut file = db.value();
     let nodes = file["timelines"][0]["nodes"].as_array_mut().unwrap();
     let n6 = nodes.iter().position(|n| n["id"] == "n6").unwrap();
     nodes[n6]["tokens"] = json!(1);

@@ -171,8 +171,24 @@ impl Db {
         run.json()["node"].as_str().unwrap().to_string()
     }
 
+    /// A database with `TIMELINE_NOW` fixed to `now` (reproducible audit timestamps) and one
+    /// timeline, tl0.
+    #[track_caller]
+    pub fn created_at(now: &str) -> Db {
+        let mut db = Db::new();
+        db.env("TIMELINE_NOW", now);
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db
+    }
+
     pub fn bytes(&self) -> Vec<u8> {
         std::fs::read(&self.path).unwrap_or_default()
+    }
+
+    /// The database file parsed as JSON.
+    #[track_caller]
+    pub fn value(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.bytes()).unwrap()
     }
 
     pub fn backup_path(&self) -> PathBuf {

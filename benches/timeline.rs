@@ -206,38 +206,30 @@ fn planner_input(timeline: &Timeline, target: u64) -> (Vec<Item>, Vec<Candidate>
     (items, candidates)
 }
 
-/// Median of `iterations` timed runs of `f` (after `warmup` untimed runs).
-fn median(iterations: usize, warmup: usize, mut f: impl FnMut()) -> Duration {
-    for _ in 0..warmup {
-        f();
-    }
-    let mut times: Vec<Duration> = (0..iterations.max(1))
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[times.len() / 2]
+/// Median of `iterations` timed runs of `f` (after `warmup` untimed runs). What `f` returns is
+/// dropped after the clock stops, so freeing a large result is not counted.
+fn median<R>(iterations: usize, warmup: usize, mut f: impl FnMut() -> R) -> Duration {
+    median_setup(iterations, warmup, || (), |()| f())
 }
 
 /// Like `median`, but `setup` (untimed) makes the input each timed run consumes.
-fn median_setup<T>(
+fn median_setup<T, R>(
     iterations: usize,
     warmup: usize,
     mut setup: impl FnMut() -> T,
-    mut f: impl FnMut(T),
+    mut f: impl FnMut(T) -> R,
 ) -> Duration {
     for _ in 0..warmup {
-        f(setup());
+        drop(f(setup()));
     }
     let mut times: Vec<Duration> = (0..iterations.max(1))
         .map(|_| {
             let input = setup();
             let start = Instant::now();
-            f(input);
-            start.elapsed()
+            let result = std::hint::black_box(f(input));
+            let elapsed = start.elapsed();
+            drop(result);
+            elapsed
         })
         .collect();
     times.sort();
@@ -299,16 +291,16 @@ struct Row {
 fn print_table(title: &str, rows: &[Row]) {
     println!("\n{title}\n");
     println!(
-        "| {:<46} | {:>6} | {:>11} | {:>5} | {:>9} |",
+        "| {:<50} | {:>6} | {:>11} | {:>5} | {:>9} |",
         "operation", "size", "median", "iter", "file"
     );
     println!(
-        "|{:-<48}|{:->8}|{:->13}|{:->7}|{:->11}|",
+        "|{:-<52}|{:->8}|{:->13}|{:->7}|{:->11}|",
         "", "", "", "", ""
     );
     for r in rows {
         println!(
-            "| {:<46} | {:>6} | {:>11} | {:>5} | {:>9} |",
+            "| {:<50} | {:>6} | {:>11} | {:>5} | {:>9} |",
             r.operation,
             r.size,
             fmt_duration(r.median),
@@ -379,16 +371,14 @@ fn bench_size(
         "store::decode (load + rebuild + checks)",
         median(iters, warmup, || {
             let bytes = fs::read(&db_path).unwrap();
-            std::hint::black_box(store::decode(&bytes).unwrap());
+            store::decode(&bytes).unwrap()
         }),
         iters,
         file,
     );
     push(
         "store::encode (pretty JSON)",
-        median(iters, warmup, || {
-            std::hint::black_box(store::encode(&fixture.db));
-        }),
+        median(iters, warmup, || store::encode(&fixture.db)),
         iters,
         file,
     );
@@ -398,11 +388,11 @@ fn bench_size(
     push(
         "context on the deepest node (in memory)",
         median(iters, warmup, || {
-            std::hint::black_box(run(
+            run(
                 &mut db,
                 "context",
                 json!({"timeline_id": "tl0", "node": deep}),
-            ));
+            )
         }),
         iters,
         file,
@@ -413,9 +403,7 @@ fn bench_size(
         median(iters, warmup, || {
             let (items, candidates) = planner_input(timeline, fixture.deep);
             let reserve = spec().constants.reserve_tokens;
-            std::hint::black_box(
-                timeline::budget::plan(&items, &candidates, reserve, max_tokens).unwrap(),
-            );
+            timeline::budget::plan(&items, &candidates, reserve, max_tokens).unwrap()
         }),
         iters,
         file,
@@ -432,7 +420,7 @@ fn bench_size(
     push(
         "budget, repeated (in memory)",
         median(iters, warmup, || {
-            std::hint::black_box(run(&mut db, "context_budget", budget_args.clone()));
+            run(&mut db, "context_budget", budget_args.clone())
         }),
         iters,
         file,
@@ -442,11 +430,11 @@ fn bench_size(
     push(
         "context on the deepest node (service)",
         median(iters, warmup, || {
-            std::hint::black_box(execute(
+            execute(
                 &db_path,
                 "context",
                 json!({"timeline_id": "tl0", "node": deep}),
-            ));
+            )
         }),
         iters,
         file,
@@ -462,7 +450,7 @@ fn bench_size(
     push(
         "budget, repeated (service, nothing written)",
         median(iters, warmup, || {
-            std::hint::black_box(execute(&db_path, "context_budget", budget_args.clone()));
+            execute(&db_path, "context_budget", budget_args.clone())
         }),
         iters,
         file,
@@ -483,6 +471,19 @@ fn bench_size(
     );
 
     if let Some(tl) = tl_binary {
+        push(
+            "tl process: --version (start-up alone)",
+            median(iters.min(10), warmup, || {
+                let status = Command::new(tl)
+                    .arg("--version")
+                    .stdout(Stdio::null())
+                    .status()
+                    .expect("spawn tl");
+                assert!(status.success(), "tl --version failed");
+            }),
+            iters.min(10),
+            file,
+        );
         let db_arg = db_path.to_string_lossy().into_owned();
         push(
             "tl process: branches (spawn + load)",
@@ -530,14 +531,12 @@ fn bench_phases(
     let version = spec().constants.format_version;
     phase(
         "read the file",
-        median(iters, warmup, || {
-            std::hint::black_box(fs::read(db_path).unwrap());
-        }),
+        median(iters, warmup, || fs::read(db_path).unwrap()),
     );
     phase(
         "  parse JSON to serde_json::Value",
         median(iters, warmup, || {
-            std::hint::black_box(serde_json::from_slice::<Value>(&bytes).unwrap());
+            serde_json::from_slice::<Value>(&bytes).unwrap()
         }),
     );
     phase(
@@ -546,9 +545,7 @@ fn bench_phases(
             iters,
             warmup,
             || serde_json::from_slice::<Value>(&bytes).unwrap(),
-            |value| {
-                std::hint::black_box(serde_json::from_value::<DatabaseFile>(value).unwrap());
-            },
+            |value| serde_json::from_value::<DatabaseFile>(value).unwrap(),
         ),
     );
     phase(
@@ -557,16 +554,12 @@ fn bench_phases(
             iters,
             warmup,
             || serde_json::from_slice::<DatabaseFile>(&bytes).unwrap(),
-            |parsed| {
-                std::hint::black_box(Database::from_file(parsed, version).unwrap());
-            },
+            |parsed| Database::from_file(parsed, version).unwrap(),
         ),
     );
     phase(
         "store::decode (all of the above) = load",
-        median(iters, warmup, || {
-            std::hint::black_box(store::decode(&bytes).unwrap());
-        }),
+        median(iters, warmup, || store::decode(&bytes).unwrap()),
     );
     let loaded = store::decode(&bytes).unwrap();
     let mut db = loaded.clone();
@@ -583,29 +576,23 @@ fn bench_phases(
     drop(db);
     phase(
         "  Database::to_file (copy into file structs)",
-        median(iters, warmup, || {
-            std::hint::black_box(loaded.to_file(version));
-        }),
+        median(iters, warmup, || loaded.to_file(version)),
     );
     phase(
         "store::encode (to_file + pretty JSON)",
-        median(iters, warmup, || {
-            std::hint::black_box(store::encode(&loaded));
-        }),
+        median(iters, warmup, || store::encode(&loaded)),
     );
     let encoded = store::encode(&loaded);
     drop(loaded);
     phase(
         "validation, old: store::decode again",
-        median(iters, warmup, || {
-            std::hint::black_box(store::decode(&encoded).unwrap());
-        }),
+        median(iters, warmup, || store::decode(&encoded).unwrap()),
     );
     phase(
         "validation, new: parse to DatabaseFile + from_file",
         median(iters, warmup, || {
             let file = serde_json::from_slice::<DatabaseFile>(&encoded).unwrap();
-            std::hint::black_box(Database::from_file(file, version).unwrap());
+            Database::from_file(file, version).unwrap()
         }),
     );
     let scratch = dir.join(format!("scratch-{size}.json"));

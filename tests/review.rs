@@ -130,3 +130,56 @@ fn g4_tl_mcp_empty_db_equals_form_says_the_value_is_missing() {
         );
     }
 }
+
+/// A symbolic link to a database that does not exist yet is followed like any other link: the
+/// database is created at the link's target and the link survives. It used to be replaced by a new
+/// regular file, so the database the link named was silently abandoned.
+#[cfg(unix)]
+#[test]
+fn s2_a_dangling_symlink_is_followed_not_replaced() {
+    let db = Db::new();
+    let real_dir = db.dir.path().join("real");
+    std::fs::create_dir(&real_dir).unwrap();
+    let target = real_dir.join("db.json");
+    std::os::unix::fs::symlink(&target, &db.path).unwrap();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    db.tl(&["append", "--role", "user", "--text", "hi"])
+        .ok(r#"{"node":"n1"}"#);
+    assert!(
+        std::fs::symlink_metadata(&db.path)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(target.is_file());
+    assert!(real_dir.join("db.json.lock").is_file());
+    assert!(real_dir.join("db.json.bak").is_file());
+    db.tl(&["context", "--node", "n1"])
+        .ok(r#"[{"node":"n1","role":"user","text":"hi","tokens":1}]"#);
+}
+
+/// A link whose target directory does not exist is the "parent directory must exist" error of G4
+/// for the target's directory, and the link is left alone.
+#[cfg(unix)]
+#[test]
+fn g4_a_symlink_into_a_missing_directory_is_refused() {
+    let db = Db::new();
+    let missing = db.dir.path().join("missing");
+    std::os::unix::fs::symlink(missing.join("db.json"), &db.path).unwrap();
+    db.tl(&["create"]).err(
+        3,
+        &serde_json::json!({"error": format!(
+            "the directory {} does not exist; create it first (mkdir -p \"{}\") or pass --db with another path",
+            missing.display(),
+            missing.display()
+        )})
+        .to_string(),
+    );
+    assert!(
+        std::fs::symlink_metadata(&db.path)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_dir(db.dir.path()).unwrap().count(), 1);
+}

@@ -52,6 +52,16 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 impl FileStore {
     /// A store for `path`. The parent directory must exist; the file itself is created on first write.
     pub fn open(path: PathBuf) -> Result<FileStore> {
+        // A symbolic link (e.g. a database kept in a synced folder) is followed, so the lock, the
+        // backup and the temporary files live beside the real file, every name for it shares one
+        // lock, and writes go through the link instead of replacing it. A link to a database that
+        // does not exist yet is followed too, so the checks below apply to its target.
+        let path = match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                fs::canonicalize(&path).unwrap_or_else(|_| dangling_target(&path))
+            }
+            _ => path,
+        };
         let parent = parent_dir(&path);
         match fs::metadata(&parent) {
             Ok(meta) if meta.is_dir() => {}
@@ -75,13 +85,6 @@ impl FileStore {
                 path.display()
             )));
         }
-        // A symbolic link (e.g. a database kept in a synced folder) is followed, so the lock, the
-        // backup and the temporary files live beside the real file and every name for it shares
-        // one lock. A dangling link is kept as given.
-        let path = match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(&path).unwrap_or(path),
-            _ => path,
-        };
         Ok(FileStore { path })
     }
 
@@ -354,6 +357,19 @@ fn is_temp_name(file_name: &str, db_name: &str) -> bool {
     let numeric =
         |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none()
+}
+
+/// The file a dangling symbolic link names (a write creates it there). Follows a chain of at most 40
+/// links, like the system does; a relative target is relative to the link's directory.
+fn dangling_target(link: &Path) -> PathBuf {
+    let mut at = link.to_path_buf();
+    for _ in 0..40 {
+        match fs::read_link(&at) {
+            Ok(target) => at = parent_dir(&at).join(target),
+            Err(_) => break,
+        }
+    }
+    at
 }
 
 fn parent_dir(path: &Path) -> PathBuf {

@@ -183,3 +183,19 @@ fn g4_a_symlink_into_a_missing_directory_is_refused() {
     );
     assert_eq!(std::fs::read_dir(db.dir.path()).unwrap().count(), 1);
 }
+
+/// A read of a database that does not exist fails and leaves nothing behind: it used to create
+/// `<db>.lock` (so `tl --db typo.json branches` left `typo.json.lock` in the directory).
+#[test]
+fn s1_a_read_of_a_missing_database_creates_no_lock_file() {
+    let db = Db::new();
+    db.tl(&["branches"]).err(
+        1,
+        r#"{"error":"no timeline in this database yet; run `tl create` first (or pass --db to use another file)"}"#,
+    );
+    db.tl(&["export", "--format", "ascii"]).err(
+        1,
+        r#"{"error":"no timeline in this database yet; run `tl create` first (or pass --db to use another file)"}"#,
+    );
+    assert_eq!(std::fs::read_dir(db.dir.path()).unwrap().count(), 0);
+}

@@ -238,6 +238,11 @@ impl FileStore {
 
 impl Store for FileStore {
     fn read<R>(&self, f: impl FnOnce(&mut Database) -> Result<R>) -> Result<R> {
+        // A database that does not exist has nothing to lock, and a read must not leave `<db>.lock`
+        // behind. A writer creates the database by an atomic rename, so it is either there or not.
+        if matches!(fs::symlink_metadata(&self.path), Err(e) if e.kind() == IoKind::NotFound) {
+            return f(&mut Database::default());
+        }
         let _lock = self.lock(false)?;
         let bytes = self.read_bytes()?;
         let mut db = self.load(bytes.as_deref())?;

@@ -269,7 +269,7 @@ impl Store for FileStore {
                     ));
                 }
                 // Validate what is about to be written with the same checks a later load applies.
-                if let Err(problem) = decode_encoded(&bytes) {
+                if let Err(problem) = decode(&bytes) {
                     return Err(Error::database(format!(
                         "internal error: the new snapshot does not validate ({problem}); nothing was written. Please report this."
                     )));
@@ -290,7 +290,33 @@ pub fn encode(db: &Database) -> Vec<u8> {
 }
 
 /// Parse and check snapshot bytes, rebuilding every derived index.
+///
+/// A file whose top level is a JSON object is first parsed straight into `DatabaseFile`, which costs
+/// about half of building a `serde_json::Value` tree and converting it. For such input that parse
+/// accepts exactly what the `Value` route (`decode_via_value`) accepts and yields the same
+/// `DatabaseFile`: both reject unknown fields, both accept a nested structure written as a JSON
+/// array, and a duplicate key, which the `Value` route resolves as "last one wins", makes the direct
+/// parse fail. Whenever the direct parse fails or finds another format version, the `Value` route
+/// runs, so every error message stays the same.
 pub fn decode(bytes: &[u8]) -> std::result::Result<Database, String> {
+    let supported = crate::spec::spec().constants.format_version;
+    // JSON whitespace exactly as serde_json skips it (not `is_ascii_whitespace`, which adds form feed).
+    let first = bytes
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    if first == Some(&b'{')
+        && let Ok(file) = serde_json::from_slice::<DatabaseFile>(bytes)
+        && file.format_version == supported
+    {
+        return Database::from_file(file, supported)
+            .map_err(|e| format!("invalid content ({})", e.message));
+    }
+    decode_via_value(bytes)
+}
+
+/// The reference route of `decode`: a `serde_json::Value` first, so that an unsupported version or
+/// a file that is not a Timeline database gets a precise message before any structure check.
+fn decode_via_value(bytes: &[u8]) -> std::result::Result<Database, String> {
     let supported = crate::spec::spec().constants.format_version;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(format!(
@@ -325,27 +351,6 @@ pub fn decode(bytes: &[u8]) -> std::result::Result<Database, String> {
     let file: DatabaseFile =
         serde_json::from_value(value).map_err(|e| format!("invalid structure ({e})"))?;
     Database::from_file(file, supported).map_err(|e| format!("invalid content ({})", e.message))
-}
-
-/// `decode` for bytes that `encode` just produced, with the same result.
-///
-/// `encode` writes every structure as a JSON object with distinct keys, and for such input parsing
-/// straight into `DatabaseFile` accepts exactly what the `serde_json::Value` route of `decode` accepts
-/// and yields the same `DatabaseFile`, at about half the cost (no intermediate tree of maps). Any
-/// failure of the direct parse takes the full route, so every error message is `decode`'s own.
-///
-/// Only for `encode`'s output: serde also accepts a structure written as a JSON array (`[1, 0]`),
-/// which `decode` rejects, so loading a file from disk must keep using `decode`.
-fn decode_encoded(bytes: &[u8]) -> std::result::Result<Database, String> {
-    let supported = crate::spec::spec().constants.format_version;
-    if bytes.first() == Some(&b'{')
-        && let Ok(file) = serde_json::from_slice::<DatabaseFile>(bytes)
-        && file.format_version == supported
-    {
-        return Database::from_file(file, supported)
-            .map_err(|e| format!("invalid content ({})", e.message));
-    }
-    decode(bytes)
 }
 
 /// Whether `file_name` is one of the temporary files `temp_path` makes for the database `db_name`:
@@ -422,9 +427,18 @@ mod tests {
         ops::run(db, op, &args, &Ctx { now: 1_700_000_000 }).unwrap()
     }
 
-    /// The write path's shortcut gives exactly what a later load gives, for every kind of content.
+    /// `decode` and its reference route agree exactly: the same database or the same message.
+    fn same_as_value_route(bytes: &[u8]) {
+        assert_eq!(
+            decode(bytes),
+            decode_via_value(bytes),
+            "{}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+
     #[test]
-    fn decode_encoded_matches_decode() {
+    fn decode_matches_the_value_route() {
         let mut db = Database::default();
         run(&mut db, "create", json!({}));
         for i in 0..6 {
@@ -467,17 +481,83 @@ mod tests {
         }
         assert!(db.timelines[0].nodes.iter().any(|n| n.cold));
         let bytes = encode(&db);
-        let full = decode(&bytes).unwrap();
-        assert_eq!(decode_encoded(&bytes).unwrap(), full);
+        let full = decode_via_value(&bytes).unwrap();
+        assert_eq!(decode(&bytes).unwrap(), full);
         assert_eq!(encode(&full), bytes);
-        // Anything else takes the full route and gets its exact error.
-        for bad in [
-            &b"[1, 0]"[..],
-            b"{\"format_version\": 99}",
-            b"  ",
-            b"{\"format_version\": 1, \"x\": 1}",
+        same_as_value_route(&bytes);
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let compact = serde_json::to_vec(&value).unwrap();
+        let mut variants: Vec<Vec<u8>> = vec![
+            compact.clone(),
+            // Leading JSON whitespace, and form feed, which JSON does not allow.
+            [b" \t\r\n".as_slice(), &bytes].concat(),
+            [b"\x0c".as_slice(), &bytes].concat(),
+            [b"\xef\xbb\xbf".as_slice(), &bytes].concat(),
+            // Trailing data, truncation, and the empty and blank files.
+            [bytes.as_slice(), b"x"].concat(),
+            bytes[..bytes.len() / 2].to_vec(),
+            Vec::new(),
+            b"  \n".to_vec(),
+            // Not objects at the top level, including the array form serde accepts for structures.
+            b"[1, 0]".to_vec(),
+            b"[1, 0, [], [], []]".to_vec(),
+            b"1".to_vec(),
+            b"null".to_vec(),
+            // Versions, unknown and duplicate keys.
+            b"{\"format_version\": 99}".to_vec(),
+            b"{\"format_version\": 1.0}".to_vec(),
+            b"{\"format_version\": \"1\"}".to_vec(),
+            b"{\"format_version\": 1, \"x\": 1}".to_vec(),
+            b"{\"format_version\": 1}".to_vec(),
+            b"{\"format_version\": 2, \"format_version\": 1}".to_vec(),
+            b"{\"format_version\": 1, \"format_version\": 2}".to_vec(),
+            b"{\"format_version\": 1, \"next_timeline\": 0, \"next_timeline\": 0}".to_vec(),
+            b"{}".to_vec(),
+        ];
+        // Edits inside a valid file: each one changes one thing in the text.
+        for (from, to) in [
+            ("\"next_node\": ", "\"next_node\": 1 + "),
+            ("\"role\": \"user\"", "\"role\": \"usr\""),
+            ("\"tokens\": ", "\"tokens\": -"),
+            ("\"id\": \"n1\"", "\"id\": \"n01\""),
+            (
+                "\"current_branch\": \"main\"",
+                "\"current_branch\": \"nope\"",
+            ),
+            ("\"version\": 2", "\"version\": 3"),
+            ("\"kind\": \"real\"", "\"kind\": \"Real\""),
+            ("\"pins\": [", "\"pins\": [\"n0\", "),
+            ("\"prefix_tokens\": ", "\"prefix_tokens\": 0.5 + "),
+            (
+                "\"prefix_tokens\": ",
+                "\"prefix_tokens\": \"x\", \"prefix_tokens\": ",
+            ),
+            ("\"text\": \"side\"", "\"text\": \"\\ud800\""),
+            ("\"text\": \"side\"", "\"text\": \"a\", \"text\": \"side\""),
+            ("\"intent\": {", "\"intent\": {\"tag\": \"\", \"x\": 1, "),
         ] {
-            assert_eq!(decode_encoded(bad).unwrap_err(), decode(bad).unwrap_err());
+            assert!(text.contains(from), "{from}");
+            for n in [1, usize::MAX] {
+                variants.push(text.replacen(from, to, n).into_bytes());
+            }
         }
+        // Structures written as JSON arrays, which serde accepts in both routes.
+        let mut arrays = value.clone();
+        arrays["timelines"][0]["branches"][0] = json!(["main", "n6", "n0"]);
+        variants.push(serde_json::to_vec(&arrays).unwrap());
+        arrays["timelines"][0]["branches"][0] = json!(["main", "n6"]);
+        variants.push(serde_json::to_vec(&arrays).unwrap());
+        arrays["timelines"][0]["branches"][0] = json!(["main", "n6", "n0", 1]);
+        variants.push(serde_json::to_vec(&arrays).unwrap());
+        let mut deep = b"{\"format_version\": 1, \"idempotency\": [{\"scope\": \"database\", \"key\": \"k\", \"op\": \"create\", \"ts\": 1, \"result\": ".to_vec();
+        deep.extend(std::iter::repeat_n(b'[', 200));
+        deep.extend(std::iter::repeat_n(b']', 200));
+        deep.extend(b"}]}");
+        variants.push(deep);
+        for variant in &variants {
+            same_as_value_route(variant);
+        }
+        assert!(variants.iter().any(|v| decode(v).is_ok()));
     }
 }

@@ -534,19 +534,25 @@ fn bench_phases(
         median(iters, warmup, || fs::read(db_path).unwrap()),
     );
     phase(
-        "  parse JSON to serde_json::Value",
+        "  Value route: parse JSON to serde_json::Value",
         median(iters, warmup, || {
             serde_json::from_slice::<Value>(&bytes).unwrap()
         }),
     );
     phase(
-        "  Value -> DatabaseFile",
+        "  Value route: Value -> DatabaseFile",
         median_setup(
             iters,
             warmup,
             || serde_json::from_slice::<Value>(&bytes).unwrap(),
             |value| serde_json::from_value::<DatabaseFile>(value).unwrap(),
         ),
+    );
+    phase(
+        "  direct: parse JSON straight to DatabaseFile",
+        median(iters, warmup, || {
+            serde_json::from_slice::<DatabaseFile>(&bytes).unwrap()
+        }),
     );
     phase(
         "  DatabaseFile -> Database (rebuild, checks)",
@@ -558,7 +564,15 @@ fn bench_phases(
         ),
     );
     phase(
-        "store::decode (all of the above) = load",
+        "decode via Value (the route before the change)",
+        median(iters, warmup, || {
+            let value = serde_json::from_slice::<Value>(&bytes).unwrap();
+            let parsed = serde_json::from_value::<DatabaseFile>(value).unwrap();
+            Database::from_file(parsed, version).unwrap()
+        }),
+    );
+    phase(
+        "store::decode (direct) = load, and validation",
         median(iters, warmup, || store::decode(&bytes).unwrap()),
     );
     let loaded = store::decode(&bytes).unwrap();
@@ -584,17 +598,6 @@ fn bench_phases(
     );
     let encoded = store::encode(&loaded);
     drop(loaded);
-    phase(
-        "validation, old: store::decode again",
-        median(iters, warmup, || store::decode(&encoded).unwrap()),
-    );
-    phase(
-        "validation, new: parse to DatabaseFile + from_file",
-        median(iters, warmup, || {
-            let file = serde_json::from_slice::<DatabaseFile>(&encoded).unwrap();
-            Database::from_file(file, version).unwrap()
-        }),
-    );
     let scratch = dir.join(format!("scratch-{size}.json"));
     phase(
         "write + fsync one copy (snapshot or backup)",

@@ -199,3 +199,54 @@ fn s1_a_read_of_a_missing_database_creates_no_lock_file() {
     );
     assert_eq!(std::fs::read_dir(db.dir.path()).unwrap().count(), 0);
 }
+
+/// P5/G7: the MCP tool schemas and MCP errors describe MCP arguments; command-line instructions
+/// ("Use - to read it from standard input, or --text-file PATH", "--from", "--intent-tag") are for
+/// `tl` only. Over MCP a text "-" is just the text "-".
+#[test]
+fn p5_mcp_descriptions_carry_no_command_line_instructions() {
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    let out = mcp(
+        &db,
+        &[
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user"}}}"#,
+        ],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    let list: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    let tool = |name: &str| {
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()["inputSchema"]["properties"]
+            .clone()
+    };
+    let append = tool("timeline_append");
+    let summarize = tool("timeline_summarize");
+    assert_eq!(append["text"]["description"], "The message text.");
+    assert_eq!(summarize["summary"]["description"], "The summary text.");
+    assert_eq!(
+        summarize["to"]["description"],
+        "The last node of the range: the start itself or a descendant of it."
+    );
+    for intent in [&append["intent"], &summarize["intent"]] {
+        assert_eq!(
+            intent["properties"]["note"]["description"],
+            "A note that explains the intent; needs the intent tag. Shown by node, never in context."
+        );
+    }
+    assert!(!lines[0].contains("--"), "{}", lines[0]);
+    assert_eq!(
+        lines[1],
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"invalid argument text: required (The message text.)"}}"#
+    );
+    // The command line keeps its own instructions.
+    db.tl(&["append", "--role", "user"]).err(
+        2,
+        r#"{"error":"invalid argument --text: required (The message text. Use - to read it from standard input, or --text-file PATH.)"}"#,
+    );
+}

@@ -193,7 +193,7 @@ fn cli_args(spec: &Spec, op: &Operation) -> Vec<(String, String, String)> {
         args.push((
             param.flag(),
             value_name(spec, &param.ty),
-            format!("{}{allowed}{required}", param.help),
+            format!("{}{allowed}{required}", param.cli_help()),
         ));
         if let Some(file_flag) = &param.file_flag {
             args.push((
@@ -332,7 +332,7 @@ pub fn render_reference(spec: &Spec) -> String {
                     }
                     continue;
                 }
-                let mut help = param.help.clone();
+                let mut help = param.cli_help();
                 if let Some(file_flag) = &param.file_flag {
                     help.push_str(&format!(" (`--{file_flag} PATH` reads it from a file.)"));
                 }

@@ -161,6 +161,20 @@ impl Param {
             .clone()
             .unwrap_or_else(|| self.name.replace('_', "-"))
     }
+
+    /// The help as `tl` shows it: `help` plus how the command line can read the value (standard
+    /// input, a file). MCP schemas and errors use `help` alone: those ways do not exist there.
+    pub fn cli_help(&self) -> String {
+        let mut help = self.help.clone();
+        if self.stdin {
+            help.push_str(" Use - to read it from standard input");
+            if let Some(file) = &self.file_flag {
+                help.push_str(&format!(", or --{file} PATH"));
+            }
+            help.push('.');
+        }
+        help
+    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -121,7 +121,10 @@ pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Re
                 return Err(Error::invalid(format!(
                     "invalid argument {}: required ({})",
                     display_name(origin, &param.name, &param.flag()),
-                    param.help
+                    match origin {
+                        Origin::Cli => param.cli_help(),
+                        Origin::Mcp => param.help.clone(),
+                    }
                 )));
             }
             continue;

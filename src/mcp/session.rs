@@ -4,7 +4,7 @@ use super::rpc::{self, Message, RpcError};
 use crate::error::Error;
 use crate::service::{self, Output, Request};
 use crate::spec::spec;
-use crate::spec::validate::Origin;
+use crate::spec::validate::{Origin, shorten};
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -289,15 +289,6 @@ fn key_text(value: Option<Value>, place: &str) -> Result<Option<String>, RpcErro
             rpc::describe(&other)
         ))
         .into()),
-    }
-}
-
-/// A caller-supplied name cut for an error message or log line (a line may be 8 MiB long).
-fn shorten(name: &str) -> String {
-    if name.chars().count() > 60 {
-        format!("{}...", name.chars().take(60).collect::<String>())
-    } else {
-        name.to_string()
     }
 }
 

@@ -297,11 +297,16 @@ fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<
 
 /// A value shown inside an error message, cut so that a 1 MiB argument does not flood the terminal.
 fn short(value: &Value) -> String {
-    let text = value.to_string();
+    shorten(&value.to_string())
+}
+
+/// Caller-supplied text for an error message or a log line: the first 60 Unicode scalars, then `...`
+/// when it was longer (a text may be 1 MiB, an MCP line 8 MiB).
+pub fn shorten(text: &str) -> String {
     if text.chars().count() > 60 {
         format!("{}...", text.chars().take(60).collect::<String>())
     } else {
-        text
+        text.to_string()
     }
 }
 

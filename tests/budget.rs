@@ -908,3 +908,47 @@ fn b1_a_placeholder_on_the_path_is_listed_in_summaries_created() {
         r#"{"node":"n7","role":"user","text":"next","tokens":5}],"total_tokens":70,"summaries_created":["n5","n6"]}"#
     ));
 }
+
+/// Σ4: derived_from names each source once, and never the version being superseded (the new version
+/// would be stale the moment it exists). Refused requests write nothing.
+#[test]
+fn s4_derived_from_refuses_duplicates_and_the_superseded_version() {
+    let db = Db::new();
+    db.tl(&["create"]).json();
+    db.append("user", "a", 3);
+    db.tl(&[
+        "summarize",
+        "--from",
+        "n1",
+        "--to",
+        "n1",
+        "--summary",
+        "first",
+        "--tokens",
+        "1",
+    ])
+    .ok(r#"{"node":"n2"}"#);
+    let before = db.bytes();
+    db.tl(&["summarize", "--from", "n1", "--to", "n1", "--summary", "b", "--derived-from", "n2,n2"]).err(
+        2,
+        r#"{"error":"invalid argument derived_from: n2 is listed twice; name each source summary once"}"#,
+    );
+    db.tl(&["summarize", "--from", "n1", "--to", "n1", "--summary", "b", "--supersede", "n2", "--derived-from", "n2"])
+        .err(
+            2,
+            r#"{"error":"invalid argument derived_from: n2 is the summary this one supersedes; a new version derived from the version it replaces would be stale at once, so leave it out of derived_from"}"#,
+        );
+    assert_eq!(db.bytes(), before);
+    db.tl(&[
+        "summarize",
+        "--from",
+        "n1",
+        "--to",
+        "n1",
+        "--summary",
+        "b",
+        "--supersede",
+        "n2",
+    ])
+    .ok(r#"{"node":"n3"}"#);
+}

@@ -42,7 +42,19 @@ pub fn summarize(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
     if let Some(&existing) = timeline.derived.summary_requests.get(&digest) {
         return Ok(json!({ "node": node_id(existing) }));
     }
-    for &source in &derived_from {
+    for (i, &source) in derived_from.iter().enumerate() {
+        if derived_from[..i].contains(&source) {
+            return Err(Error::invalid(format!(
+                "invalid argument derived_from: {} is listed twice; name each source summary once",
+                node_id(source)
+            )));
+        }
+        if supersedes == Some(source) {
+            return Err(Error::invalid(format!(
+                "invalid argument derived_from: {} is the summary this one supersedes; a new version derived from the version it replaces would be stale at once, so leave it out of derived_from",
+                node_id(source)
+            )));
+        }
         let node = timeline.message(source)?;
         if node.is_placeholder() {
             return Err(Error::invalid(format!(

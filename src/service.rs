@@ -146,7 +146,7 @@ pub fn execute(db_path: PathBuf, request: Request) -> Result<Output> {
                         timeline,
                         scope: Some(scope),
                         key: Some(key),
-                        result: Some(result.clone()),
+                        result: Some(audit_form(&result)),
                         ..AuditEntry::default()
                     },
                 );
@@ -154,4 +154,18 @@ pub fn execute(db_path: PathBuf, request: Request) -> Result<Output> {
             Ok(Outcome::Commit(result))
         })
         .map(Output::Json)
+}
+
+/// The form of a result kept for ever in the audit. A budget result names its messages by node ID: the
+/// audit stays small, and every text is still one `node` call away. Other results are kept whole.
+fn audit_form(result: &Value) -> Value {
+    let mut compact = result.clone();
+    if let Some(messages) = compact.get_mut("messages").and_then(Value::as_array_mut) {
+        for message in messages.iter_mut() {
+            if let Some(node) = message.get("node").cloned() {
+                *message = node;
+            }
+        }
+    }
+    compact
 }

@@ -952,3 +952,43 @@ fn s4_derived_from_refuses_duplicates_and_the_superseded_version() {
     ])
     .ok(r#"{"node":"n3"}"#);
 }
+
+/// I2, U1: a keyed budget's mapping is audited with its messages named by node ID (texts stay in the
+/// nodes), while the replay still returns the full first result.
+#[test]
+fn i2_a_keyed_budget_is_audited_by_node_ids() {
+    let db = Db::new();
+    db.tl(&["create"]).json();
+    db.append("user", "first words", 3);
+    db.append("assistant", "second words", 4);
+    let first = r#"{"messages":[{"node":"n1","role":"user","text":"first words","tokens":3},{"node":"n2","role":"assistant","text":"second words","tokens":4}],"total_tokens":7,"summaries_created":[]}"#;
+    db.tl(&[
+        "--idempotency-key",
+        "b1",
+        "budget",
+        "--node",
+        "n2",
+        "--max",
+        "100",
+    ])
+    .ok(first);
+    db.tl(&[
+        "--idempotency-key",
+        "b1",
+        "budget",
+        "--node",
+        "n2",
+        "--max",
+        "100",
+    ])
+    .ok(first);
+    let entries: Vec<Value> = audit(&db)
+        .into_iter()
+        .filter(|e| e["op"] == "idempotency")
+        .collect();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(
+        entries[0]["result"],
+        json!({"messages": ["n1", "n2"], "total_tokens": 7, "summaries_created": []})
+    );
+}

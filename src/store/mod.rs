@@ -409,11 +409,6 @@ fn io_error(what: &str, e: std::io::Error) -> Error {
     Error::database(format!("{what}: {e}{hint}"))
 }
 
-/// Open a file the way the store creates its own files (mode 0600 on Unix, owner-only DACL on Windows).
-pub fn create_private(path: &Path) -> std::io::Result<File> {
-    perms::open_private(path, true)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -189,11 +189,7 @@ pub fn render(timeline: &Timeline) -> Rendered {
             let _ = write!(
                 data,
                 " summary_kind=\"{}\" covers=\"{}..{}\" version=\"{}\" stale=\"{}\"",
-                if s.kind == SummaryKind::Real {
-                    "real"
-                } else {
-                    "placeholder"
-                },
+                s.kind.as_str(),
                 node_id(s.from),
                 node_id(s.to),
                 s.version,

@@ -53,6 +53,16 @@ pub enum SummaryKind {
     Placeholder,
 }
 
+impl SummaryKind {
+    /// The name used in the database file and in results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SummaryKind::Real => "real",
+            SummaryKind::Placeholder => "placeholder",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Intent {
     pub tag: String,
@@ -81,6 +91,19 @@ pub struct Node {
 }
 
 impl Node {
+    /// The root n0: not a message, never output.
+    pub fn root() -> Node {
+        Node {
+            parent: ROOT,
+            role: Role::Root,
+            text: String::new(),
+            tokens: 0,
+            intent: None,
+            summary: None,
+            cold: false,
+        }
+    }
+
     pub fn is_real_summary(&self) -> bool {
         self.summary
             .as_ref()
@@ -189,15 +212,7 @@ fn parse_prefixed(s: &str, prefix: &str) -> Option<u64> {
 
 impl Timeline {
     pub fn new(id: u64, first_branch: &str) -> Timeline {
-        let root = Node {
-            parent: ROOT,
-            role: Role::Root,
-            text: String::new(),
-            tokens: 0,
-            intent: None,
-            summary: None,
-            cold: false,
-        };
+        let root = Node::root();
         let mut timeline = Timeline {
             id,
             nodes: vec![root],
@@ -654,15 +669,7 @@ fn load_timeline(tf: TimelineFile) -> Result<Timeline> {
         slots[n as usize] = Some(load_node(nf, cold, &name)?);
     }
     let mut nodes = Vec::with_capacity(count);
-    nodes.push(Node {
-        parent: ROOT,
-        role: Role::Root,
-        text: String::new(),
-        tokens: 0,
-        intent: None,
-        summary: None,
-        cold: false,
-    });
+    nodes.push(Node::root());
     for (n, slot) in slots.into_iter().enumerate().skip(1) {
         nodes.push(
             slot.ok_or_else(|| bad(&name, format!("node {} is missing", node_id(n as u64))))?,
@@ -895,10 +902,7 @@ fn save_timeline(t: &Timeline) -> TimelineFile {
                 note: i.note.clone(),
             }),
             summary: node.summary.as_ref().map(|s| SummaryFile {
-                kind: match s.kind {
-                    SummaryKind::Real => "real".into(),
-                    SummaryKind::Placeholder => "placeholder".into(),
-                },
+                kind: s.kind.as_str().into(),
                 from: node_id(s.from),
                 to: node_id(s.to),
                 derived_from: s.derived_from.iter().map(|&d| node_id(d)).collect(),

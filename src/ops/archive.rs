@@ -3,7 +3,7 @@
 use super::{Ctx, timeline_of};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::file::AuditEntry;
-use crate::model::{Database, SummaryKind, Timeline, node_id};
+use crate::model::{Database, Timeline, node_id};
 use crate::spec::validate::Args;
 use serde_json::{Value, json};
 
@@ -44,28 +44,26 @@ pub fn reasons(timeline: &Timeline, name: &str) -> Result<Vec<String>> {
     }
     let on_path: std::collections::HashSet<u64> = path.iter().copied().collect();
     let mut open = Vec::new();
-    for (n, node) in timeline.nodes.iter().enumerate() {
-        let Some(summary) = node
-            .summary
-            .as_ref()
-            .filter(|s| s.kind == SummaryKind::Placeholder)
-        else {
-            continue;
-        };
-        if on_path.contains(&summary.from)
-            && on_path.contains(&summary.to)
-            && !timeline
-                .derived
-                .real_by_range
-                .contains_key(&(summary.from, summary.to))
-        {
-            open.push(format!(
-                "{} ({}..{})",
-                node_id(n as u64),
-                node_id(summary.from),
-                node_id(summary.to)
-            ));
-        }
+    // The placeholder index holds every placeholder by (parent, from, to); sorted for a stable message.
+    let mut placeholders: Vec<(u64, u64, u64)> = timeline
+        .derived
+        .placeholders
+        .iter()
+        .filter(|((_, from, to), _)| {
+            on_path.contains(from)
+                && on_path.contains(to)
+                && !timeline.derived.real_by_range.contains_key(&(*from, *to))
+        })
+        .map(|(&(_, from, to), &n)| (n, from, to))
+        .collect();
+    placeholders.sort_unstable();
+    for (n, from, to) in placeholders {
+        open.push(format!(
+            "{} ({}..{})",
+            node_id(n),
+            node_id(from),
+            node_id(to)
+        ));
     }
     if !open.is_empty() {
         reasons.push(format!(

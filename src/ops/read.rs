@@ -2,7 +2,7 @@
 
 use super::{message_json, output_cap, timeline_of};
 use crate::error::Result;
-use crate::model::{Database, SummaryKind, node_id};
+use crate::model::{Database, node_id};
 use crate::spec::validate::Args;
 use serde_json::{Value, json};
 
@@ -44,7 +44,7 @@ pub fn node(db: &mut Database, args: &Args) -> Result<Value> {
     let node = timeline.message(n)?;
     let summary = node.summary.as_ref().map(|s| {
         json!({
-            "kind": match s.kind { SummaryKind::Real => "real", SummaryKind::Placeholder => "placeholder" },
+            "kind": s.kind.as_str(),
             "from": node_id(s.from),
             "to": node_id(s.to),
             "version": s.version,

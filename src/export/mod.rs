@@ -14,7 +14,7 @@ use crate::spec::validate::Args;
 use serde_json::json;
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind as IoKind, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A rendered export and what it contains.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,22 +99,6 @@ fn create_new(path: &Path) -> std::io::Result<File> {
     options.open(path)
 }
 
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let temp = format!(".{name}.export-{}-{nanos}", std::process::id());
-    match path.parent() {
-        Some(dir) => dir.join(temp),
-        None => PathBuf::from(temp),
-    }
-}
-
 /// Write `bytes` to `path`, which must not exist yet; an existing file is never touched.
 ///
 /// The bytes go to a temporary file in the same directory, are fsynced, and the temporary file is
@@ -126,7 +110,7 @@ pub fn write_new_file(path: &Path, bytes: &[u8]) -> Result<()> {
     if fs::symlink_metadata(path).is_ok() {
         return Err(exists_error(path));
     }
-    let temp = temp_path(path);
+    let temp = crate::store::temp_path_beside(path, "export");
     let staged = (|| -> std::io::Result<()> {
         let mut file = create_new(&temp)?;
         file.write_all(bytes)?;
@@ -140,7 +124,7 @@ pub fn write_new_file(path: &Path, bytes: &[u8]) -> Result<()> {
     let _ = fs::remove_file(&temp);
     match linked {
         Ok(()) => {
-            sync_parent(path);
+            crate::store::sync_parent(path);
             Ok(())
         }
         Err(e) if e.kind() == IoKind::AlreadyExists => Err(exists_error(path)),
@@ -161,23 +145,8 @@ fn write_directly(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = fs::remove_file(path);
         return Err(write_error(path, e));
     }
-    sync_parent(path);
+    crate::store::sync_parent(path);
     Ok(())
-}
-
-fn sync_parent(path: &Path) {
-    #[cfg(unix)]
-    {
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        };
-        if let Ok(dir) = File::open(dir) {
-            let _ = dir.sync_all();
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = path;
 }
 
 /// Branch heads by node: `(is_current, name)`, the current branch first, then in branch order.

@@ -223,17 +223,22 @@ impl FileStore {
     }
 
     fn temp_path(&self, what: &str) -> PathBuf {
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        parent_dir(&self.path).join(format!(".{name}.{what}-{}-{nanos}", std::process::id()))
+        temp_path_beside(&self.path, what)
     }
+}
+
+/// A private temporary name in the same directory as `path`: `.<name>.<what>-<pid>-<nanos>`. Being in
+/// the same directory makes the final rename or link atomic.
+pub(crate) fn temp_path_beside(path: &Path, what: &str) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    parent_dir(path).join(format!(".{name}.{what}-{}-{nanos}", std::process::id()))
 }
 
 impl Store for FileStore {
@@ -387,6 +392,11 @@ fn parent_dir(path: &Path) -> PathBuf {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     }
+}
+
+/// Make a new or renamed entry in the directory of `path` durable.
+pub(crate) fn sync_parent(path: &Path) {
+    sync_dir(&parent_dir(path));
 }
 
 fn sync_dir(dir: &Path) {

@@ -250,3 +250,31 @@ fn p5_mcp_descriptions_carry_no_command_line_instructions() {
         r#"{"error":"invalid argument --text: required (The message text. Use - to read it from standard input, or --text-file PATH.)"}"#,
     );
 }
+
+/// S3, S5: a summary whose range is not older than the summary itself is invalid source data: the file
+/// is refused with the recovery steps and left byte for byte as it was.
+#[test]
+fn s5_a_summary_covering_itself_is_refused_on_load() {
+    let db = Db::new();
+    db.tl(&["create"]).json();
+    db.append("user", "a", 1);
+    db.tl(&["summarize", "--from", "n1", "--to", "n1", "--summary", "s"])
+        .ok(r#"{"node":"n2"}"#);
+    let mut file = db.value();
+    for node in file["timelines"][0]["nodes"].as_array_mut().unwrap() {
+        if node["id"] == "n2" {
+            node["summary"]["from"] = "n2".into();
+            node["summary"]["to"] = "n2".into();
+        }
+    }
+    std::fs::write(&db.path, serde_json::to_vec_pretty(&file).unwrap()).unwrap();
+    let before = db.bytes();
+    let run = db.tl(&["branches"]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("invalid content (timeline tl0: summary n2 has an invalid range n2..n2)"),
+        "{run:?}"
+    );
+    assert_eq!(db.bytes(), before);
+}

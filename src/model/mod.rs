@@ -452,11 +452,8 @@ impl Timeline {
         for n in 1..count as u64 {
             if let Some(summary) = &self.nodes[n as usize].summary {
                 let (from, to) = (summary.from, summary.to);
-                if from == ROOT
-                    || from >= count as u64
-                    || to >= count as u64
-                    || !self.is_ancestor_or_self(from, to)
-                {
+                // A summary is written after the messages it stands for, so its range is older than it.
+                if from == ROOT || from >= n || to >= n || !self.is_ancestor_or_self(from, to) {
                     return Err(Error::database(format!(
                         "summary {} has an invalid range {}..{}",
                         node_id(n),

@@ -278,3 +278,21 @@ fn s5_a_summary_covering_itself_is_refused_on_load() {
     );
     assert_eq!(db.bytes(), before);
 }
+
+/// G4: a --db path that ends with a separator names a directory; it is refused before any file is
+/// created, with a file path to use instead.
+#[test]
+fn g4_a_db_path_ending_in_a_separator_is_refused() {
+    let db = Db::new();
+    let dir_path = format!("{}/", db.dir.path().join("newdir").display());
+    let mut cmd = db.command(common::TL);
+    let out = cmd.args(["--db", &dir_path, "create"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "{{\"error\":\"{dir_path} ends with a path separator, so it names a directory; pass --db with a file path such as {dir_path}timeline.json\"}}\n"
+        )
+    );
+    assert_eq!(std::fs::read_dir(db.dir.path()).unwrap().count(), 0);
+}

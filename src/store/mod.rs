@@ -52,6 +52,17 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 impl FileStore {
     /// A store for `path`. The parent directory must exist; the file itself is created on first write.
     pub fn open(path: PathBuf) -> Result<FileStore> {
+        if path
+            .as_os_str()
+            .to_string_lossy()
+            .ends_with(std::path::is_separator)
+        {
+            return Err(Error::database(format!(
+                "{} ends with a path separator, so it names a directory; pass --db with a file path such as {}",
+                path.display(),
+                path.join("timeline.json").display()
+            )));
+        }
         // A symbolic link (e.g. a database kept in a synced folder) is followed, so the lock, the
         // backup and the temporary files live beside the real file, every name for it shares one
         // lock, and writes go through the link instead of replacing it. A link to a database that

@@ -175,35 +175,10 @@ fn build(messages: usize) -> Fixture {
     }
 }
 
-/// The pure planner's input, gathered the way the budget operation gathers it.
+/// The pure planner's input, gathered exactly as the budget operation gathers it.
 fn planner_input(timeline: &Timeline, target: u64) -> (Vec<Item>, Vec<Candidate>) {
-    let path = timeline.path(target);
-    let position: std::collections::HashMap<u64, usize> =
-        path.iter().enumerate().map(|(i, &n)| (n, i)).collect();
-    let items = path
-        .iter()
-        .map(|&n| Item {
-            tokens: timeline.nodes[n as usize].tokens,
-            mandatory: n == target || timeline.pins.contains(&n),
-        })
-        .collect();
-    let mut candidates = Vec::new();
-    for (&(from, to), list) in &timeline.derived.real_by_range {
-        let (Some(&start), Some(&end)) = (position.get(&from), position.get(&to)) else {
-            continue;
-        };
-        for &s in list {
-            if timeline.is_current_version(s) {
-                candidates.push(Candidate {
-                    start,
-                    end,
-                    tokens: timeline.nodes[s as usize].tokens,
-                });
-            }
-        }
-    }
-    candidates.sort_by_key(|c| (c.start, c.end));
-    (items, candidates)
+    let (_path, items, candidates) = ops::planner_input(timeline, target);
+    (items, candidates.into_iter().map(|(_, c)| c).collect())
 }
 
 /// Median of `iterations` timed runs of `f` (after `warmup` untimed runs). What `f` returns is

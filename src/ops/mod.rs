@@ -12,6 +12,8 @@ mod tree;
 use crate::error::{Error, Result};
 use crate::model::{Database, Intent};
 use crate::spec::validate::Args;
+/// The budget planner's input as the budget operation gathers it (used by the benchmark harness too).
+pub use budget::planner_input;
 use serde_json::Value;
 
 /// What an operation needs besides the database: the clock.

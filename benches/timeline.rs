@@ -46,7 +46,7 @@ fn args(op: &str, values: Value) -> timeline::spec::validate::Args {
 }
 
 fn run(db: &mut Database, op: &str, values: Value) -> Value {
-    ops::run(db, op, &args(op, values), &Ctx { now: NOW }).expect("operation succeeds")
+    ops::run_in_memory(db, op, &args(op, values), &Ctx { now: NOW }).expect("operation succeeds")
 }
 
 fn node_number(result: &Value) -> u64 {
@@ -177,7 +177,17 @@ fn build(messages: usize) -> Fixture {
 
 /// The pure planner's input, gathered exactly as the budget operation gathers it.
 fn planner_input(timeline: &Timeline, target: u64) -> (Vec<Item>, Vec<Candidate>) {
-    let (_path, items, candidates) = ops::planner_input(timeline, target);
+    let mut db = timeline::model::Database {
+        next_timeline: timeline.id + 1,
+        timelines: vec![timeline.clone()],
+        ..Default::default()
+    };
+    let mut tx = timeline::store::MemTx {
+        db: &mut db,
+        engine: timeline::store::Engine::Json,
+    };
+    let (_path, items, candidates) =
+        ops::planner_input(&mut tx, timeline.id, target).expect("target exists");
     (items, candidates.into_iter().map(|(_, c)| c).collect())
 }
 
@@ -217,7 +227,7 @@ fn execute(db: &Path, op: &str, values: Value) -> Output {
         unreachable!()
     };
     service::execute(
-        db.to_path_buf(),
+        &mut timeline::store::Store::open(db.to_path_buf()).expect("database opens"),
         Request {
             op: operation,
             args,

@@ -10,7 +10,7 @@ pub fn command() -> clap::Command {
         .version(env!("CARGO_PKG_VERSION"))
         .subcommand_required(true)
         .arg_required_else_help(true)
-        .arg(Arg::new("db").long("db").value_name("PATH").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("The database file. Default: $TIMELINE_DB if set and non-empty, else .timeline.json in your home directory."))
+        .arg(Arg::new("db").long("db").value_name("PATH").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory."))
         .arg(Arg::new("timeline").long("timeline").value_name("TL").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID."))
         .arg(Arg::new("idempotency-key").long("idempotency-key").value_name("KEY").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("Make a change safe to retry: the same key on the same timeline within 7 days returns the first result."))
         .subcommand(
@@ -101,5 +101,26 @@ pub fn command() -> clap::Command {
                 .about("Export the timeline as a draw.io diagram or an ASCII tree (read-only).")
                 .arg(Arg::new("format").long("format").value_name("EXPORT_FORMAT").action(ArgAction::Set).allow_hyphen_values(true).help("drawio (needs --output) or ascii. [drawio, ascii] (required)"))
                 .arg(Arg::new("output").long("output").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).help("The file to write; it must not exist yet. Without it, ascii prints the tree."))
+        )
+        .subcommand(
+            Command::new("db").about("Commands on the database file as a whole (db ...).").subcommand_required(true).arg_required_else_help(true)
+            .subcommand(
+                Command::new("info")
+                    .about("Show the storage engine, file, format version, size, and the counts of timelines and messages.")
+            )
+            .subcommand(
+                Command::new("check")
+                    .about("Check the database's integrity and report every problem found, changing nothing.")
+            )
+            .subcommand(
+                Command::new("convert")
+                    .about("Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).")
+                    .arg(Arg::new("to").long("to").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).help("The new database file; it must not exist yet. (required)"))
+            )
+            .subcommand(
+                Command::new("backup")
+                    .about("Write a consistent copy of the database to a new file while other processes keep working.")
+                    .arg(Arg::new("to").long("to").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).help("The copy's file; it must not exist yet. The copy uses the same engine as the database. (required)"))
+            )
         )
 }

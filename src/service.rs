@@ -4,10 +4,10 @@
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry};
 use crate::ops::{self, Ctx};
-use crate::spec::validate::{Origin, validate};
+use crate::spec::validate::{Args, Origin, validate};
 use crate::spec::{KeyUse, Operation, spec};
-use crate::store::{FileStore, Outcome, Store};
-use serde_json::{Map, Value};
+use crate::store::{Outcome, Store, Tx};
+use serde_json::{Map, Value, json};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -41,13 +41,15 @@ pub fn now() -> u64 {
         .unwrap_or(0)
 }
 
-/// The database path: `--db` > a non-empty `TIMELINE_DB` > `.timeline.json` in the home directory.
+/// The database path: `--db` > a non-empty `TIMELINE_DB` > `~/.timeline.json` when it exists (users
+/// of the original tool) > `timeline/timeline.db` in the platform's data directory, whose missing
+/// directories are created owner-only.
 pub fn resolve_db_path(flag: Option<OsString>) -> Result<PathBuf> {
     if let Some(path) = flag {
         // An empty --db is a mistake (often an unset shell variable), never a request for the default.
         if path.is_empty() {
             return Err(Error::invalid(
-                "invalid argument --db: must not be empty; pass the path of the database file, or leave --db out to use TIMELINE_DB or .timeline.json in your home directory",
+                "invalid argument --db: must not be empty; pass the path of the database file, or leave --db out to use TIMELINE_DB or the default database",
             ));
         }
         return Ok(PathBuf::from(path));
@@ -55,20 +57,56 @@ pub fn resolve_db_path(flag: Option<OsString>) -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("TIMELINE_DB").filter(|p| !p.is_empty()) {
         return Ok(PathBuf::from(path));
     }
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     let home_vars: &[&str] = if cfg!(windows) {
         &["USERPROFILE", "HOME"]
     } else {
         &["HOME"]
     };
-    for var in home_vars {
-        if let Some(home) = std::env::var_os(var).filter(|h| !h.is_empty()) {
-            return Ok(PathBuf::from(home).join(".timeline.json"));
+    let home = home_vars.iter().find_map(|v| var(v)).map(PathBuf::from);
+    if let Some(home) = &home {
+        let legacy = home.join(".timeline.json");
+        if legacy.exists() {
+            return Ok(legacy);
         }
     }
-    Err(Error::database(format!(
-        "cannot find your home directory ({} is not set); pass --db PATH or set TIMELINE_DB",
-        home_vars.join(" or ")
-    )))
+    let data_dir = if cfg!(windows) {
+        var("APPDATA").map(PathBuf::from)
+    } else if cfg!(target_os = "macos") {
+        home.as_ref()
+            .map(|h| h.join("Library").join("Application Support"))
+    } else {
+        var("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| home.as_ref().map(|h| h.join(".local").join("share")))
+    };
+    let Some(data_dir) = data_dir else {
+        return Err(Error::database(format!(
+            "cannot find your home directory ({} is not set); pass --db PATH or set TIMELINE_DB",
+            home_vars.join(" or ")
+        )));
+    };
+    let dir = data_dir.join("timeline");
+    create_private_dirs(&dir)?;
+    Ok(dir.join("timeline.db"))
+}
+
+/// Create `dir` and its missing parents, owner-only (0700 on Unix).
+fn create_private_dirs(dir: &std::path::Path) -> Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir).map_err(|e| {
+        Error::database(format!(
+            "cannot create the data directory {}: {e}; create it yourself, or pass --db PATH or set TIMELINE_DB",
+            dir.display()
+        ))
+    })
 }
 
 fn check_key(op: &Operation, key: Option<&str>, origin: Origin) -> Result<()> {
@@ -92,8 +130,8 @@ fn check_key(op: &Operation, key: Option<&str>, origin: Origin) -> Result<()> {
     Ok(())
 }
 
-/// Run one request against the database at `db_path`.
-pub fn execute(db_path: PathBuf, request: Request) -> Result<Output> {
+/// Run one request against an open store (the CLI opens one per run, `tl-mcp` one per session).
+pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
     let Request {
         op,
         args,
@@ -102,58 +140,201 @@ pub fn execute(db_path: PathBuf, request: Request) -> Result<Output> {
     } = request;
     check_key(op, idempotency_key.as_deref(), origin)?;
     let args = validate(op, &args, origin)?;
-    let store = FileStore::open(db_path)?;
+    let typed = ops::Request::from_args(&op.name, &args).ok_or_else(|| {
+        Error::database(format!(
+            "internal error: the operation {} has no typed request",
+            op.name
+        ))
+    })?;
     let ctx = Ctx { now: now() };
-    if op.name == "export" {
-        return store.read(|db| crate::export::run(db, &args));
+    match &typed {
+        ops::Request::Export(export) => store.read(|tx| crate::export::run(tx, export)),
+        ops::Request::DbInfo(_) => db_info(store).map(Output::Json),
+        ops::Request::DbCheck(_) => db_check(store).map(Output::Json),
+        ops::Request::DbConvert(convert) => db_convert(store, &convert.to).map(Output::Json),
+        ops::Request::DbBackup(backup) => db_backup(store, &backup.to).map(Output::Json),
+        _ if !op.mutating => store
+            .read(|tx| ops::run(tx, &typed, &ctx))
+            .map(Output::Json),
+        _ => store
+            .write(|tx| keyed_write(tx, op, &typed, &args, idempotency_key, &ctx))
+            .map(Output::Json),
     }
-    if !op.mutating {
-        return store
-            .read(|db| ops::run(db, &op.name, &args, &ctx))
-            .map(Output::Json);
-    }
+}
+
+/// A change with its idempotency bookkeeping (I1–I4), inside the store's write transaction.
+fn keyed_write(
+    tx: &mut dyn Tx,
+    op: &Operation,
+    typed: &ops::Request,
+    args: &Args,
+    idempotency_key: Option<String>,
+    ctx: &Ctx,
+) -> Result<Outcome<Value>> {
     let window = spec().constants.idempotency_window_seconds;
-    store
-        .write(|db| {
-            let scope = match op.idempotency {
-                KeyUse::Database => "database".to_string(),
-                _ => crate::model::timeline_id(ops::timeline_of(db, &args)?),
-            };
-            let live = |entry: &IdempotencyEntry| ctx.now.saturating_sub(entry.ts) < window;
-            if let Some(key) = &idempotency_key
-                && let Some(entry) = db
-                    .idempotency
-                    .iter()
-                    .find(|e| e.scope == scope && &e.key == key && live(e))
-            {
-                return Ok(Outcome::Unchanged(entry.result.clone()));
+    let scope = match op.idempotency {
+        KeyUse::Database => "database".to_string(),
+        _ => crate::model::timeline_id(ops::timeline_of(tx, args.id("timeline_id"))?.id),
+    };
+    let request = idempotency_key.as_ref().map(|_| request_digest(op, args));
+    if let Some(key) = &idempotency_key
+        && let Some(entry) = tx.idempotency(&scope, key)?
+        && ctx.now.saturating_sub(entry.ts) < window
+    {
+        let same = entry.op == op.name && (entry.request.is_none() || entry.request == request);
+        if !same {
+            return Err(Error::conflict(format!(
+                "the idempotency key {key:?} was already used on {scope} for another request ({} with other arguments) within the last 7 days; nothing was written. Use a new key for a new request",
+                entry.op
+            ))
+            .with_data(json!({ "idempotency_key": key, "first_operation": entry.op })));
+        }
+        return Ok(Outcome::Unchanged(replay(tx, &entry)?));
+    }
+    let result = ops::run(tx, typed, ctx)?;
+    if ctx.now >= window {
+        tx.purge_idempotency(ctx.now - window)?;
+    }
+    if let Some(key) = idempotency_key {
+        let stored = audit_form(&result);
+        tx.put_idempotency(&IdempotencyEntry {
+            scope: scope.clone(),
+            key: key.clone(),
+            op: op.name.clone(),
+            result: stored.clone(),
+            ts: ctx.now,
+            request,
+        })?;
+        let timeline = (op.idempotency != KeyUse::Database).then(|| scope.clone());
+        tx.append_audit(
+            ctx.now,
+            AuditEntry {
+                op: "idempotency".into(),
+                timeline,
+                scope: Some(scope),
+                key: Some(key),
+                result: Some(stored),
+                ..AuditEntry::default()
+            },
+        )?;
+    }
+    Ok(Outcome::Commit(result))
+}
+
+/// The digest of an operation and its validated arguments: what a replayed key must match.
+fn request_digest(op: &Operation, args: &Args) -> String {
+    use sha2::{Digest, Sha256};
+    // serde_json keeps keys in insertion order; sort them so the same arguments give the same digest
+    // whichever front-end (or argument order) they came from.
+    // The timeline is the key's scope already, whether it was named or defaulted, so it is left out.
+    let sorted: std::collections::BTreeMap<&String, &Value> = args
+        .as_map()
+        .iter()
+        .filter(|(name, _)| name.as_str() != "timeline_id")
+        .collect();
+    let canonical = json!([op.name, sorted]).to_string();
+    Sha256::digest(canonical.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The first result of a key, as it was returned: a budget's messages are stored by node ID and read
+/// back from their nodes, which never change.
+fn replay(tx: &mut dyn Tx, entry: &IdempotencyEntry) -> Result<Value> {
+    let mut result = entry.result.clone();
+    let tl = crate::model::parse_timeline_id(&entry.scope);
+    if let (Some(tl), Some(messages)) =
+        (tl, result.get_mut("messages").and_then(Value::as_array_mut))
+    {
+        for message in messages.iter_mut() {
+            if let Some(n) = message.as_str().and_then(crate::model::parse_node_id) {
+                let row = ops::existing(tx, tl, n)?;
+                *message = ops::message_of(&row);
             }
-            let result = ops::run(db, &op.name, &args, &ctx)?;
-            db.idempotency.retain(|e| live(e));
-            if let Some(key) = idempotency_key {
-                db.idempotency.push(IdempotencyEntry {
-                    scope: scope.clone(),
-                    key: key.clone(),
-                    op: op.name.clone(),
-                    result: result.clone(),
-                    ts: ctx.now,
-                });
-                let timeline = (op.idempotency != KeyUse::Database).then(|| scope.clone());
-                db.audit(
-                    ctx.now,
-                    AuditEntry {
-                        op: "idempotency".into(),
-                        timeline,
-                        scope: Some(scope),
-                        key: Some(key),
-                        result: Some(audit_form(&result)),
-                        ..AuditEntry::default()
-                    },
-                );
+        }
+    }
+    Ok(result)
+}
+
+fn file_bytes(path: &std::path::Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+fn db_info(store: &mut Store) -> Result<Value> {
+    let path = store.path().to_path_buf();
+    let exists = path.exists();
+    let version = store.format_version()?;
+    let counts = store.read(|tx| tx.counts())?;
+    Ok(json!({
+        "engine": store.engine().as_str(),
+        "path": path.display().to_string(),
+        "exists": exists,
+        "format_version": version,
+        "file_bytes": file_bytes(&path),
+        "timelines": counts.timelines,
+        "nodes": counts.nodes,
+        "cold_nodes": counts.cold_nodes,
+    }))
+}
+
+fn db_check(store: &mut Store) -> Result<Value> {
+    let problems = store.check()?;
+    let report = json!({
+        "ok": problems.is_empty(),
+        "engine": store.engine().as_str(),
+        "path": store.path().display().to_string(),
+        "problems": problems,
+    });
+    if problems.is_empty() {
+        Ok(report)
+    } else {
+        Err(Error::database(format!(
+            "the database {} has {} problem(s): {}. Nothing was changed; see docs/storage.md for recovery",
+            store.path().display(),
+            problems.len(),
+            problems.join("; ")
+        ))
+        .with_data(json!({ "problems": problems })))
+    }
+}
+
+fn db_convert(store: &mut Store, to: &str) -> Result<Value> {
+    let target = PathBuf::from(to);
+    let db = store.read(|tx| tx.load_database())?;
+    let engine = Store::create_from(&target, &db)?;
+    let nodes: u64 = db.timelines.iter().map(|t| t.nodes.len() as u64 - 1).sum();
+    Ok(json!({
+        "from": store.path().display().to_string(),
+        "to": to,
+        "engine": engine.as_str(),
+        "timelines": db.timelines.len(),
+        "nodes": nodes,
+    }))
+}
+
+fn db_backup(store: &mut Store, to: &str) -> Result<Value> {
+    let target = PathBuf::from(to);
+    let engine = store.engine();
+    if crate::store::Engine::for_new_path(&target) != engine {
+        return Err(Error::invalid(format!(
+            "invalid argument --to: {to} names a {} file, but this database uses the {} engine and a backup is an exact copy; choose a name {}, or use db convert to change the engine",
+            crate::store::Engine::for_new_path(&target).as_str(),
+            engine.as_str(),
+            if engine == crate::store::Engine::Json {
+                "ending in .json"
+            } else {
+                "not ending in .json"
             }
-            Ok(Outcome::Commit(result))
-        })
-        .map(Output::Json)
+        )));
+    }
+    store.backup(&target)?;
+    Ok(json!({
+        "from": store.path().display().to_string(),
+        "to": to,
+        "engine": engine.as_str(),
+        "file_bytes": file_bytes(&target),
+    }))
 }
 
 /// The form of a result kept for ever in the audit. A budget result names its messages by node ID: the

@@ -81,9 +81,24 @@ fn b4_the_counterexample_is_infeasible_and_commits_nothing() {
         "--node",
         "n4",
         "--max",
-        "1",
+        "65",
     ])
     .ok(COUNTEREXAMPLE_AT_65);
+    assert_eq!(db.bytes(), after);
+    // I4: the same key with other arguments is a conflict, and nothing is written.
+    db.tl(&[
+        "--idempotency-key",
+        "k1",
+        "budget",
+        "--node",
+        "n4",
+        "--max",
+        "1",
+    ])
+    .err(
+        1,
+        r#"{"error":"the idempotency key \"k1\" was already used on tl0 for another request (context_budget with other arguments) within the last 7 days; nothing was written. Use a new key for a new request","data":{"idempotency_key":"k1","first_operation":"context_budget"}}"#,
+    );
     assert_eq!(db.bytes(), after);
 }
 

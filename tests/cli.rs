@@ -11,7 +11,9 @@ fn tl_in(dir: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> Run {
     let mut cmd = Command::new(TL);
     cmd.env_remove("TIMELINE_DB")
         .env_remove("TIMELINE_NOW")
-        .env_remove("TIMELINE_FAULT_STEP");
+        .env_remove("TIMELINE_FAULT_STEP")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("APPDATA");
     cmd.env("HOME", dir.join("home"))
         .env("USERPROFILE", dir.join("home"));
     for (k, v) in env {
@@ -449,7 +451,9 @@ fn default_timeline_is_the_smallest() {
     );
 }
 
-/// G4: --db > non-empty TIMELINE_DB > ~/.timeline.json; the parent directory must exist.
+/// G4 as the storage issue replaced it: --db > non-empty TIMELINE_DB > ~/.timeline.json when it exists
+/// > timeline/timeline.db in the data directory (created owner-only); a --db or TIMELINE_DB path
+/// needs an existing parent directory.
 #[test]
 fn database_path_priority() {
     let dir = TempDir::new();
@@ -458,6 +462,8 @@ fn database_path_priority() {
     let flag = d.join("flag.json");
     let env = d.join("env.json");
     let env_s = env.to_str().unwrap();
+    let data_db = d.join("home/.local/share/timeline/timeline.db");
+    let legacy = d.join("home/.timeline.json");
     // --db wins over TIMELINE_DB.
     tl_in(
         d,
@@ -466,13 +472,47 @@ fn database_path_priority() {
     )
     .ok(r#"{"timeline_id":"tl0"}"#);
     assert!(flag.exists() && !env.exists());
-    // TIMELINE_DB wins over the home directory.
+    // TIMELINE_DB wins over the defaults.
     tl_in(d, &[("TIMELINE_DB", env_s)], &["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    assert!(env.exists() && !d.join("home/.timeline.json").exists());
-    // An empty TIMELINE_DB is ignored: the home directory is used.
+    assert!(env.exists() && !data_db.exists());
+    // An empty TIMELINE_DB is ignored: without ~/.timeline.json, the SQLite database in the data
+    // directory is used, its directories created owner-only.
     tl_in(d, &[("TIMELINE_DB", "")], &["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    assert!(d.join("home/.timeline.json").exists());
+    assert!(data_db.exists() && !legacy.exists());
     tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
+    tl_in(d, &[], &["db", "info"]).ok(&format!(
+        r#"{{"engine":"sqlite","path":"{}","exists":true,"format_version":1,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
+        data_db.display(),
+        std::fs::metadata(&data_db).unwrap().len()
+    ));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for created in [
+            "home/.local/share/timeline",
+            "home/.local/share",
+            "home/.local",
+        ] {
+            let mode = std::fs::metadata(d.join(created))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o700, "{created}");
+        }
+    }
+    // XDG_DATA_HOME moves the data directory.
+    let xdg = d.join("xdg");
+    tl_in(d, &[("XDG_DATA_HOME", xdg.to_str().unwrap())], &["create"])
+        .ok(r#"{"timeline_id":"tl0"}"#);
+    assert!(xdg.join("timeline/timeline.db").exists());
+    // A ~/.timeline.json of the original tool, once it exists, is used before the data directory.
+    tl_in(d, &[], &["--db", legacy.to_str().unwrap(), "create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
+    tl_in(d, &[], &["db", "info"]).ok(&format!(
+        r#"{{"engine":"json","path":"{}","exists":true,"format_version":1,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
+        legacy.display(),
+        std::fs::metadata(&legacy).unwrap().len()
+    ));
     // The parent directory must exist.
     let missing = d.join("no/such/dir/db.json");
     let run = tl_in(d, &[], &["--db", missing.to_str().unwrap(), "create"]);
@@ -508,10 +548,14 @@ fn help_and_version() {
     let help = db.tl(&["--help"]);
     assert_eq!(help.code, 0);
     for op in &timeline::spec::spec().operations {
-        let line = help
-            .stdout
+        // A grouped command ("db info") is listed by its group's help.
+        let (listing, name) = match op.cli.split_once(' ') {
+            Some((group, name)) => (db.tl(&[group, "--help"]).stdout, name),
+            None => (help.stdout.clone(), op.cli.as_str()),
+        };
+        let line = listing
             .lines()
-            .find(|l| l.trim_start().starts_with(&format!("{} ", op.cli)));
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")));
         let line = line.unwrap_or_else(|| panic!("--help lists no {}", op.cli));
         assert!(line.ends_with(&op.summary), "{line}");
     }
@@ -526,7 +570,7 @@ fn help_and_version() {
     let bare = tl_in(db.dir.path(), &[], &[]);
     assert_eq!(bare.code, 2);
     assert!(bare.stdout.contains("Usage: tl [OPTIONS] <COMMAND>"));
-    db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, context, budget, pin, unpin, summarize, branches, node, archive-check, archive-branch, export, help]; run tl --help for usage"}"#);
+    db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, context, budget, pin, unpin, summarize, branches, node, archive-check, archive-branch, export, db, help]; run tl --help for usage"}"#);
 }
 
 /// pin/unpin on the root or an unknown node are clear errors.

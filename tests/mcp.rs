@@ -700,7 +700,7 @@ fn a_tools_call_notification_changes_nothing() {
 // ---- P5: tools/list ----
 
 #[test]
-fn tools_list_serves_the_14_generated_tools_without_output_schema_for_old_versions() {
+fn tools_list_serves_the_15_generated_tools_without_output_schema_for_old_versions() {
     let full = tools_json();
     let names: Vec<&str> = full["tools"]
         .as_array()
@@ -1028,11 +1028,12 @@ fn the_database_comes_from_timeline_db_when_db_is_not_given() {
     );
     drop(server);
     assert!(other.exists());
-    // Without both, .timeline.json in the home directory.
+    // Without both, the SQLite database in the data directory (no ~/.timeline.json exists).
     let home = db.dir.path().join("home");
     std::fs::create_dir(&home).unwrap();
     let mut cmd = db.command(TL_MCP);
     cmd.env_remove("TIMELINE_DB")
+        .env_remove("XDG_DATA_HOME")
         .env("HOME", &home)
         .env("USERPROFILE", &home);
     let mut server = Server::spawn(cmd);
@@ -1041,7 +1042,8 @@ fn the_database_comes_from_timeline_db_when_db_is_not_given() {
         tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
     );
     drop(server);
-    assert!(home.join(".timeline.json").exists());
+    assert!(home.join(".local/share/timeline/timeline.db").exists());
+    assert!(!home.join(".timeline.json").exists());
 }
 
 #[test]
@@ -1083,7 +1085,7 @@ fn help_version_and_bad_arguments() {
             text.contains("2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25"),
             "{text}"
         );
-        assert!(text.contains("Tools (14): timeline_create,"), "{text}");
+        assert!(text.contains("Tools (15): timeline_create,"), "{text}");
     }
     for (args, message) in [
         (&["--bogus"][..], "tl-mcp: unknown argument --bogus"),
@@ -1338,6 +1340,7 @@ fn cli_and_mcp_give_the_same_results_under_mapped_names() {
         (
             &["archive-branch", "--name", "side"],
             "timeline_archive_branch",
+            "timeline_db_info",
             r#"{"branch":"side"}"#,
         ),
         (

@@ -96,7 +96,7 @@ fn g4_an_empty_db_flag_is_refused_not_replaced_by_the_home_database() {
     let refused = (
         Some(2),
         String::new(),
-        "{\"error\":\"invalid argument --db: must not be empty; pass the path of the database file, or leave --db out to use TIMELINE_DB or .timeline.json in your home directory\"}\n".to_string(),
+        "{\"error\":\"invalid argument --db: must not be empty; pass the path of the database file, or leave --db out to use TIMELINE_DB or the default database\"}\n".to_string(),
     );
     assert_eq!(run(&["--db", "", "create"]), refused);
     assert_eq!(run(&["create", "--db="]), refused);
@@ -291,7 +291,7 @@ fn g4_a_db_path_ending_in_a_separator_is_refused() {
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
         format!(
-            "{{\"error\":\"{dir_path} ends with a path separator, so it names a directory; pass --db with a file path such as {dir_path}timeline.json\"}}\n"
+            "{{\"error\":\"{dir_path} ends with a path separator, so it names a directory; pass --db with a file path such as {dir_path}timeline.db\"}}\n"
         )
     );
     assert_eq!(std::fs::read_dir(db.dir.path()).unwrap().count(), 0);

@@ -388,7 +388,7 @@ fn contexts(db: &mut Database) -> HashMap<u64, Value> {
         args.insert("node".into(), json!(node_id(n)));
         let op = spec().operation("context").unwrap();
         let valid = validate(op, &args, Origin::Mcp).unwrap();
-        let value = ops::run(db, "context", &valid, &Ctx { now: 0 }).unwrap();
+        let value = ops::run_in_memory(db, "context", &valid, &Ctx { now: 0 }).unwrap();
         out.insert(n, value);
     }
     out
@@ -547,7 +547,7 @@ fn apply(db: &mut Database, action: &Action, step: usize) -> Result<(), TestCase
             TestCaseError::fail(format!("step {step}: generated invalid args: {e}"))
         })?;
         let mut next = db.clone();
-        match ops::run(
+        match ops::run_in_memory(
             &mut next,
             op_name,
             &valid,
@@ -635,6 +635,63 @@ proptest! {
     }
 }
 
+/// The same operations on the SQLite engine give the same results, the same errors and the same
+/// database as on the in-memory model the JSON engine uses (S8).
+fn run_differential(actions: &[Action]) -> Result<(), TestCaseError> {
+    let dir = TempDir::new();
+    let path = dir.path().join("db.sqlite");
+    let mut store = timeline::store::Store::open(path.clone()).unwrap();
+    let mut db = Database::default();
+    let mut step = 0usize;
+    for composite in actions {
+        for action in expand(&db, composite) {
+            step += 1;
+            let (op_name, args) = request(&db, &action);
+            let op = spec().operation(op_name).unwrap();
+            let valid = validate(op, &args, Origin::Mcp).unwrap();
+            let ctx = Ctx {
+                now: 1000 + (step as u64 * 7919) % 100,
+            };
+            let mut next = db.clone();
+            let in_memory = ops::run_in_memory(&mut next, op_name, &valid, &ctx);
+            let typed = ops::Request::from_args(op_name, &valid).unwrap();
+            let on_sqlite =
+                store.write(|tx| ops::run(tx, &typed, &ctx).map(timeline::store::Outcome::Commit));
+            prop_assert_eq!(
+                &on_sqlite,
+                &in_memory,
+                "step {}: {} answered differently on SQLite",
+                step,
+                op_name
+            );
+            if in_memory.is_ok() {
+                db = next;
+            }
+            let stored = timeline::store::load_database(&path).unwrap();
+            prop_assert_eq!(
+                &stored,
+                &db,
+                "step {}: after {} the SQLite database differs",
+                step,
+                op_name
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn sqlite_and_json_engines_agree(
+        actions in (Just(Action::Create), proptest::collection::vec(action(), 1..45))
+            .prop_map(|(first, mut rest)| { rest.insert(0, first); rest })
+    ) {
+        run_differential(&actions)?;
+    }
+}
+
 /// A mutating request with an optional key, as the service sees it.
 #[derive(Debug, Clone)]
 struct Keyed {
@@ -650,17 +707,25 @@ fn keyed() -> impl Strategy<Value = Keyed> {
         .prop_map(|(action, key)| Keyed { action, key })
 }
 
-fn run_keyed(requests: &[Keyed]) -> Result<(), TestCaseError> {
+/// The bytes a change would alter: the file, and for SQLite its write-ahead log.
+fn stored_bytes(path: &std::path::Path) -> Option<Vec<u8>> {
+    let mut bytes = std::fs::read(path).ok()?;
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    bytes.extend(std::fs::read(wal).unwrap_or_default());
+    Some(bytes)
+}
+
+fn run_keyed(requests: &[Keyed], file_name: &str) -> Result<(), TestCaseError> {
     let dir = TempDir::new();
-    let path = dir.path().join("db.json");
-    // (scope, key) → first result.
-    let mut first: HashMap<(String, String), Value> = HashMap::new();
+    let path = dir.path().join(file_name);
+    // One store for the whole run, as a tl-mcp session keeps one.
+    let mut store = timeline::store::Store::open(path.clone()).unwrap();
+    // (scope, key) → the first request (operation, arguments without the timeline) and its result.
+    let mut first: HashMap<(String, String), (String, Value, Value)> = HashMap::new();
     for (step, keyed) in requests.iter().enumerate() {
-        let bytes_before = std::fs::read(&path).ok();
-        let db = bytes_before
-            .as_deref()
-            .map(|b| timeline::store::decode(b).unwrap())
-            .unwrap_or_default();
+        let bytes_before = stored_bytes(&path);
+        let db = timeline::store::load_database(&path).unwrap();
         let (op_name, args) = request(&db, &keyed.action);
         let op = spec().operation(op_name).unwrap();
         let key = keyed.key.map(|k| format!("key-{k}"));
@@ -670,8 +735,11 @@ fn run_keyed(requests: &[Keyed]) -> Result<(), TestCaseError> {
             "tl0"
         }
         .to_string();
+        let mut without_timeline = args.clone();
+        without_timeline.remove("timeline_id");
+        let without_timeline = Value::Object(without_timeline);
         let outcome = service::execute(
-            path.clone(),
+            &mut store,
             Request {
                 op,
                 args: args.clone(),
@@ -679,12 +747,17 @@ fn run_keyed(requests: &[Keyed]) -> Result<(), TestCaseError> {
                 origin: Origin::Mcp,
             },
         );
-        let bytes_after = std::fs::read(&path).ok();
+        let bytes_after = stored_bytes(&path);
         let replay = key
             .as_ref()
             .and_then(|k| first.get(&(scope.clone(), k.clone())).cloned());
         match (outcome, replay) {
-            (Ok(Output::Json(result)), Some(recorded)) => {
+            (Ok(Output::Json(result)), Some((first_op, first_args, recorded))) => {
+                prop_assert!(
+                    first_op == op_name && first_args == without_timeline,
+                    "step {}: a key reused for another request was not refused",
+                    step
+                );
                 prop_assert_eq!(
                     result,
                     recorded,
@@ -699,17 +772,24 @@ fn run_keyed(requests: &[Keyed]) -> Result<(), TestCaseError> {
             }
             (Ok(Output::Json(result)), None) => {
                 if let Some(k) = key {
-                    first.insert((scope, k), result);
+                    first.insert((scope, k), (op_name.to_string(), without_timeline, result));
                 }
             }
             (Ok(Output::Text(_)), _) => return Err(TestCaseError::fail("text output")),
-            (Err(e), Some(_)) => {
-                // Only a missing timeline can fail before the key is looked up.
+            (Err(e), Some((first_op, first_args, _))) => {
+                // I4: only a key reused for another request is refused (or a missing timeline).
                 prop_assert!(
-                    db.timelines.is_empty(),
+                    db.timelines.is_empty()
+                        || (e.kind == ErrorKind::Conflict
+                            && (first_op != op_name || first_args != without_timeline)),
                     "step {}: a replay failed: {}",
                     step,
                     e
+                );
+                prop_assert!(
+                    bytes_before == bytes_after,
+                    "step {}: a refused replay wrote the database",
+                    step
                 );
             }
             (Err(_), None) => {
@@ -728,11 +808,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
-    fn idempotent_replays_write_nothing(
+    fn idempotent_replays_write_nothing_on_both_engines(
         requests in (Just(Keyed { action: Action::Create, key: Some(0) }), proptest::collection::vec(keyed(), 1..25))
             .prop_map(|(first, mut rest)| { rest.insert(0, first); rest })
     ) {
-        run_keyed(&requests)?;
+        for file_name in ["db.json", "db.sqlite"] {
+            run_keyed(&requests, file_name)?;
+        }
     }
 }
 
@@ -767,7 +849,7 @@ fn the_b4_counterexample_through_the_state_machine() {
             Origin::Mcp,
         )
         .unwrap();
-        ops::run(&mut db, op, &valid, &Ctx { now: 1 }).unwrap();
+        ops::run_in_memory(&mut db, op, &valid, &Ctx { now: 1 }).unwrap();
     }
     let args = json!({"timeline_id": "tl0", "node": "n4", "max_tokens": 1});
     let valid = validate(
@@ -776,7 +858,8 @@ fn the_b4_counterexample_through_the_state_machine() {
         Origin::Mcp,
     )
     .unwrap();
-    let err = ops::run(&mut db.clone(), "context_budget", &valid, &Ctx { now: 1 }).unwrap_err();
+    let err =
+        ops::run_in_memory(&mut db.clone(), "context_budget", &valid, &Ctx { now: 1 }).unwrap_err();
     assert_eq!(err.kind, ErrorKind::BudgetInfeasible);
     assert_eq!(
         err.data,
@@ -791,7 +874,7 @@ fn the_b4_counterexample_through_the_state_machine() {
     )
     .unwrap();
     let mut next = db.clone();
-    let result = ops::run(&mut next, "context_budget", &valid, &Ctx { now: 1 }).unwrap();
+    let result = ops::run_in_memory(&mut next, "context_budget", &valid, &Ctx { now: 1 }).unwrap();
     check_budget(&db, &next, &map, &result).unwrap();
     assert_eq!(result["total_tokens"], json!(65));
     assert_eq!(ROOT, 0);

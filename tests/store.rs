@@ -992,7 +992,7 @@ fn i1_replay_returns_the_first_result_and_writes_nothing() {
     db.tl(&["--idempotency-key", "drop", "drop-branch", "--name", "side"])
         .ok(r#"{"dropped":"side"}"#);
     assert_eq!(identity(&db.path), id);
-    // A replay with other arguments still returns the first result: the key identifies the request.
+    // I4: the same key with other arguments is refused as a conflict, and nothing is written.
     db.tl(&[
         "--idempotency-key",
         "key-0",
@@ -1002,7 +1002,16 @@ fn i1_replay_returns_the_first_result_and_writes_nothing() {
         "--text",
         "different",
     ])
-    .ok(r#"{"node":"n3"}"#);
+    .err(
+        1,
+        r#"{"error":"the idempotency key \"key-0\" was already used on tl0 for another request (append with other arguments) within the last 7 days; nothing was written. Use a new key for a new request","data":{"idempotency_key":"key-0","first_operation":"append"}}"#,
+    );
+    // So is the same key on another operation.
+    db.tl(&["--idempotency-key", "key-0", "switch", "--name", "main"])
+        .err(
+            1,
+            r#"{"error":"the idempotency key \"key-0\" was already used on tl0 for another request (append with other arguments) within the last 7 days; nothing was written. Use a new key for a new request","data":{"idempotency_key":"key-0","first_operation":"append"}}"#,
+        );
     assert_eq!(identity(&db.path), id);
     assert_files_valid(&db);
 }
@@ -1032,7 +1041,7 @@ fn i1_the_window_is_seven_days_from_the_first_success() {
     at(&mut db, T0 + WINDOW).tl(&append).ok(r#"{"node":"n4"}"#);
     let file = db.value();
     assert_eq!(
-        file["idempotency"],
+        without_request_digests(&file["idempotency"]),
         json!([{"scope": "tl0", "key": "k", "op": "append", "result": {"node": "n4"}, "ts": T0 + WINDOW}])
     );
     // The new mapping holds for a new window.
@@ -1130,8 +1139,8 @@ fn i1_create_is_database_wide_and_other_keys_are_per_timeline() {
     };
     keyed("tl0", "on tl0").ok(r#"{"node":"n2"}"#);
     keyed("tl1", "on tl1").ok(r#"{"node":"n1"}"#);
-    keyed("tl0", "again").ok(r#"{"node":"n2"}"#);
-    keyed("tl1", "again").ok(r#"{"node":"n1"}"#);
+    keyed("tl0", "on tl0").ok(r#"{"node":"n2"}"#);
+    keyed("tl1", "on tl1").ok(r#"{"node":"n1"}"#);
     db.tl(&["--timeline", "tl1", "context", "--node", "n1"])
         .ok(r#"[{"node":"n1","role":"user","text":"on tl1","tokens":2}]"#);
     // A key used by create does not collide with the same key on a timeline.
@@ -1204,7 +1213,7 @@ fn i2_expired_entries_are_purged_on_the_next_successful_commit_and_audited_forev
         .ok(r#"{"node":"n5"}"#);
     let file = db.value();
     assert_eq!(
-        file["idempotency"],
+        without_request_digests(&file["idempotency"]),
         json!([{"scope": "tl0", "key": "newer", "op": "append", "result": {"node": "n4"}, "ts": T0 + 10}])
     );
     assert_eq!(
@@ -1440,4 +1449,24 @@ fn s6_every_fixture_matches_the_schema_and_loads() {
         }
     }
     assert!(checked >= 2, "no fixtures found in {}", dir.display());
+}
+
+/// Idempotency entries with their request digests checked (64 hex digits) and removed, so the rest
+/// can be compared exactly.
+#[track_caller]
+fn without_request_digests(entries: &serde_json::Value) -> serde_json::Value {
+    let mut entries = entries.clone();
+    for entry in entries.as_array_mut().unwrap() {
+        let digest = entry
+            .as_object_mut()
+            .unwrap()
+            .remove("request")
+            .expect("every new entry records its request digest");
+        let digest = digest.as_str().unwrap();
+        assert!(
+            digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{digest}"
+        );
+    }
+    entries
 }

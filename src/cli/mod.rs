@@ -60,11 +60,17 @@ pub fn run(
     stdin: &mut dyn Read,
 ) -> Result<Output, CliError> {
     let matches = command().try_get_matches_from(args).map_err(clap_error)?;
-    let (name, sub) = matches
+    let (group, mut sub) = matches
         .subcommand()
         .ok_or_else(|| Error::invalid("a command is required; run tl --help"))?;
+    // `tl db info` and its siblings: the spec names them "db info", a command group and a command.
+    let mut name = group.to_string();
+    if let Some((inner, inner_matches)) = sub.subcommand() {
+        name = format!("{group} {inner}");
+        sub = inner_matches;
+    }
     let op = spec()
-        .by_cli(name)
+        .by_cli(&name)
         .ok_or_else(|| Error::invalid(format!("unknown command {name}")))?;
     let db = service::resolve_db_path(sub.get_one::<OsString>("db").cloned())?;
     let key = utf8_global(sub, "idempotency-key")?;
@@ -80,8 +86,9 @@ pub fn run(
         args.insert("timeline_id".into(), Value::String(timeline));
     }
     collect_params(op, sub, stdin, &mut args)?;
+    let mut store = crate::store::Store::open(db)?;
     Ok(service::execute(
-        db,
+        &mut store,
         Request {
             op,
             args,

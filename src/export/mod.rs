@@ -8,9 +8,10 @@ mod ascii;
 mod drawio;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::model::{Database, Timeline};
+use crate::model::Timeline;
+use crate::ops::ExportArgs;
 use crate::service::Output;
-use crate::spec::validate::Args;
+use crate::store::Tx;
 use serde_json::json;
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind as IoKind, Write};
@@ -36,15 +37,16 @@ pub fn drawio(timeline: &Timeline) -> Rendered {
     drawio::render(timeline)
 }
 
-pub fn run(db: &mut Database, args: &Args) -> Result<Output> {
-    let format = args.str("format").unwrap_or_default();
-    let output = args.str("output");
+pub fn run(tx: &mut dyn Tx, args: &ExportArgs) -> Result<Output> {
+    let format = args.format.as_str();
+    let output = args.output.as_deref();
     if format == "drawio" && output.is_none() {
         return Err(Error::invalid(
             "invalid argument --output: --format drawio writes a diagram file, so it needs --output FILE (for example --output timeline.drawio); only --format ascii can print to the terminal",
         ));
     }
-    let timeline = db.timeline(crate::ops::timeline_of(db, args)?)?;
+    let row = crate::ops::timeline_of(tx, args.timeline_id)?;
+    let timeline = &tx.load_timeline(row.id)?;
     let rendered = match format {
         "drawio" => drawio::render(timeline),
         "ascii" => ascii::render(timeline),

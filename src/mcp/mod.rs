@@ -66,8 +66,10 @@ no network port and stops when its input ends.
 Usage: tl-mcp [--db PATH]
 
 Options:
-  --db PATH      The database file. Default: the TIMELINE_DB environment variable when it is set and
-                 not empty, else .timeline.json in your home directory. Its folder must exist.
+  --db PATH      The database file (a new file ending in .json is a JSON snapshot, any other a
+                 SQLite database). Default: the TIMELINE_DB environment variable when it is set
+                 and not empty, else ~/.timeline.json if it exists, else timeline/timeline.db in
+                 your data directory. The folder of --db or TIMELINE_DB must exist.
   -h, --help     Print this help and exit.
   -V, --version  Print the version and exit.
 

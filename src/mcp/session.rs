@@ -5,6 +5,7 @@ use crate::error::Error;
 use crate::service::{self, Output, Request};
 use crate::spec::spec;
 use crate::spec::validate::{Origin, shorten};
+use crate::store::Store;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -27,11 +28,17 @@ pub struct Session {
     version: Option<&'static str>,
     /// The database, or why it could not be determined (reported by every tool call).
     db: Result<PathBuf, Error>,
+    /// The store, opened by the first tool call and kept for the session (one SQLite connection).
+    store: Option<Store>,
 }
 
 impl Session {
     pub fn new(db: Result<PathBuf, Error>) -> Self {
-        Session { version: None, db }
+        Session {
+            version: None,
+            db,
+            store: None,
+        }
     }
 
     /// The version in force: the negotiated one, or the latest before `initialize`.
@@ -256,9 +263,12 @@ impl Session {
             }
             (a, p) => a.or(p),
         };
-        let db = self.db.clone()?;
+        let store = match &mut self.store {
+            Some(store) => store,
+            None => self.store.insert(Store::open(self.db.clone()?)?),
+        };
         let output = service::execute(
-            db,
+            store,
             Request {
                 op,
                 args,

@@ -116,10 +116,14 @@ pub struct IdempotencyEntry {
     pub key: String,
     /// The operation that first used the key.
     pub op: String,
-    /// The first result, returned again on replay.
+    /// The first result, returned again on replay (a budget's messages by node ID only).
     pub result: Value,
     /// Unix seconds of the first success.
     pub ts: u64,
+    /// SHA-256 (hex) of the operation and its arguments: a replay must match it. Absent in entries
+    /// written before 1.3, which match any request of the same operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]

@@ -134,10 +134,9 @@ pub struct Derived {
     pub cover_count: Vec<u32>,
     pub superseded_by: HashMap<u64, u64>,
     pub stale: Vec<bool>,
-    /// (parent, from, to) → placeholder, for reuse.
-    pub placeholders: HashMap<(u64, u64, u64), u64>,
-    /// (from, to) → real summaries of exactly that range.
-    pub real_by_range: HashMap<(u64, u64), Vec<u64>>,
+    /// The first node of a range → the summaries and placeholders of ranges that start there, oldest
+    /// first (placeholder reuse, usable summaries of a path, open placeholders).
+    pub summaries_from: HashMap<u64, Vec<u64>>,
     /// Digest of every summarize parameter (intent included) → the node it created.
     pub summary_requests: HashMap<[u8; 32], u64>,
     /// Summary → summaries that list it in derived_from.
@@ -197,6 +196,16 @@ pub fn summary_request_digest(
         intent.map(|i| (&i.tag, &i.note))
     ]);
     Sha256::digest(canonical.to_string().as_bytes()).into()
+}
+
+/// The number of a node ID such as "n12".
+pub fn parse_node_id(s: &str) -> Option<u64> {
+    parse_prefixed(s, "n")
+}
+
+/// The number of a timeline ID such as "tl3".
+pub fn parse_timeline_id(s: &str) -> Option<u64> {
+    parse_prefixed(s, "tl")
 }
 
 fn parse_prefixed(s: &str, prefix: &str) -> Option<u64> {
@@ -324,38 +333,39 @@ impl Timeline {
             || self.derived.cover_count[n as usize] > 0
     }
 
-    /// Number of branch paths that go through `n`.
-    pub fn branch_refs(&self, n: u64) -> usize {
-        self.branches
-            .iter()
-            .filter(|b| self.is_ancestor_or_self(n, b.head))
-            .count()
-    }
-
-    /// Add a node and update the derived indexes incrementally. Returns its number.
-    pub fn push_node(&mut self, node: Node) -> Result<u64> {
-        let n = self.nodes.len() as u64;
-        let parent = node.parent as usize;
-        let prefix = self.derived.prefix_tokens[parent]
-            .checked_add(node.tokens)
-            .ok_or_else(Error::overflow)?;
-        self.derived.prefix_tokens.push(prefix);
-        self.derived.depth.push(self.derived.depth[parent] + 1);
-        self.derived.children.push(Vec::new());
-        self.derived.children[parent].push(n);
-        self.derived.cover_count.push(0);
-        self.derived.stale.push(false);
-        self.nodes.push(node);
-        if self.nodes[n as usize].summary.is_some() {
-            self.index_summary(n);
-            self.propagate_stale();
+    /// Record the lookup keys of summary `n` (its range start, request digest and sources). The
+    /// effects on other nodes (coverage, versions, stale flags) are the caller's: `rebuild` derives
+    /// them all at once, operations apply them one change at a time.
+    pub(crate) fn index_summary_keys(&mut self, n: u64) {
+        let node = &self.nodes[n as usize];
+        let Some(summary) = &node.summary else {
+            return;
+        };
+        self.derived
+            .summaries_from
+            .entry(summary.from)
+            .or_default()
+            .push(n);
+        if summary.kind == SummaryKind::Real {
+            let digest = summary_request_digest(
+                summary.from,
+                summary.to,
+                &node.text,
+                node.tokens,
+                &summary.derived_from,
+                summary.supersedes,
+                node.intent.as_ref(),
+            );
+            self.derived.summary_requests.entry(digest).or_insert(n);
+            for &source in &summary.derived_from {
+                self.derived.dependents.entry(source).or_default().push(n);
+            }
         }
-        Ok(n)
     }
 
     fn index_summary(&mut self, n: u64) {
-        let node = &self.nodes[n as usize];
-        let Some(summary) = node.summary.clone() else {
+        self.index_summary_keys(n);
+        let Some(summary) = self.nodes[n as usize].summary.clone() else {
             return;
         };
         let mut at = summary.to;
@@ -366,35 +376,8 @@ impl Timeline {
             }
             at = self.nodes[at as usize].parent;
         }
-        match summary.kind {
-            SummaryKind::Placeholder => {
-                self.derived
-                    .placeholders
-                    .insert((node.parent, summary.from, summary.to), n);
-            }
-            SummaryKind::Real => {
-                self.derived
-                    .real_by_range
-                    .entry((summary.from, summary.to))
-                    .or_default()
-                    .push(n);
-                let digest = summary_request_digest(
-                    summary.from,
-                    summary.to,
-                    &node.text,
-                    node.tokens,
-                    &summary.derived_from,
-                    summary.supersedes,
-                    node.intent.as_ref(),
-                );
-                self.derived.summary_requests.entry(digest).or_insert(n);
-                if let Some(old) = summary.supersedes {
-                    self.derived.superseded_by.insert(old, n);
-                }
-                for &source in &summary.derived_from {
-                    self.derived.dependents.entry(source).or_default().push(n);
-                }
-            }
+        if let Some(old) = summary.supersedes {
+            self.derived.superseded_by.insert(old, n);
         }
     }
 
@@ -507,25 +490,6 @@ impl Timeline {
         }
         self.propagate_stale();
         Ok(())
-    }
-
-    /// Advance every branch's watermark as far as complete coverage allows; never move it back.
-    pub fn advance_watermarks(&mut self) {
-        for i in 0..self.branches.len() {
-            let branch = &self.branches[i];
-            let path = self.path(branch.head);
-            let current_depth = self.derived.depth[branch.watermark as usize] as usize;
-            let mut deepest = branch.watermark;
-            for (index, &n) in path.iter().enumerate() {
-                if !self.is_covered(n) {
-                    break;
-                }
-                if index + 1 > current_depth {
-                    deepest = n;
-                }
-            }
-            self.branches[i].watermark = deepest;
-        }
     }
 }
 

@@ -1,24 +1,32 @@
 //! Archival: eligibility (archive-check) and moving a finished branch's own messages to the cold zone.
 
-use super::{Ctx, timeline_of};
+use super::walk::path_rows;
+use super::{ArchiveBranchArgs, ArchiveCheckArgs, Ctx, branch_named, existing, timeline_of};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::file::AuditEntry;
-use crate::model::{Database, Timeline, node_id};
-use crate::spec::validate::Args;
+use crate::model::{SummaryKind, node_id};
+use crate::store::{NodeChange, NodeRow, TimelineRow, Tx};
 use serde_json::{Value, json};
+use std::collections::HashSet;
 
-/// Every reason the branch cannot be archived, in a stable order; empty when it can.
-pub fn reasons(timeline: &Timeline, name: &str) -> Result<Vec<String>> {
-    let branch = timeline.branch(name)?;
+/// Every reason the branch cannot be archived, in a stable order; empty when it can. Also returns the
+/// branch's path, which archival moves.
+fn reasons(
+    tx: &mut dyn Tx,
+    timeline: &TimelineRow,
+    name: &str,
+) -> Result<(Vec<String>, Vec<NodeRow>)> {
+    let tl = timeline.id;
+    let branch = branch_named(tx, timeline, name)?;
     let mut reasons = Vec::new();
     if timeline.current_branch == name {
         reasons.push(format!(
             "{name:?} is the current branch; switch to another branch first"
         ));
     }
-    let path = timeline.path(branch.head);
+    let path = path_rows(tx, tl, branch.head)?;
     if branch.watermark != branch.head {
-        let uncovered = path.iter().find(|&&n| !timeline.is_covered(n)).copied();
+        let uncovered = path.iter().find(|r| !r.is_covered()).map(|r| r.id);
         reasons.push(match uncovered {
             Some(n) => format!(
                 "the watermark does not cover the whole branch: {} is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it",
@@ -33,8 +41,8 @@ pub fn reasons(timeline: &Timeline, name: &str) -> Result<Vec<String>> {
     }
     let pinned: Vec<String> = path
         .iter()
-        .filter(|n| timeline.pins.contains(n))
-        .map(|&n| node_id(n))
+        .filter(|r| r.pinned)
+        .map(|r| node_id(r.id))
         .collect();
     if !pinned.is_empty() {
         reasons.push(format!(
@@ -42,65 +50,75 @@ pub fn reasons(timeline: &Timeline, name: &str) -> Result<Vec<String>> {
             pinned.join(", ")
         ));
     }
-    let on_path: std::collections::HashSet<u64> = path.iter().copied().collect();
-    let mut open = Vec::new();
-    // The placeholder index holds every placeholder by (parent, from, to); sorted for a stable message.
-    let mut placeholders: Vec<(u64, u64, u64)> = timeline
-        .derived
-        .placeholders
-        .iter()
-        .filter(|((_, from, to), _)| {
-            on_path.contains(from)
-                && on_path.contains(to)
-                && !timeline.derived.real_by_range.contains_key(&(*from, *to))
-        })
-        .map(|(&(_, from, to), &n)| (n, from, to))
-        .collect();
-    placeholders.sort_unstable();
-    for (n, from, to) in placeholders {
-        open.push(format!(
-            "{} ({}..{})",
-            node_id(n),
-            node_id(from),
-            node_id(to)
-        ));
+    let on_path: HashSet<u64> = path.iter().map(|r| r.id).collect();
+    // Placeholders of ranges on the path with no real summary of the same range, by node ID.
+    let mut open: Vec<(u64, u64, u64)> = Vec::new();
+    for row in &path {
+        let mut placeholders = Vec::new();
+        let mut real_ends = HashSet::new();
+        for s in tx.summaries_from(tl, row.id)? {
+            let summary_row = existing(tx, tl, s)?;
+            let Some(summary) = &summary_row.node.summary else {
+                continue;
+            };
+            match summary.kind {
+                SummaryKind::Real => {
+                    real_ends.insert(summary.to);
+                }
+                SummaryKind::Placeholder if on_path.contains(&summary.to) => {
+                    placeholders.push((s, summary.to));
+                }
+                SummaryKind::Placeholder => {}
+            }
+        }
+        for (s, to) in placeholders {
+            if !real_ends.contains(&to) {
+                open.push((s, row.id, to));
+            }
+        }
     }
+    open.sort_unstable();
     if !open.is_empty() {
+        let listed: Vec<String> = open
+            .iter()
+            .map(|&(n, from, to)| format!("{} ({}..{})", node_id(n), node_id(from), node_id(to)))
+            .collect();
         reasons.push(format!(
             "placeholders without a real summary of the same range: {}; write those summaries with tl summarize",
-            open.join(", ")
+            listed.join(", ")
         ));
     }
-    Ok(reasons)
+    Ok((reasons, path))
 }
 
 /// The depth of the lowest common ancestor of `a` and `b` (0 for the root).
-fn common_depth(timeline: &Timeline, mut a: u64, mut b: u64) -> usize {
-    let depth = |n: u64| timeline.derived.depth[n as usize];
-    while depth(a) > depth(b) {
-        a = timeline.nodes[a as usize].parent;
+fn common_depth(tx: &mut dyn Tx, tl: u64, a: u64, b: u64) -> Result<u64> {
+    let mut a = existing(tx, tl, a)?;
+    let mut b = existing(tx, tl, b)?;
+    while a.depth > b.depth {
+        a = existing(tx, tl, a.node.parent)?;
     }
-    while depth(b) > depth(a) {
-        b = timeline.nodes[b as usize].parent;
+    while b.depth > a.depth {
+        b = existing(tx, tl, b.node.parent)?;
     }
-    while a != b {
-        a = timeline.nodes[a as usize].parent;
-        b = timeline.nodes[b as usize].parent;
+    while a.id != b.id {
+        a = existing(tx, tl, a.node.parent)?;
+        b = existing(tx, tl, b.node.parent)?;
     }
-    depth(a) as usize
+    Ok(a.depth)
 }
 
-pub fn check(db: &mut Database, args: &Args) -> Result<Value> {
-    let timeline = db.timeline(timeline_of(db, args)?)?;
-    let reasons = reasons(timeline, args.str("branch").unwrap_or_default())?;
+pub fn check(tx: &mut dyn Tx, args: &ArchiveCheckArgs) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let (reasons, _) = reasons(tx, &timeline, &args.branch)?;
     Ok(json!({ "eligible": reasons.is_empty(), "reasons": reasons }))
 }
 
-pub fn archive(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
-    let tl = timeline_of(db, args)?;
-    let timeline = db.timeline_mut(tl)?;
-    let name = args.str("branch").unwrap_or_default().to_string();
-    let reasons = reasons(timeline, &name)?;
+pub fn archive(tx: &mut dyn Tx, args: &ArchiveBranchArgs, ctx: &Ctx) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let tl = timeline.id;
+    let name = args.branch.clone();
+    let (reasons, path) = reasons(tx, &timeline, &name)?;
     if !reasons.is_empty() {
         return Err(Error::new(
             ErrorKind::NotEligible,
@@ -108,44 +126,37 @@ pub fn archive(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
         )
         .with_data(json!({ "reasons": reasons })));
     }
-    let index = timeline.branch_index(&name)?;
-    let head = timeline.branches[index].head;
+    let head = path.last().map_or(crate::model::ROOT, |r| r.id);
     // A node of the path is referenced by this branch alone exactly when it lies below every point
     // where another branch leaves the path. Another branch shares the path down to the lowest common
     // ancestor of the two heads, so only the nodes deeper than the deepest such ancestor are the
     // branch's own: O(branches × depth) instead of a reference count per node.
-    let shared = timeline
-        .branches
+    let mut shared = 0;
+    for other in tx.branches(tl)? {
+        if other.name != name {
+            shared = shared.max(common_depth(tx, tl, head, other.head)?);
+        }
+    }
+    let movable: Vec<u64> = path
         .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != index)
-        .map(|(_, b)| common_depth(timeline, head, b.head))
-        .max()
-        .unwrap_or(0);
-    let movable: Vec<u64> = timeline
-        .path(head)
-        .into_iter()
-        .skip(shared)
-        .filter(|&n| {
-            let node = &timeline.nodes[n as usize];
-            !node.cold && node.summary.is_none() && !timeline.pins.contains(&n)
-        })
+        .skip(usize::try_from(shared).unwrap_or(usize::MAX))
+        .filter(|r| !r.node.cold && r.node.summary.is_none() && !r.pinned)
+        .map(|r| r.id)
         .collect();
-    timeline.branches.remove(index);
+    tx.remove_branch(tl, &name)?;
     for &n in &movable {
-        timeline.nodes[n as usize].cold = true;
+        tx.change_node(tl, n, NodeChange::Archived)?;
     }
     let archived: Vec<String> = movable.iter().map(|&n| node_id(n)).collect();
-    let timeline_name = timeline.id_str();
-    db.audit(
+    tx.append_audit(
         ctx.now,
         AuditEntry {
             op: "archive".into(),
-            timeline: Some(timeline_name),
+            timeline: Some(crate::model::timeline_id(tl)),
             branch: Some(name),
             nodes: Some(archived.clone()),
             ..AuditEntry::default()
         },
-    );
+    )?;
     Ok(json!({ "archived": archived }))
 }

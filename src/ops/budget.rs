@@ -1,61 +1,76 @@
 //! The budget operation: gathers the path, pins and usable summaries, asks the pure planner for a
 //! layout, then creates or reuses the placeholders that layout needs.
 
-use super::{Ctx, message_json, output_cap, timeline_of};
+use super::walk::{advance_watermarks, cover_range, path_rows};
+use super::{ContextBudgetArgs, Ctx, message, message_json, output_cap, timeline_of};
 use crate::budget::{self, Candidate, Item, Segment};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::file::AuditEntry;
-use crate::model::{Database, Node, Role, Summary, SummaryKind, Timeline, node_id};
+use crate::model::{Node, Role, Summary, SummaryKind, node_id};
 use crate::spec::spec;
-use crate::spec::validate::Args;
+use crate::store::{NodeRow, Tx};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-/// The planner's input for `target`: path items and usable real summaries (with their node IDs).
-pub fn planner_input(
-    timeline: &Timeline,
-    target: u64,
-) -> (Vec<u64>, Vec<Item>, Vec<(u64, Candidate)>) {
-    let path = timeline.path(target);
-    let position: HashMap<u64, usize> = path.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+/// The path's rows, the planner's items, and the usable summaries with their node IDs.
+pub type PlannerInput = (Vec<NodeRow>, Vec<Item>, Vec<(u64, Candidate)>);
+
+/// The planner's input for `target`: the path's rows, its items, and the usable real summaries (with
+/// their node IDs) ordered by range start, range end and age. Reads the path and the summaries that
+/// start on it, nothing else.
+pub fn planner_input(tx: &mut dyn Tx, tl: u64, target: u64) -> Result<PlannerInput> {
+    let path = path_rows(tx, tl, target)?;
+    let position: HashMap<u64, usize> = path.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
     let items: Vec<Item> = path
         .iter()
-        .map(|&n| Item {
-            tokens: timeline.nodes[n as usize].tokens,
-            mandatory: n == target || timeline.pins.contains(&n),
+        .map(|r| Item {
+            tokens: r.node.tokens,
+            mandatory: r.id == target || r.pinned,
         })
         .collect();
     let mut candidates = Vec::new();
-    let mut ranges: Vec<(&(u64, u64), &Vec<u64>)> = timeline.derived.real_by_range.iter().collect();
-    ranges.sort();
-    for (&(from, to), summaries) in ranges {
-        let (Some(&start), Some(&end)) = (position.get(&from), position.get(&to)) else {
-            continue;
-        };
-        for &s in summaries {
-            if timeline.is_current_version(s) && !timeline.nodes[s as usize].cold {
-                candidates.push((
+    // Node IDs grow along a path (a parent is older than its child), so path order is range-start order.
+    for (start, row) in path.iter().enumerate() {
+        let mut found = Vec::new();
+        for s in tx.summaries_from(tl, row.id)? {
+            let Some(summary_row) = tx.node(tl, s)? else {
+                continue;
+            };
+            let Some(summary) = summary_row.node.summary.as_ref() else {
+                continue;
+            };
+            let Some(&end) = position.get(&summary.to) else {
+                continue;
+            };
+            if summary.kind == SummaryKind::Real
+                && summary_row.is_current_version()
+                && !summary_row.node.cold
+            {
+                found.push((
+                    summary.to,
                     s,
                     Candidate {
                         start,
                         end,
-                        tokens: timeline.nodes[s as usize].tokens,
+                        tokens: summary_row.node.tokens,
                     },
                 ));
             }
         }
+        found.sort_by_key(|&(to, s, _)| (to, s));
+        candidates.extend(found.into_iter().map(|(_, s, c)| (s, c)));
     }
-    (path, items, candidates)
+    Ok((path, items, candidates))
 }
 
-pub fn budget(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
-    let tl = timeline_of(db, args)?;
+pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let tl = timeline.id;
     let reserve = spec().constants.reserve_tokens;
-    let timeline = db.timeline_mut(tl)?;
-    let target = args.id("node").unwrap_or_default();
-    let max = args.u64("max_tokens").unwrap_or_default();
-    timeline.message(target)?;
-    let (path, items, candidates) = planner_input(timeline, target);
+    let target = args.node;
+    let max = args.max_tokens;
+    message(tx, &timeline, target)?;
+    let (path, items, candidates) = planner_input(tx, tl, target)?;
     let plain: Vec<Candidate> = candidates.iter().map(|(_, c)| *c).collect();
     let plan = budget::plan(&items, &plain, reserve, max).map_err(|infeasible| {
         Error::new(ErrorKind::BudgetInfeasible, "budget infeasible")
@@ -67,11 +82,12 @@ pub fn budget(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
     let mut messages = Vec::with_capacity(plan.segments.len());
     let mut placeholders = Vec::new();
     let mut created = Vec::new();
+    let mut next = timeline.next_node;
     for segment in &plan.segments {
         match *segment {
             Segment::Keep(i) => {
-                let n = path[i];
-                let node = &timeline.nodes[n as usize];
+                let n = path[i].id;
+                let node = &path[i].node;
                 messages.push(message_json(
                     n,
                     node.role.as_str(),
@@ -87,7 +103,8 @@ pub fn budget(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
             }
             Segment::Summary(c) => {
                 let n = candidates[c].0;
-                let node = &timeline.nodes[n as usize];
+                let row = super::existing(tx, tl, n)?;
+                let node = &row.node;
                 messages.push(message_json(
                     n,
                     Role::Summary.as_str(),
@@ -97,13 +114,14 @@ pub fn budget(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
                 ));
             }
             Segment::Gap { start, end } => {
-                let (from, to) = (path[start], path[end]);
-                let parent = timeline.nodes[from as usize].parent;
-                let n = match timeline.derived.placeholders.get(&(parent, from, to)) {
-                    Some(&existing) => existing,
+                let (from, to) = (path[start].id, path[end].id);
+                let parent = path[start].node.parent;
+                let (n, text) = match existing_placeholder(tx, tl, from, to)? {
+                    Some(found) => found,
                     None => {
-                        let omitted = timeline.derived.prefix_tokens[to as usize]
-                            - timeline.derived.prefix_tokens[parent as usize];
+                        // Prefix sums of one path: the range's tokens are the difference.
+                        let omitted = path[end].prefix_tokens
+                            - (path[start].prefix_tokens - path[start].node.tokens);
                         let text = format!(
                             "[placeholder] {} message(s) {}..{} ({} tokens) omitted to fit the budget; read them with `tl context --node {}`",
                             end - start + 1,
@@ -123,23 +141,26 @@ pub fn budget(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
                         let node = Node {
                             parent,
                             role: Role::Summary,
-                            text,
+                            text: text.clone(),
                             tokens: reserve,
                             intent: None,
                             summary: Some(summary),
                             cold: false,
                         };
-                        let n = timeline.push_node(node)?;
+                        let n = next;
+                        next += 1;
+                        let row = super::walk::new_row(tx, tl, n, node)?;
+                        tx.insert_node(tl, &row)?;
+                        cover_range(tx, tl, from, to)?;
                         created.push((n, from, to));
-                        n
+                        (n, text)
                     }
                 };
-                let node = &timeline.nodes[n as usize];
                 messages.push(message_json(
                     n,
                     Role::Summary.as_str(),
-                    &node.text,
-                    node.tokens,
+                    &text,
+                    reserve,
                     None,
                 ));
                 placeholders.push(node_id(n));
@@ -147,11 +168,11 @@ pub fn budget(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
         }
     }
     if !created.is_empty() {
-        timeline.advance_watermarks();
+        advance_watermarks(tx, tl)?;
     }
-    let timeline_name = timeline.id_str();
+    let timeline_name = crate::model::timeline_id(tl);
     for (n, from, to) in created {
-        db.audit(
+        tx.append_audit(
             ctx.now,
             AuditEntry {
                 op: "placeholder".into(),
@@ -161,7 +182,25 @@ pub fn budget(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
                 node: Some(node_id(n)),
                 ..AuditEntry::default()
             },
-        );
+        )?;
     }
     Ok(json!({ "messages": messages, "total_tokens": total, "summaries_created": placeholders }))
+}
+
+/// The placeholder of exactly from..to, reused instead of a new one (B1), with its text.
+fn existing_placeholder(
+    tx: &mut dyn Tx,
+    tl: u64,
+    from: u64,
+    to: u64,
+) -> Result<Option<(u64, String)>> {
+    for s in tx.summaries_from(tl, from)? {
+        if let Some(row) = tx.node(tl, s)?
+            && row.node.is_placeholder()
+            && row.node.summary.as_ref().is_some_and(|p| p.to == to)
+        {
+            return Ok(Some((s, row.node.text)));
+        }
+    }
+    Ok(None)
 }

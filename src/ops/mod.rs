@@ -1,20 +1,26 @@
-//! Operations: the only code that changes a `Database`.
+//! Operations: the only code that changes a database, written once against the storage interface
+//! (`store::Tx`) and run by both engines.
 //!
-//! Each operation takes validated arguments and returns its JSON result. An operation that fails may
-//! leave the in-memory database half-changed; the store never writes it, so nothing reaches disk.
+//! Each operation takes its typed request and returns its JSON result. An operation that fails may
+//! have changed its transaction half-way; the store then keeps nothing, so nothing reaches disk.
 
 mod archive;
 mod budget;
 mod read;
 mod summarize;
 mod tree;
+mod walk;
 
-use crate::error::{Error, Result};
-use crate::model::{Database, Intent};
-use crate::spec::validate::Args;
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::{Intent, ROOT, node_id, timeline_id};
+use crate::store::{NodeRow, TimelineRow, Tx};
+use serde_json::Value;
+
+include!("../../generated/requests.rs");
+
 /// The budget planner's input as the budget operation gathers it (used by the benchmark harness too).
 pub use budget::planner_input;
-use serde_json::Value;
+pub use walk::{path, path_rows};
 
 /// What an operation needs besides the database: the clock.
 #[derive(Debug, Clone, Copy)]
@@ -23,43 +29,171 @@ pub struct Ctx {
     pub now: u64,
 }
 
-pub fn run(db: &mut Database, op: &str, args: &Args, ctx: &Ctx) -> Result<Value> {
-    match op {
-        "create" => tree::create(db),
-        "append" => tree::append(db, args),
-        "fork" => tree::fork(db, args),
-        "switch" => tree::switch(db, args),
-        "drop_branch" => tree::drop_branch(db, args),
-        "pin" => tree::pin(db, args),
-        "unpin" => tree::unpin(db, args),
-        "context" => read::context(db, args),
-        "branches" => read::branches(db, args),
-        "node" => read::node(db, args),
-        "summarize" => summarize::summarize(db, args, ctx),
-        "context_budget" => budget::budget(db, args, ctx),
-        "archive_check" => archive::check(db, args),
-        "archive_branch" => archive::archive(db, args, ctx),
-        other => Err(Error::invalid(format!("unknown operation {other}"))),
+/// Run a request that works inside one transaction. Requests on the database file as a whole (its
+/// copies and checks) and exports are served by `service` and never reach here.
+pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
+    match request {
+        Request::Create(_) => tree::create(tx),
+        Request::Append(a) => tree::append(tx, a),
+        Request::Fork(a) => tree::fork(tx, a),
+        Request::Switch(a) => tree::switch(tx, a),
+        Request::DropBranch(a) => tree::drop_branch(tx, a),
+        Request::Pin(a) => tree::pin(tx, a),
+        Request::Unpin(a) => tree::unpin(tx, a),
+        Request::Context(a) => read::context(tx, a),
+        Request::Branches(a) => read::branches(tx, a),
+        Request::Node(a) => read::node(tx, a),
+        Request::Summarize(a) => summarize::summarize(tx, a, ctx),
+        Request::ContextBudget(a) => budget::budget(tx, a, ctx),
+        Request::ArchiveCheck(a) => archive::check(tx, a),
+        Request::ArchiveBranch(a) => archive::archive(tx, a, ctx),
+        Request::Export(_)
+        | Request::DbInfo(_)
+        | Request::DbCheck(_)
+        | Request::DbConvert(_)
+        | Request::DbBackup(_) => Err(Error::database(format!(
+            "internal error: {} is not an operation inside a transaction",
+            request.name()
+        ))),
     }
 }
 
-/// The timeline named by the arguments, or the one with the smallest ID.
-pub fn timeline_of(db: &Database, args: &Args) -> Result<u64> {
-    match args.id("timeline_id") {
-        Some(id) => db.timeline(id).map(|t| t.id),
-        None => db.default_timeline(),
+/// Run the spec operation `op` on an in-memory database (tests, the fuzzer, the benchmark): the same
+/// code the JSON engine runs inside its lock. A failure may leave `db` half-changed.
+pub fn run_in_memory(
+    db: &mut crate::model::Database,
+    op: &str,
+    args: &crate::spec::validate::Args,
+    ctx: &Ctx,
+) -> Result<Value> {
+    let request = Request::from_args(op, args)
+        .ok_or_else(|| Error::invalid(format!("unknown operation {op}")))?;
+    run(
+        &mut crate::store::MemTx {
+            db,
+            engine: crate::store::Engine::Json,
+        },
+        &request,
+        ctx,
+    )
+}
+
+/// The timeline a request names, or the one with the smallest ID.
+pub fn timeline_of(tx: &mut dyn Tx, requested: Option<u64>) -> Result<TimelineRow> {
+    match requested {
+        Some(id) => match tx.timeline(id)? {
+            Some(row) => Ok(row),
+            None => Err(timeline_not_found(tx, id)?),
+        },
+        None => {
+            let first = tx.timeline_ids(1)?;
+            match first.first() {
+                Some(&id) => tx.timeline(id)?.ok_or_else(|| {
+                    Error::database(format!("internal error: timeline tl{id} vanished"))
+                }),
+                None => Err(Error::not_found(
+                    "no timeline in this database yet; run `tl create` first (or pass --db to use another file)",
+                )),
+            }
+        }
     }
 }
 
-fn intent_of(args: &Args) -> Option<Intent> {
-    let object = args.object("intent")?;
-    Some(Intent {
-        tag: object.get("tag")?.as_str()?.to_string(),
-        note: object
-            .get("note")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+/// How many timeline IDs a not-found message lists before it stops.
+const LISTED_TIMELINES: usize = 20;
+
+fn timeline_not_found(tx: &mut dyn Tx, id: u64) -> Result<Error> {
+    let ids = tx.timeline_ids(LISTED_TIMELINES + 1)?;
+    if ids.is_empty() {
+        return Ok(Error::not_found(format!(
+            "timeline not found: {}; this database has no timeline yet, run `tl create` first",
+            timeline_id(id)
+        )));
+    }
+    let mut names: Vec<String> = ids
+        .iter()
+        .take(LISTED_TIMELINES)
+        .map(|&t| timeline_id(t))
+        .collect();
+    if ids.len() > LISTED_TIMELINES {
+        names.push("…".into());
+    }
+    Ok(Error::not_found(format!(
+        "timeline not found: {} (this database has {})",
+        timeline_id(id),
+        names.join(", ")
+    )))
+}
+
+/// A message node (not the root) or a not-found error that says what to do.
+pub fn message(tx: &mut dyn Tx, timeline: &TimelineRow, n: u64) -> Result<NodeRow> {
+    if n == ROOT {
+        return Err(Error::invalid(format!(
+            "invalid argument: n0 is the root of {} and not a message; use a node ID returned by append or summarize",
+            timeline_id(timeline.id)
+        )));
+    }
+    if let Some(row) = tx.node(timeline.id, n)? {
+        return Ok(row);
+    }
+    Err(if timeline.next_node <= 1 {
+        Error::not_found(format!(
+            "node not found: {} does not exist in timeline {} (it has no messages yet); add one with `tl append`",
+            node_id(n),
+            timeline_id(timeline.id)
+        ))
+    } else {
+        Error::not_found(format!(
+            "node not found: {} does not exist in timeline {} (it has n1..n{}); list branches with `tl branches`",
+            node_id(n),
+            timeline_id(timeline.id),
+            timeline.next_node - 1
+        ))
     })
+}
+
+/// A node that must exist (the parent of a node, a range end): a missing one means damage.
+pub fn existing(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<NodeRow> {
+    tx.node(tl, n)?.ok_or_else(|| {
+        Error::database(format!(
+            "the database is damaged: node {} of {} is referenced but missing; run tl db check",
+            node_id(n),
+            timeline_id(tl)
+        ))
+    })
+}
+
+/// The branch of that name, or a not-found error listing the branches there are.
+pub fn branch_named(
+    tx: &mut dyn Tx,
+    timeline: &TimelineRow,
+    name: &str,
+) -> Result<crate::model::Branch> {
+    if let Some(branch) = tx.branch(timeline.id, name)? {
+        return Ok(branch);
+    }
+    let names: Vec<String> = tx
+        .branches(timeline.id)?
+        .into_iter()
+        .map(|b| b.name)
+        .collect();
+    Err(Error::not_found(format!(
+        "branch not found: {name:?} does not exist in timeline {} (branches: {})",
+        timeline_id(timeline.id),
+        names.join(", ")
+    )))
+}
+
+/// A node as `context` and `budget` print it.
+pub fn message_of(row: &NodeRow) -> Value {
+    let node = &row.node;
+    message_json(
+        row.id,
+        node.role.as_str(),
+        &node.text,
+        node.tokens,
+        node.intent.as_ref(),
+    )
 }
 
 /// A message as `context` and `budget` print it: `intent_tag` only when the node has an intent.
@@ -86,7 +220,7 @@ fn output_cap(count: usize) -> Result<()> {
     let cap = crate::spec::spec().constants.max_output_messages;
     if count > cap {
         return Err(Error::new(
-            crate::error::ErrorKind::LimitExceeded,
+            ErrorKind::LimitExceeded,
             format!(
                 "the result would have {count} messages, over the limit of {cap}; use budget with a smaller target or summarise older history"
             ),

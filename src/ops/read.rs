@@ -1,23 +1,23 @@
 //! Read-only operations: context, branches, node. Hot and cold nodes read alike.
 
-use super::{message_json, output_cap, timeline_of};
+use super::walk::path_rows;
+use super::{BranchesArgs, ContextArgs, NodeArgs, message, message_json, output_cap, timeline_of};
 use crate::error::Result;
-use crate::model::{Database, node_id};
-use crate::spec::validate::Args;
+use crate::model::node_id;
+use crate::store::Tx;
 use serde_json::{Value, json};
 
-pub fn context(db: &mut Database, args: &Args) -> Result<Value> {
-    let timeline = db.timeline(timeline_of(db, args)?)?;
-    let n = args.id("node").unwrap_or_default();
-    timeline.message(n)?;
-    let path = timeline.path(n);
-    output_cap(path.len())?;
-    let messages: Vec<Value> = path
+pub fn context(tx: &mut dyn Tx, args: &ContextArgs) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let target = message(tx, &timeline, args.node)?;
+    // The depth is the path's length: refuse an oversize result before reading it.
+    output_cap(usize::try_from(target.depth).unwrap_or(usize::MAX))?;
+    let messages: Vec<Value> = path_rows(tx, timeline.id, args.node)?
         .iter()
-        .map(|&p| {
-            let node = &timeline.nodes[p as usize];
+        .map(|row| {
+            let node = &row.node;
             message_json(
-                p,
+                row.id,
                 node.role.as_str(),
                 &node.text,
                 node.tokens,
@@ -28,20 +28,21 @@ pub fn context(db: &mut Database, args: &Args) -> Result<Value> {
     Ok(Value::Array(messages))
 }
 
-pub fn branches(db: &mut Database, args: &Args) -> Result<Value> {
-    let timeline = db.timeline(timeline_of(db, args)?)?;
-    let list: Vec<Value> = timeline
-        .branches
+pub fn branches(tx: &mut dyn Tx, args: &BranchesArgs) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let list: Vec<Value> = tx
+        .branches(timeline.id)?
         .iter()
         .map(|b| json!({ "name": b.name, "head": node_id(b.head), "current": b.name == timeline.current_branch }))
         .collect();
     Ok(Value::Array(list))
 }
 
-pub fn node(db: &mut Database, args: &Args) -> Result<Value> {
-    let timeline = db.timeline(timeline_of(db, args)?)?;
-    let n = args.id("node").unwrap_or_default();
-    let node = timeline.message(n)?;
+pub fn node(tx: &mut dyn Tx, args: &NodeArgs) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let n = args.node;
+    let row = message(tx, &timeline, n)?;
+    let node = &row.node;
     let summary = node.summary.as_ref().map(|s| {
         json!({
             "kind": s.kind.as_str(),
@@ -49,22 +50,27 @@ pub fn node(db: &mut Database, args: &Args) -> Result<Value> {
             "to": node_id(s.to),
             "version": s.version,
             "supersedes": s.supersedes.map(node_id),
-            "superseded_by": timeline.derived.superseded_by.get(&n).copied().map(node_id),
+            "superseded_by": row.superseded_by.map(node_id),
             "derived_from": s.derived_from.iter().map(|&d| node_id(d)).collect::<Vec<_>>(),
-            "stale": timeline.derived.stale[n as usize],
+            "stale": row.stale,
         })
     });
+    let children: Vec<String> = tx
+        .children(timeline.id, n)?
+        .into_iter()
+        .map(node_id)
+        .collect();
     Ok(json!({
         "node": node_id(n),
-        "timeline_id": timeline.id_str(),
+        "timeline_id": crate::model::timeline_id(timeline.id),
         "role": node.role.as_str(),
         "text": node.text,
         "tokens": node.tokens,
         "parent": node_id(node.parent),
-        "children": timeline.derived.children[n as usize].iter().map(|&c| node_id(c)).collect::<Vec<_>>(),
+        "children": children,
         "zone": if node.cold { "cold" } else { "hot" },
-        "pinned": timeline.pins.contains(&n),
-        "path_tokens": timeline.derived.prefix_tokens[n as usize],
+        "pinned": row.pinned,
+        "path_tokens": row.prefix_tokens,
         "intent": node.intent.as_ref().map(|i| {
             let mut intent = json!({ "tag": i.tag });
             if let Some(note) = &i.note {

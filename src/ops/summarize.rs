@@ -1,22 +1,22 @@
 //! Real summaries: range checks, versions (supersede), derived_from and reuse of identical requests.
 
-use super::{Ctx, intent_of, timeline_of};
+use super::walk::{advance_watermarks, cover_range, is_ancestor_or_self, new_row};
+use super::{Ctx, SummarizeArgs, message, timeline_of};
 use crate::error::{Error, Result};
 use crate::model::file::AuditEntry;
 use crate::model::{
-    Database, Node, Role, Summary, SummaryKind, estimate_tokens, node_id, summary_request_digest,
+    Node, Role, Summary, SummaryKind, estimate_tokens, node_id, summary_request_digest,
 };
-use crate::spec::validate::Args;
+use crate::store::{NodeChange, Tx};
 use serde_json::{Value, json};
 
-pub fn summarize(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
-    let tl = timeline_of(db, args)?;
-    let timeline = db.timeline_mut(tl)?;
-    let from = args.id("from").unwrap_or_default();
-    let to = args.id("to").unwrap_or_default();
-    timeline.message(from)?;
-    timeline.message(to)?;
-    if !timeline.is_ancestor_or_self(from, to) {
+pub fn summarize(tx: &mut dyn Tx, args: &SummarizeArgs, ctx: &Ctx) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let tl = timeline.id;
+    let (from, to) = (args.from, args.to);
+    let from_row = message(tx, &timeline, from)?;
+    message(tx, &timeline, to)?;
+    if !is_ancestor_or_self(tx, tl, from, to)? {
         return Err(Error::invalid(format!(
             "invalid range {}..{}: the end must be the start itself or a descendant of it; check the order with `tl context --node {}`",
             node_id(from),
@@ -24,11 +24,11 @@ pub fn summarize(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
             node_id(to)
         )));
     }
-    let text = args.str("summary").unwrap_or_default().to_string();
-    let tokens = args.u64("tokens").unwrap_or_else(|| estimate_tokens(&text));
-    let derived_from = args.ids("derived_from");
-    let supersedes = args.id("supersede");
-    let intent = intent_of(args);
+    let text = args.summary.clone();
+    let tokens = args.tokens.unwrap_or_else(|| estimate_tokens(&text));
+    let derived_from = args.derived_from.clone();
+    let supersedes = args.supersede;
+    let intent = args.intent.clone();
 
     let digest = summary_request_digest(
         from,
@@ -39,9 +39,11 @@ pub fn summarize(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
         supersedes,
         intent.as_ref(),
     );
-    if let Some(&existing) = timeline.derived.summary_requests.get(&digest) {
+    if let Some(existing) = tx.summary_by_request(tl, &digest)? {
         return Ok(json!({ "node": node_id(existing) }));
     }
+    // A summary built from a superseded or stale summary is stale from the start.
+    let mut stale = false;
     for (i, &source) in derived_from.iter().enumerate() {
         if derived_from[..i].contains(&source) {
             return Err(Error::invalid(format!(
@@ -55,7 +57,9 @@ pub fn summarize(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
                 node_id(source)
             )));
         }
-        let node = timeline.message(source)?;
+        let row = message(tx, &timeline, source)?;
+        stale |= row.stale || row.superseded_by.is_some();
+        let node = &row.node;
         if node.is_placeholder() {
             return Err(Error::invalid(format!(
                 "invalid argument derived_from: {} is a placeholder, not a summary written by summarize; list the summaries this one was built from",
@@ -71,8 +75,9 @@ pub fn summarize(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
     }
     let mut version = 1;
     if let Some(old) = supersedes {
-        let node = timeline.message(old)?;
-        let Some(summary) = node
+        let row = message(tx, &timeline, old)?;
+        let Some(summary) = row
+            .node
             .summary
             .as_ref()
             .filter(|s| s.kind == SummaryKind::Real)
@@ -82,10 +87,10 @@ pub fn summarize(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
                 node_id(old)
             )));
         };
-        if let Some(&newer) = timeline.derived.superseded_by.get(&old) {
+        if let Some(newer) = row.superseded_by {
             // Name the end of the chain, not just the next version.
             let mut latest = newer;
-            while let Some(&next) = timeline.derived.superseded_by.get(&latest) {
+            while let Some(next) = tx.node(tl, latest)?.and_then(|r| r.superseded_by) {
                 latest = next;
             }
             return Err(Error::conflict(format!(
@@ -97,7 +102,7 @@ pub fn summarize(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
         }
         version = summary.version.checked_add(1).ok_or_else(Error::overflow)?;
     }
-    let parent = timeline.nodes[from as usize].parent;
+    let parent = from_row.node.parent;
     let summary = Summary {
         kind: SummaryKind::Real,
         from,
@@ -115,10 +120,18 @@ pub fn summarize(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
         summary: Some(summary),
         cold: false,
     };
-    let n = timeline.push_node(node)?;
-    timeline.advance_watermarks();
-    let timeline_name = timeline.id_str();
-    db.audit(
+    let n = timeline.next_node;
+    let mut row = new_row(tx, tl, n, node)?;
+    row.stale = stale;
+    tx.insert_node(tl, &row)?;
+    cover_range(tx, tl, from, to)?;
+    if let Some(old) = supersedes {
+        tx.change_node(tl, old, NodeChange::SupersededBy(n))?;
+        mark_stale_from(tx, tl, old)?;
+    }
+    advance_watermarks(tx, tl)?;
+    let timeline_name = crate::model::timeline_id(tl);
+    tx.append_audit(
         ctx.now,
         AuditEntry {
             op: if supersedes.is_some() {
@@ -133,6 +146,22 @@ pub fn summarize(db: &mut Database, args: &Args, ctx: &Ctx) -> Result<Value> {
             supersedes: supersedes.map(node_id),
             ..AuditEntry::default()
         },
-    );
+    )?;
     Ok(json!({ "node": node_id(n) }))
+}
+
+/// Mark stale every summary whose derived_from reaches `source` (Σ4). A summary already stale has had
+/// its own dependents marked when it became stale, so the walk stops there.
+fn mark_stale_from(tx: &mut dyn Tx, tl: u64, source: u64) -> Result<()> {
+    let mut queue = vec![source];
+    while let Some(at) = queue.pop() {
+        for user in tx.dependents(tl, at)? {
+            let already = tx.node(tl, user)?.is_some_and(|r| r.stale);
+            if !already {
+                tx.change_node(tl, user, NodeChange::Stale)?;
+                queue.push(user);
+            }
+        }
+    }
+    Ok(())
 }

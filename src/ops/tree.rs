@@ -1,103 +1,99 @@
 //! Growing the tree and moving branch pointers: create, append, fork, switch, drop-branch, pin, unpin.
 
-use super::{intent_of, timeline_of};
+use super::walk::{is_ancestor_or_self, new_row};
+use super::{
+    AppendArgs, DropBranchArgs, ForkArgs, PinArgs, SwitchArgs, UnpinArgs, branch_named, message,
+    timeline_of,
+};
 use crate::error::{Error, ErrorKind, Result};
-use crate::model::{Branch, Database, Node, Role, Timeline, estimate_tokens, node_id};
+use crate::model::{Branch, Node, ROOT, Role, estimate_tokens, node_id};
 use crate::spec::spec;
-use crate::spec::validate::Args;
+use crate::store::{NodeChange, Tx};
 use serde_json::{Value, json};
 
-pub fn create(db: &mut Database) -> Result<Value> {
-    let id = db.next_timeline;
-    db.next_timeline = id.checked_add(1).ok_or_else(Error::overflow)?;
-    db.timelines
-        .push(Timeline::new(id, &spec().constants.first_branch));
+pub fn create(tx: &mut dyn Tx) -> Result<Value> {
+    let id = tx.next_timeline()?;
+    tx.create_timeline(id, &spec().constants.first_branch)?;
     Ok(json!({ "timeline_id": crate::model::timeline_id(id) }))
 }
 
-pub fn append(db: &mut Database, args: &Args) -> Result<Value> {
-    let tl = timeline_of(db, args)?;
-    let timeline = db.timeline_mut(tl)?;
-    let text = args.str("text").unwrap_or_default().to_string();
-    let tokens = args.u64("tokens").unwrap_or_else(|| estimate_tokens(&text));
-    let role = Role::parse(args.str("role").unwrap_or_default())
-        .ok_or_else(|| Error::invalid("invalid role"))?;
-    let parent = timeline.current().head;
+pub fn append(tx: &mut dyn Tx, args: &AppendArgs) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let tokens = args.tokens.unwrap_or_else(|| estimate_tokens(&args.text));
+    let role = Role::parse(&args.role).ok_or_else(|| Error::invalid("invalid role"))?;
+    let mut branch = branch_named(tx, &timeline, &timeline.current_branch)?;
+    let n = timeline.next_node;
     let node = Node {
-        parent,
+        parent: branch.head,
         role,
-        text,
+        text: args.text.clone(),
         tokens,
-        intent: intent_of(args),
+        intent: args.intent.clone(),
         summary: None,
         cold: false,
     };
-    let n = timeline.push_node(node)?;
-    let current = timeline.current_branch.clone();
-    let index = timeline.branch_index(&current)?;
-    timeline.branches[index].head = n;
+    let row = new_row(tx, timeline.id, n, node)?;
+    tx.insert_node(timeline.id, &row)?;
+    branch.head = n;
+    tx.put_branch(timeline.id, &branch)?;
     Ok(json!({ "node": node_id(n) }))
 }
 
-pub fn fork(db: &mut Database, args: &Args) -> Result<Value> {
-    let tl = timeline_of(db, args)?;
-    let timeline = db.timeline_mut(tl)?;
-    let n = args.id("node").unwrap_or_default();
-    let name = args.str("name").unwrap_or_default().to_string();
+pub fn fork(tx: &mut dyn Tx, args: &ForkArgs) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let n = args.node;
     // The root is a valid fork point: a branch that starts a fresh conversation in the same timeline.
-    if n != crate::model::ROOT {
-        let node = timeline.message(n)?;
-        if node.cold {
-            return Err(Error::new(
-                ErrorKind::Archived,
-                format!(
-                    "cannot fork from {}: it is archived (cold); fork from a hot node instead, such as a summary that covers it",
-                    node_id(n)
-                ),
-            ));
-        }
+    if n != ROOT && message(tx, &timeline, n)?.node.cold {
+        return Err(Error::new(
+            ErrorKind::Archived,
+            format!(
+                "cannot fork from {}: it is archived (cold); fork from a hot node instead, such as a summary that covers it",
+                node_id(n)
+            ),
+        ));
     }
-    if timeline.branches.iter().any(|b| b.name == name) {
+    if tx.branch(timeline.id, &args.name)?.is_some() {
         return Err(Error::conflict(format!(
-            "branch {name:?} already exists; choose another name or drop it first"
+            "branch {:?} already exists; choose another name or drop it first",
+            args.name
         )));
     }
-    timeline.branches.push(Branch {
-        name: name.clone(),
-        head: n,
-        watermark: crate::model::ROOT,
-    });
-    Ok(json!({ "branch": name, "head": node_id(n) }))
+    tx.put_branch(
+        timeline.id,
+        &Branch {
+            name: args.name.clone(),
+            head: n,
+            watermark: ROOT,
+        },
+    )?;
+    Ok(json!({ "branch": args.name, "head": node_id(n) }))
 }
 
-pub fn switch(db: &mut Database, args: &Args) -> Result<Value> {
-    let tl = timeline_of(db, args)?;
-    let timeline = db.timeline_mut(tl)?;
-    let name = args.str("name").unwrap_or_default();
-    timeline.branch(name)?;
-    timeline.current_branch = name.to_string();
-    Ok(json!({ "current_branch": name }))
+pub fn switch(tx: &mut dyn Tx, args: &SwitchArgs) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    branch_named(tx, &timeline, &args.name)?;
+    tx.set_current_branch(timeline.id, &args.name)?;
+    Ok(json!({ "current_branch": args.name }))
 }
 
-pub fn drop_branch(db: &mut Database, args: &Args) -> Result<Value> {
-    let tl = timeline_of(db, args)?;
-    let timeline = db.timeline_mut(tl)?;
-    let name = args.str("name").unwrap_or_default();
-    let index = timeline.branch_index(name)?;
-    if timeline.current_branch == name {
+pub fn drop_branch(tx: &mut dyn Tx, args: &DropBranchArgs) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let name = &args.name;
+    branch_named(tx, &timeline, name)?;
+    if &timeline.current_branch == name {
         return Err(Error::conflict(format!(
             "cannot drop {name:?}: it is the current branch; switch to another branch first"
         )));
     }
-    timeline.branches.remove(index);
+    tx.remove_branch(timeline.id, name)?;
     Ok(json!({ "dropped": name }))
 }
 
-pub fn pin(db: &mut Database, args: &Args) -> Result<Value> {
-    let tl = timeline_of(db, args)?;
-    let timeline = db.timeline_mut(tl)?;
-    let n = args.id("node").unwrap_or_default();
-    if timeline.message(n)?.cold {
+pub fn pin(tx: &mut dyn Tx, args: &PinArgs) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let n = args.node;
+    let row = message(tx, &timeline, n)?;
+    if row.node.cold {
         return Err(Error::new(
             ErrorKind::Archived,
             format!(
@@ -106,22 +102,22 @@ pub fn pin(db: &mut Database, args: &Args) -> Result<Value> {
             ),
         ));
     }
-    timeline.pins.insert(n);
+    if !row.pinned {
+        tx.change_node(timeline.id, n, NodeChange::Pin(true))?;
+    }
     Ok(json!({ "pinned": node_id(n) }))
 }
 
-pub fn unpin(db: &mut Database, args: &Args) -> Result<Value> {
-    let tl = timeline_of(db, args)?;
-    let timeline = db.timeline_mut(tl)?;
-    let n = args.id("node").unwrap_or_default();
-    timeline.message(n)?;
-    if timeline.pins.contains(&n) {
-        let bare = timeline.nodes[n as usize].summary.is_none()
-            && timeline.derived.cover_count[n as usize] == 0;
+pub fn unpin(tx: &mut dyn Tx, args: &UnpinArgs) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let n = args.node;
+    let row = message(tx, &timeline, n)?;
+    if row.pinned {
+        let bare = row.node.summary.is_none() && row.cover_count == 0;
         if bare {
-            for branch in &timeline.branches {
-                if branch.watermark != crate::model::ROOT
-                    && timeline.is_ancestor_or_self(n, branch.watermark)
+            for branch in tx.branches(timeline.id)? {
+                if branch.watermark != ROOT
+                    && is_ancestor_or_self(tx, timeline.id, n, branch.watermark)?
                 {
                     return Err(Error::conflict(format!(
                         "cannot unpin {}: it lies inside the watermark of branch {:?} and no summary covers it; summarise it first (tl summarize --from {} --to {} ...)",
@@ -133,7 +129,7 @@ pub fn unpin(db: &mut Database, args: &Args) -> Result<Value> {
                 }
             }
         }
-        timeline.pins.remove(&n);
+        tx.change_node(timeline.id, n, NodeChange::Pin(false))?;
     }
     Ok(json!({ "unpinned": node_id(n) }))
 }

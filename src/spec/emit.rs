@@ -12,6 +12,7 @@ pub fn render_all() -> Vec<(&'static str, String)> {
     let spec = spec();
     vec![
         ("generated/cli.rs", render_cli(spec)),
+        ("generated/requests.rs", render_requests(spec)),
         ("generated/tools.json", pretty(&tools_list(spec))),
         ("generated/cli-reference.md", render_reference(spec)),
         (
@@ -227,27 +228,156 @@ pub fn render_cli(spec: &Spec) -> String {
             rust_str(&global.help)
         ));
     }
+    // A command named "group sub" in the spec becomes a subcommand of the group's command.
+    let mut groups: Vec<&str> = Vec::new();
     for op in &spec.operations {
-        out.push_str(&format!(
-            "        .subcommand(\n            Command::new({})\n",
-            rust_str(&op.cli)
-        ));
-        out.push_str(&format!(
-            "                .about({})\n",
-            rust_str(&op.summary)
-        ));
-        for (flag, value, help) in cli_args(spec, op) {
-            out.push_str(&format!(
-                "                .arg(Arg::new({}).long({}).value_name({}).action(ArgAction::Set).allow_hyphen_values(true).help({}))\n",
-                rust_str(&flag),
-                rust_str(&flag),
-                rust_str(&value),
-                rust_str(&help)
-            ));
+        match op.cli.split_once(' ') {
+            None => out.push_str(&render_command(spec, op, &op.cli, "        ")),
+            Some((group, _)) if !groups.contains(&group) => {
+                groups.push(group);
+                out.push_str(&format!(
+                    "        .subcommand(\n            Command::new({}).about({}).subcommand_required(true).arg_required_else_help(true)\n",
+                    rust_str(group),
+                    rust_str(&format!("Commands on the database file as a whole ({group} ...)."))
+                ));
+                for member in spec
+                    .operations
+                    .iter()
+                    .filter(|o| o.cli.split_once(' ').is_some_and(|(g, _)| g == group))
+                {
+                    let (_, sub) = member.cli.split_once(' ').unwrap_or_default();
+                    out.push_str(&render_command(spec, member, sub, "            "));
+                }
+                out.push_str("        )\n");
+            }
+            Some(_) => {}
         }
-        out.push_str("        )\n");
     }
     out.push_str("}\n");
+    out
+}
+
+/// `CamelCase` of a snake_case name.
+fn camel(name: &str) -> String {
+    name.split('_')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The Rust type of a parameter and the `Args` accessor that reads it.
+fn rust_param(spec: &Spec, param: &Param) -> (String, String) {
+    let def = spec.type_def(&param.ty);
+    let name = rust_str(&param.name);
+    let (ty, read) = match def.kind {
+        TypeKind::Id => ("u64", format!("args.id({name})")),
+        TypeKind::Uint => ("u64", format!("args.u64({name})")),
+        TypeKind::List => ("Vec<u64>", format!("args.ids({name})")),
+        TypeKind::String => ("String", format!("args.str({name}).map(str::to_string)")),
+        TypeKind::Object => ("crate::model::Intent", format!("args.intent({name})")),
+    };
+    if def.kind == TypeKind::List {
+        // A list that was not given is an empty list.
+        (ty.to_string(), read)
+    } else if param.required {
+        (ty.to_string(), format!("{read}.unwrap_or_default()"))
+    } else {
+        (format!("Option<{ty}>"), read)
+    }
+}
+
+/// The typed requests: one variant per operation, so an operation added to the spec does not compile
+/// until the service and the operations handle it.
+pub fn render_requests(spec: &Spec) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("// {HEADER_NOTE}\n"));
+    out.push_str(
+        "//\n// One typed request per operation of the spec, built from validated arguments.\n\n",
+    );
+    for op in &spec.operations {
+        out.push_str(&format!(
+            "/// Arguments of `{}`: {}\n#[derive(Debug, Clone, Default, PartialEq)]\npub struct {}Args {{\n",
+            op.name,
+            op.summary,
+            camel(&op.name)
+        ));
+        if op.timeline == super::TimelineUse::Required {
+            out.push_str("    /// The timeline; `None` means the one with the smallest ID.\n    pub timeline_id: Option<u64>,\n");
+        }
+        for param in &op.params {
+            let (ty, _) = rust_param(spec, param);
+            out.push_str(&format!(
+                "    /// {}\n    pub {}: {ty},\n",
+                param.help, param.name
+            ));
+        }
+        out.push_str("}\n\n");
+    }
+    out.push_str("/// A validated request for one operation of the spec.\n#[derive(Debug, Clone, PartialEq)]\npub enum Request {\n");
+    for op in &spec.operations {
+        out.push_str(&format!(
+            "    {}({}Args),\n",
+            camel(&op.name),
+            camel(&op.name)
+        ));
+    }
+    out.push_str("}\n\nimpl Request {\n");
+    out.push_str("    /// The request for the spec operation `op` from arguments that passed `validate`; `None` for\n    /// a name the spec does not have.\n");
+    out.push_str("    pub fn from_args(op: &str, args: &crate::spec::validate::Args) -> Option<Request> {\n        Some(match op {\n");
+    for op in &spec.operations {
+        out.push_str(&format!(
+            "            {} => Request::{}({}Args {{\n",
+            rust_str(&op.name),
+            camel(&op.name),
+            camel(&op.name)
+        ));
+        if op.timeline == super::TimelineUse::Required {
+            out.push_str("                timeline_id: args.id(\"timeline_id\"),\n");
+        }
+        for param in &op.params {
+            let (_, read) = rust_param(spec, param);
+            out.push_str(&format!("                {}: {read},\n", param.name));
+        }
+        out.push_str("            }),\n");
+    }
+    out.push_str("            _ => return None,\n        })\n    }\n\n");
+    out.push_str("    /// The spec name of the operation.\n    pub fn name(&self) -> &'static str {\n        match self {\n");
+    for op in &spec.operations {
+        out.push_str(&format!(
+            "            Request::{}(_) => {},\n",
+            camel(&op.name),
+            rust_str(&op.name)
+        ));
+    }
+    out.push_str("        }\n    }\n}\n");
+    out
+}
+
+/// One `.subcommand(...)` of the clap tree, indented by `indent`.
+fn render_command(spec: &Spec, op: &Operation, name: &str, indent: &str) -> String {
+    let mut out = format!(
+        "{indent}.subcommand(\n{indent}    Command::new({})\n",
+        rust_str(name)
+    );
+    out.push_str(&format!(
+        "{indent}        .about({})\n",
+        rust_str(&op.summary)
+    ));
+    for (flag, value, help) in cli_args(spec, op) {
+        out.push_str(&format!(
+            "{indent}        .arg(Arg::new({}).long({}).value_name({}).action(ArgAction::Set).allow_hyphen_values(true).help({}))\n",
+            rust_str(&flag),
+            rust_str(&flag),
+            rust_str(&value),
+            rust_str(&help)
+        ));
+    }
+    out.push_str(&format!("{indent})\n"));
     out
 }
 

@@ -371,14 +371,14 @@ mod tests {
     }
 
     #[test]
-    fn fourteen_mcp_tools() {
+    fn fifteen_mcp_tools() {
         assert_eq!(
             spec()
                 .operations
                 .iter()
                 .filter(|op| op.mcp.is_some())
                 .count(),
-            14
+            15
         );
     }
 }

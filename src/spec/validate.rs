@@ -50,6 +50,18 @@ impl Args {
         self.values.get(name).and_then(Value::as_object)
     }
 
+    /// An intent object (`{tag, note}`), as validation left it.
+    pub fn intent(&self, name: &str) -> Option<crate::model::Intent> {
+        let object = self.object(name)?;
+        Some(crate::model::Intent {
+            tag: object.get("tag")?.as_str()?.to_string(),
+            note: object
+                .get("note")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        })
+    }
+
     pub fn as_map(&self) -> &Map<String, Value> {
         &self.values
     }

@@ -1,0 +1,318 @@
+// generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test generated
+//
+// One typed request per operation of the spec, built from validated arguments.
+
+/// Arguments of `create`: Create a new timeline with an empty main branch.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CreateArgs {
+}
+
+/// Arguments of `append`: Append a message to the current branch and move its head.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AppendArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// Who wrote the message: user, assistant, system or summary.
+    pub role: String,
+    /// The message text.
+    pub text: String,
+    /// Token count of the message. Default: max(1, ceil(Unicode scalars / 4)).
+    pub tokens: Option<u64>,
+    /// Optional intent of the message.
+    pub intent: Option<crate::model::Intent>,
+}
+
+/// Arguments of `fork`: Create a branch whose head is the given node.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ForkArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The node the new branch starts from (its head).
+    pub node: u64,
+    /// The new branch's name.
+    pub name: String,
+}
+
+/// Arguments of `switch`: Make another branch the current one.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SwitchArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The branch to make current.
+    pub name: String,
+}
+
+/// Arguments of `drop_branch`: Remove a branch pointer; its messages stay in the timeline.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DropBranchArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The branch to remove. The current branch cannot be removed.
+    pub name: String,
+}
+
+/// Arguments of `context`: Print the messages from the root to a node, oldest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContextArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The last message of the context.
+    pub node: u64,
+}
+
+/// Arguments of `context_budget`: Fit the context of a node into a token budget with summaries and placeholders.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContextBudgetArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The target message; it is always kept verbatim.
+    pub node: u64,
+    /// The token budget.
+    pub max_tokens: u64,
+}
+
+/// Arguments of `pin`: Pin a node so that budgets always keep it verbatim.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PinArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The node to pin.
+    pub node: u64,
+}
+
+/// Arguments of `unpin`: Remove a pin.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UnpinArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The node to unpin.
+    pub node: u64,
+}
+
+/// Arguments of `summarize`: Add a summary of the path from one node down to another.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SummarizeArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The first node of the summarised range.
+    pub from: u64,
+    /// The last node of the range: the start itself or a descendant of it.
+    pub to: u64,
+    /// The summary text.
+    pub summary: String,
+    /// Token count of the summary. Default: max(1, ceil(Unicode scalars / 4)).
+    pub tokens: Option<u64>,
+    /// Summaries this one was derived from, comma-separated (n9,n10).
+    pub derived_from: Vec<u64>,
+    /// A summary this one replaces as its next version.
+    pub supersede: Option<u64>,
+    /// Optional intent of the summary.
+    pub intent: Option<crate::model::Intent>,
+}
+
+/// Arguments of `branches`: List the branches with their heads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BranchesArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+}
+
+/// Arguments of `node`: Show one node in full: text, tokens, intent, summary range and versions.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The node to show.
+    pub node: u64,
+}
+
+/// Arguments of `archive_check`: Tell whether a branch can be archived, and why not.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ArchiveCheckArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The branch to check.
+    pub branch: String,
+}
+
+/// Arguments of `archive_branch`: Archive a finished branch: remove its pointer and move its own messages to the cold zone.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ArchiveBranchArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The branch to archive.
+    pub branch: String,
+}
+
+/// Arguments of `export`: Export the timeline as a draw.io diagram or an ASCII tree (read-only).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExportArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// drawio (needs --output) or ascii.
+    pub format: String,
+    /// The file to write; it must not exist yet. Without it, ascii prints the tree.
+    pub output: Option<String>,
+}
+
+/// Arguments of `db_info`: Show the storage engine, file, format version, size, and the counts of timelines and messages.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DbInfoArgs {
+}
+
+/// Arguments of `db_check`: Check the database's integrity and report every problem found, changing nothing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DbCheckArgs {
+}
+
+/// Arguments of `db_convert`: Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DbConvertArgs {
+    /// The new database file; it must not exist yet.
+    pub to: String,
+}
+
+/// Arguments of `db_backup`: Write a consistent copy of the database to a new file while other processes keep working.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DbBackupArgs {
+    /// The copy's file; it must not exist yet. The copy uses the same engine as the database.
+    pub to: String,
+}
+
+/// A validated request for one operation of the spec.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    Create(CreateArgs),
+    Append(AppendArgs),
+    Fork(ForkArgs),
+    Switch(SwitchArgs),
+    DropBranch(DropBranchArgs),
+    Context(ContextArgs),
+    ContextBudget(ContextBudgetArgs),
+    Pin(PinArgs),
+    Unpin(UnpinArgs),
+    Summarize(SummarizeArgs),
+    Branches(BranchesArgs),
+    Node(NodeArgs),
+    ArchiveCheck(ArchiveCheckArgs),
+    ArchiveBranch(ArchiveBranchArgs),
+    Export(ExportArgs),
+    DbInfo(DbInfoArgs),
+    DbCheck(DbCheckArgs),
+    DbConvert(DbConvertArgs),
+    DbBackup(DbBackupArgs),
+}
+
+impl Request {
+    /// The request for the spec operation `op` from arguments that passed `validate`; `None` for
+    /// a name the spec does not have.
+    pub fn from_args(op: &str, args: &crate::spec::validate::Args) -> Option<Request> {
+        Some(match op {
+            "create" => Request::Create(CreateArgs {
+            }),
+            "append" => Request::Append(AppendArgs {
+                timeline_id: args.id("timeline_id"),
+                role: args.str("role").map(str::to_string).unwrap_or_default(),
+                text: args.str("text").map(str::to_string).unwrap_or_default(),
+                tokens: args.u64("tokens"),
+                intent: args.intent("intent"),
+            }),
+            "fork" => Request::Fork(ForkArgs {
+                timeline_id: args.id("timeline_id"),
+                node: args.id("node").unwrap_or_default(),
+                name: args.str("name").map(str::to_string).unwrap_or_default(),
+            }),
+            "switch" => Request::Switch(SwitchArgs {
+                timeline_id: args.id("timeline_id"),
+                name: args.str("name").map(str::to_string).unwrap_or_default(),
+            }),
+            "drop_branch" => Request::DropBranch(DropBranchArgs {
+                timeline_id: args.id("timeline_id"),
+                name: args.str("name").map(str::to_string).unwrap_or_default(),
+            }),
+            "context" => Request::Context(ContextArgs {
+                timeline_id: args.id("timeline_id"),
+                node: args.id("node").unwrap_or_default(),
+            }),
+            "context_budget" => Request::ContextBudget(ContextBudgetArgs {
+                timeline_id: args.id("timeline_id"),
+                node: args.id("node").unwrap_or_default(),
+                max_tokens: args.u64("max_tokens").unwrap_or_default(),
+            }),
+            "pin" => Request::Pin(PinArgs {
+                timeline_id: args.id("timeline_id"),
+                node: args.id("node").unwrap_or_default(),
+            }),
+            "unpin" => Request::Unpin(UnpinArgs {
+                timeline_id: args.id("timeline_id"),
+                node: args.id("node").unwrap_or_default(),
+            }),
+            "summarize" => Request::Summarize(SummarizeArgs {
+                timeline_id: args.id("timeline_id"),
+                from: args.id("from").unwrap_or_default(),
+                to: args.id("to").unwrap_or_default(),
+                summary: args.str("summary").map(str::to_string).unwrap_or_default(),
+                tokens: args.u64("tokens"),
+                derived_from: args.ids("derived_from"),
+                supersede: args.id("supersede"),
+                intent: args.intent("intent"),
+            }),
+            "branches" => Request::Branches(BranchesArgs {
+                timeline_id: args.id("timeline_id"),
+            }),
+            "node" => Request::Node(NodeArgs {
+                timeline_id: args.id("timeline_id"),
+                node: args.id("node").unwrap_or_default(),
+            }),
+            "archive_check" => Request::ArchiveCheck(ArchiveCheckArgs {
+                timeline_id: args.id("timeline_id"),
+                branch: args.str("branch").map(str::to_string).unwrap_or_default(),
+            }),
+            "archive_branch" => Request::ArchiveBranch(ArchiveBranchArgs {
+                timeline_id: args.id("timeline_id"),
+                branch: args.str("branch").map(str::to_string).unwrap_or_default(),
+            }),
+            "export" => Request::Export(ExportArgs {
+                timeline_id: args.id("timeline_id"),
+                format: args.str("format").map(str::to_string).unwrap_or_default(),
+                output: args.str("output").map(str::to_string),
+            }),
+            "db_info" => Request::DbInfo(DbInfoArgs {
+            }),
+            "db_check" => Request::DbCheck(DbCheckArgs {
+            }),
+            "db_convert" => Request::DbConvert(DbConvertArgs {
+                to: args.str("to").map(str::to_string).unwrap_or_default(),
+            }),
+            "db_backup" => Request::DbBackup(DbBackupArgs {
+                to: args.str("to").map(str::to_string).unwrap_or_default(),
+            }),
+            _ => return None,
+        })
+    }
+
+    /// The spec name of the operation.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Request::Create(_) => "create",
+            Request::Append(_) => "append",
+            Request::Fork(_) => "fork",
+            Request::Switch(_) => "switch",
+            Request::DropBranch(_) => "drop_branch",
+            Request::Context(_) => "context",
+            Request::ContextBudget(_) => "context_budget",
+            Request::Pin(_) => "pin",
+            Request::Unpin(_) => "unpin",
+            Request::Summarize(_) => "summarize",
+            Request::Branches(_) => "branches",
+            Request::Node(_) => "node",
+            Request::ArchiveCheck(_) => "archive_check",
+            Request::ArchiveBranch(_) => "archive_branch",
+            Request::Export(_) => "export",
+            Request::DbInfo(_) => "db_info",
+            Request::DbCheck(_) => "db_check",
+            Request::DbConvert(_) => "db_convert",
+            Request::DbBackup(_) => "db_backup",
+        }
+    }
+}

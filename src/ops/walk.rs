@@ -1,0 +1,100 @@
+//! Walks over the tree through the storage interface, each costing the nodes it visits: paths,
+//! ancestry, coverage of a new summary's range, and watermarks.
+
+use super::existing;
+use crate::error::{Error, Result};
+use crate::model::{Branch, Node, ROOT};
+use crate::store::{NodeChange, NodeRow, Tx};
+
+/// The rows of root→n, root excluded, oldest first.
+pub fn path_rows(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<Vec<NodeRow>> {
+    let mut rows = Vec::new();
+    let mut at = n;
+    while at != ROOT {
+        let row = existing(tx, tl, at)?;
+        at = row.node.parent;
+        rows.push(row);
+    }
+    rows.reverse();
+    Ok(rows)
+}
+
+/// The node IDs of root→n, root excluded, oldest first.
+pub fn path(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<Vec<u64>> {
+    Ok(path_rows(tx, tl, n)?.into_iter().map(|r| r.id).collect())
+}
+
+/// Whether `ancestor` is `n` or lies on root→n. Walks from `n` up to `ancestor`'s depth.
+pub fn is_ancestor_or_self(tx: &mut dyn Tx, tl: u64, ancestor: u64, n: u64) -> Result<bool> {
+    let target_depth = existing(tx, tl, ancestor)?.depth;
+    let mut at = existing(tx, tl, n)?;
+    while at.depth > target_depth {
+        at = existing(tx, tl, at.node.parent)?;
+    }
+    Ok(at.id == ancestor)
+}
+
+/// The row of a new child of `parent`: its place in the tree and token sum follow from the parent.
+pub fn new_row(tx: &mut dyn Tx, tl: u64, id: u64, node: Node) -> Result<NodeRow> {
+    let parent = existing(tx, tl, node.parent)?;
+    let prefix_tokens = parent
+        .prefix_tokens
+        .checked_add(node.tokens)
+        .ok_or_else(Error::overflow)?;
+    Ok(NodeRow {
+        id,
+        node,
+        prefix_tokens,
+        depth: parent.depth + 1,
+        pinned: false,
+        cover_count: 0,
+        stale: false,
+        superseded_by: None,
+    })
+}
+
+/// Count one more cover on every node of the range from..to (to's path up to from).
+pub fn cover_range(tx: &mut dyn Tx, tl: u64, from: u64, to: u64) -> Result<()> {
+    let mut at = to;
+    loop {
+        tx.change_node(tl, at, NodeChange::Covered)?;
+        if at == from || at == ROOT {
+            return Ok(());
+        }
+        at = existing(tx, tl, at)?.node.parent;
+    }
+}
+
+/// Advance every branch's watermark as far as complete coverage allows; never move it back (W1).
+/// Everything above a watermark is covered already, so only the part of each path below its watermark
+/// is visited: the new watermark stops just above the highest node there that is still bare.
+pub fn advance_watermarks(tx: &mut dyn Tx, tl: u64) -> Result<()> {
+    for branch in tx.branches(tl)? {
+        let floor = existing(tx, tl, branch.watermark)?.depth;
+        let mut at = existing(tx, tl, branch.head)?;
+        let mut highest_bare: Option<u64> = None;
+        let mut below_bare = branch.head;
+        while at.depth > floor {
+            let parent = at.node.parent;
+            if !at.is_covered() {
+                highest_bare = Some(at.id);
+                below_bare = parent;
+            }
+            at = existing(tx, tl, parent)?;
+        }
+        let watermark = match highest_bare {
+            None => branch.head,
+            Some(_) => below_bare,
+        };
+        if watermark != branch.watermark {
+            tx.put_branch(
+                tl,
+                &Branch {
+                    watermark,
+                    ..branch
+                },
+            )?;
+        }
+    }
+    Ok(())
+}

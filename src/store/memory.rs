@@ -1,0 +1,239 @@
+//! `Tx` over the in-memory model: what the JSON engine loads from its snapshot, and what a read of a
+//! database that does not exist yet sees (an empty one).
+
+use super::{Counts, Engine, NodeChange, NodeRow, TimelineRow, Tx};
+use crate::error::{Error, Result};
+use crate::model::file::{AuditEntry, IdempotencyEntry};
+use crate::model::{Branch, Database, ROOT, Timeline};
+
+pub struct MemTx<'a> {
+    pub db: &'a mut Database,
+    pub engine: Engine,
+}
+
+impl MemTx<'_> {
+    fn find(&self, tl: u64) -> Option<usize> {
+        self.db.timelines.binary_search_by_key(&tl, |t| t.id).ok()
+    }
+
+    fn get(&mut self, tl: u64) -> Result<&mut Timeline> {
+        match self.find(tl) {
+            Some(i) => Ok(&mut self.db.timelines[i]),
+            None => Err(Error::database(format!(
+                "internal error: timeline tl{tl} is not in the database"
+            ))),
+        }
+    }
+}
+
+/// Node `n` of an in-memory timeline with its derived state.
+pub(super) fn node_row(t: &Timeline, n: u64) -> Option<NodeRow> {
+    let i = usize::try_from(n).ok()?;
+    let node = t.nodes.get(i)?;
+    Some(NodeRow {
+        id: n,
+        node: node.clone(),
+        prefix_tokens: t.derived.prefix_tokens[i],
+        depth: t.derived.depth[i],
+        pinned: t.pins.contains(&n),
+        cover_count: t.derived.cover_count[i],
+        stale: t.derived.stale[i],
+        superseded_by: t.derived.superseded_by.get(&n).copied(),
+    })
+}
+
+impl Tx for MemTx<'_> {
+    fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    fn next_timeline(&mut self) -> Result<u64> {
+        Ok(self.db.next_timeline)
+    }
+
+    fn timeline_ids(&mut self, limit: usize) -> Result<Vec<u64>> {
+        Ok(self.db.timelines.iter().take(limit).map(|t| t.id).collect())
+    }
+
+    fn timeline(&mut self, tl: u64) -> Result<Option<TimelineRow>> {
+        Ok(self.find(tl).map(|i| {
+            let t = &self.db.timelines[i];
+            TimelineRow {
+                id: t.id,
+                next_node: t.nodes.len() as u64,
+                current_branch: t.current_branch.clone(),
+            }
+        }))
+    }
+
+    fn create_timeline(&mut self, id: u64, first_branch: &str) -> Result<()> {
+        let next = id.checked_add(1).ok_or_else(Error::overflow)?;
+        let at = self.db.timelines.partition_point(|t| t.id < id);
+        self.db
+            .timelines
+            .insert(at, Timeline::new(id, first_branch));
+        self.db.next_timeline = next;
+        Ok(())
+    }
+
+    fn set_current_branch(&mut self, tl: u64, name: &str) -> Result<()> {
+        self.get(tl)?.current_branch = name.to_string();
+        Ok(())
+    }
+
+    fn node(&mut self, tl: u64, n: u64) -> Result<Option<NodeRow>> {
+        Ok(self
+            .find(tl)
+            .and_then(|i| node_row(&self.db.timelines[i], n)))
+    }
+
+    fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
+        let t = self.get(tl)?;
+        Ok(t.derived
+            .children
+            .get(n as usize)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    fn summaries_from(&mut self, tl: u64, from: u64) -> Result<Vec<u64>> {
+        let t = self.get(tl)?;
+        Ok(t.derived
+            .summaries_from
+            .get(&from)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    fn summary_by_request(&mut self, tl: u64, digest: &[u8; 32]) -> Result<Option<u64>> {
+        Ok(self.get(tl)?.derived.summary_requests.get(digest).copied())
+    }
+
+    fn dependents(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
+        let t = self.get(tl)?;
+        Ok(t.derived.dependents.get(&n).cloned().unwrap_or_default())
+    }
+
+    fn insert_node(&mut self, tl: u64, row: &NodeRow) -> Result<()> {
+        let t = self.get(tl)?;
+        let n = t.nodes.len() as u64;
+        if row.id != n {
+            return Err(Error::database(format!(
+                "internal error: node n{} inserted where n{n} is next",
+                row.id
+            )));
+        }
+        t.nodes.push(row.node.clone());
+        t.derived.prefix_tokens.push(row.prefix_tokens);
+        t.derived.depth.push(row.depth);
+        t.derived.children.push(Vec::new());
+        t.derived.children[row.node.parent as usize].push(n);
+        t.derived.cover_count.push(row.cover_count);
+        t.derived.stale.push(row.stale);
+        if row.pinned {
+            t.pins.insert(n);
+        }
+        t.index_summary_keys(n);
+        Ok(())
+    }
+
+    fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {
+        let t = self.get(tl)?;
+        let i = n as usize;
+        if n == ROOT || i >= t.nodes.len() {
+            return Err(Error::database(format!(
+                "internal error: no message n{n} to change"
+            )));
+        }
+        match change {
+            NodeChange::Pin(true) => {
+                t.pins.insert(n);
+            }
+            NodeChange::Pin(false) => {
+                t.pins.remove(&n);
+            }
+            NodeChange::Covered => t.derived.cover_count[i] += 1,
+            NodeChange::Stale => t.derived.stale[i] = true,
+            NodeChange::SupersededBy(newer) => {
+                t.derived.superseded_by.insert(n, newer);
+            }
+            NodeChange::Archived => t.nodes[i].cold = true,
+        }
+        Ok(())
+    }
+
+    fn branches(&mut self, tl: u64) -> Result<Vec<Branch>> {
+        Ok(self.get(tl)?.branches.clone())
+    }
+
+    fn branch(&mut self, tl: u64, name: &str) -> Result<Option<Branch>> {
+        Ok(self
+            .get(tl)?
+            .branches
+            .iter()
+            .find(|b| b.name == name)
+            .cloned())
+    }
+
+    fn put_branch(&mut self, tl: u64, branch: &Branch) -> Result<()> {
+        let t = self.get(tl)?;
+        match t.branches.iter_mut().find(|b| b.name == branch.name) {
+            Some(existing) => *existing = branch.clone(),
+            None => t.branches.push(branch.clone()),
+        }
+        Ok(())
+    }
+
+    fn remove_branch(&mut self, tl: u64, name: &str) -> Result<()> {
+        self.get(tl)?.branches.retain(|b| b.name != name);
+        Ok(())
+    }
+
+    fn idempotency(&mut self, scope: &str, key: &str) -> Result<Option<IdempotencyEntry>> {
+        Ok(self
+            .db
+            .idempotency
+            .iter()
+            .rev()
+            .find(|e| e.scope == scope && e.key == key)
+            .cloned())
+    }
+
+    fn put_idempotency(&mut self, entry: &IdempotencyEntry) -> Result<()> {
+        self.db
+            .idempotency
+            .retain(|e| !(e.scope == entry.scope && e.key == entry.key));
+        self.db.idempotency.push(entry.clone());
+        Ok(())
+    }
+
+    fn purge_idempotency(&mut self, cutoff: u64) -> Result<()> {
+        self.db.idempotency.retain(|e| e.ts > cutoff);
+        Ok(())
+    }
+
+    fn append_audit(&mut self, now: u64, entry: AuditEntry) -> Result<()> {
+        self.db.audit(now, entry);
+        Ok(())
+    }
+
+    fn load_timeline(&mut self, tl: u64) -> Result<Timeline> {
+        Ok(self.get(tl)?.clone())
+    }
+
+    fn load_database(&mut self) -> Result<Database> {
+        Ok(self.db.clone())
+    }
+
+    fn counts(&mut self) -> Result<Counts> {
+        let mut counts = Counts {
+            timelines: self.db.timelines.len() as u64,
+            ..Counts::default()
+        };
+        for t in &self.db.timelines {
+            counts.nodes += t.nodes.len() as u64 - 1;
+            counts.cold_nodes += t.nodes.iter().filter(|n| n.cold).count() as u64;
+        }
+        Ok(counts)
+    }
+}

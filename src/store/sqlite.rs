@@ -1,0 +1,1120 @@
+//! The SQLite engine: nodes, branches, idempotency records and the audit as rows, with the derived
+//! state (prefix tokens, depth, coverage, stale flags, versions) stored beside each node and kept up to
+//! date by the operations, so no operation reads more than the rows it touches.
+//!
+//! The file is in WAL mode; every change is one `BEGIN IMMEDIATE` transaction with `synchronous=FULL`,
+//! covering the operation, its idempotency record and its audit entries. Concurrent processes wait for
+//! each other (busy timeout) instead of failing. The schema has a version (`PRAGMA user_version`) and
+//! forward migrations; a newer schema than this build knows is refused untouched.
+
+use super::memory::MemTx;
+use super::{
+    Counts, Engine, NodeChange, NodeRow, Outcome, TimelineRow, Tx, io_error, perms, with_suffix,
+};
+use crate::error::{Error, Result};
+use crate::model::file::{AuditEntry, IdempotencyEntry};
+use crate::model::{
+    Branch, Database, Intent, Node, ROOT, Role, Summary, SummaryKind, Timeline,
+    summary_request_digest,
+};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The first 16 bytes of every SQLite database file.
+pub const HEADER: &[u8] = b"SQLite format 3\0";
+
+/// `PRAGMA application_id` of a Timeline database ("TLne"), so another program's SQLite file is
+/// recognised and refused instead of being written into.
+const APPLICATION_ID: i32 = 0x544c_6e65;
+
+/// How long a change waits for another process's transaction before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Forward migrations: `MIGRATIONS[v]` takes the schema from version `v` to `v + 1`. Version 0 is an
+/// empty file. The schema version of this build is `MIGRATIONS.len()`.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE state (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    next_timeline INTEGER NOT NULL
+);
+INSERT INTO state (id, next_timeline) VALUES (0, 0);
+CREATE TABLE timelines (
+    id INTEGER PRIMARY KEY,
+    next_node INTEGER NOT NULL,
+    current_branch TEXT NOT NULL,
+    cold_nodes INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE nodes (
+    timeline INTEGER NOT NULL,
+    id INTEGER NOT NULL,
+    parent INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    text TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    intent_tag TEXT,
+    intent_note TEXT,
+    summary_kind TEXT,
+    summary_from INTEGER,
+    summary_to INTEGER,
+    derived_from TEXT,
+    supersedes INTEGER,
+    version INTEGER,
+    request_digest BLOB,
+    cold INTEGER NOT NULL DEFAULT 0,
+    pinned INTEGER NOT NULL DEFAULT 0,
+    prefix_tokens INTEGER NOT NULL,
+    depth INTEGER NOT NULL,
+    cover_count INTEGER NOT NULL DEFAULT 0,
+    stale INTEGER NOT NULL DEFAULT 0,
+    superseded_by INTEGER,
+    PRIMARY KEY (timeline, id)
+);
+CREATE INDEX nodes_by_parent ON nodes (timeline, parent);
+CREATE INDEX nodes_by_range_start ON nodes (timeline, summary_from) WHERE summary_from IS NOT NULL;
+CREATE INDEX nodes_by_request ON nodes (timeline, request_digest) WHERE request_digest IS NOT NULL;
+CREATE TABLE summary_sources (
+    timeline INTEGER NOT NULL,
+    summary INTEGER NOT NULL,
+    source INTEGER NOT NULL,
+    PRIMARY KEY (timeline, summary, source)
+);
+CREATE INDEX summary_sources_by_source ON summary_sources (timeline, source, summary);
+CREATE TABLE branches (
+    seq INTEGER PRIMARY KEY,
+    timeline INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    head INTEGER NOT NULL,
+    watermark INTEGER NOT NULL,
+    UNIQUE (timeline, name)
+);
+CREATE TABLE idempotency (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    op TEXT NOT NULL,
+    result TEXT NOT NULL,
+    ts INTEGER NOT NULL,
+    request TEXT,
+    PRIMARY KEY (scope, key)
+);
+CREATE INDEX idempotency_by_ts ON idempotency (ts);
+CREATE TABLE audit (
+    seq INTEGER PRIMARY KEY,
+    ts INTEGER NOT NULL,
+    entry TEXT NOT NULL
+);
+"#];
+
+/// The schema version this build writes.
+pub fn schema_version() -> u64 {
+    MIGRATIONS.len() as u64
+}
+
+/// SQLite stores signed 64-bit integers; Timeline's counters are unsigned. The bits are kept as they
+/// are, so every u64 survives the round trip (nothing compares them in SQL beyond equality).
+fn sql(v: u64) -> i64 {
+    v as i64
+}
+
+fn unsql(v: i64) -> u64 {
+    v as u64
+}
+
+pub struct SqliteStore {
+    path: PathBuf,
+    /// Kept open for the life of the store (a whole `tl-mcp` session).
+    conn: Option<Connection>,
+}
+
+impl SqliteStore {
+    pub fn new(path: PathBuf) -> SqliteStore {
+        SqliteStore { path, conn: None }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn exists(&self) -> bool {
+        self.path.exists()
+    }
+
+    /// The open connection, opening (and with `create`, creating) the database first. `None` when the
+    /// file does not exist and `create` is false: a read of a database not created yet.
+    fn connection(&mut self, create: bool) -> Result<Option<&mut Connection>> {
+        if self.conn.is_none() {
+            if !self.exists() {
+                if !create {
+                    return Ok(None);
+                }
+                // Created by us first, so the file (and the -wal and -shm files SQLite derives their
+                // mode from) is private from the start.
+                match perms::open_private(&self.path, true) {
+                    Ok(_) => super::sync_parent(&self.path),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => {
+                        return Err(io_error(
+                            &format!("cannot create the database {}", self.path.display()),
+                            e,
+                        ));
+                    }
+                }
+            }
+            let conn = self.open_checked()?;
+            self.conn = Some(conn);
+        }
+        Ok(self.conn.as_mut())
+    }
+
+    fn open_checked(&self) -> Result<Connection> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&self.path, flags)
+            .map_err(|e| self.corrupt(&e.to_string()))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| self.failure("cannot configure", e))?;
+        // Reading the header is the first access to the file: a damaged one fails here, unchanged.
+        let (version, app, tables): (i64, i32, i64) = conn
+            .query_row(
+                "SELECT (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| self.corrupt(&e.to_string()))?;
+        let empty = version == 0 && app == 0 && tables == 0;
+        if !empty && app != APPLICATION_ID {
+            return Err(Error::database(format!(
+                "the file {} is an SQLite database of another program, not a Timeline database; nothing was changed. Pass --db with the path of a Timeline database",
+                self.path.display()
+            )));
+        }
+        let version = u64::try_from(version).unwrap_or(u64::MAX);
+        if version > schema_version() {
+            return Err(Error::database(format!(
+                "the database {} has schema version {version}, newer than this version of Timeline reads ({}); nothing was changed. Use the release of Timeline that wrote it, or a newer one",
+                self.path.display(),
+                schema_version()
+            )));
+        }
+        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF;")
+            .map_err(|e| self.failure("cannot configure", e))?;
+        if empty {
+            // WAL is a property of the file, set once; readers then never block the writer.
+            conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+                .map_err(|e| self.failure("cannot set up", e))?;
+        }
+        if version < schema_version() {
+            self.migrate(&conn, version)?;
+        }
+        Ok(conn)
+    }
+
+    /// Apply the migrations from `from` to the current version in one transaction.
+    fn migrate(&self, conn: &Connection, from: u64) -> Result<()> {
+        let run = || -> rusqlite::Result<()> {
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            // Another process may have migrated while this one waited for the lock.
+            let now: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let mut at = u64::try_from(now).unwrap_or(u64::MAX).max(from);
+            while at < schema_version() {
+                conn.execute_batch(MIGRATIONS[at as usize])?;
+                at += 1;
+            }
+            conn.execute_batch(&format!(
+                "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {at}; COMMIT"
+            ))
+        };
+        run().map_err(|e| {
+            let _ = conn.execute_batch("ROLLBACK");
+            self.failure("cannot set up the schema of", e)
+        })
+    }
+
+    pub fn schema_version(&mut self) -> Result<Option<u64>> {
+        Ok(self.connection(false)?.map(|_| schema_version()))
+    }
+
+    pub fn read<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        let path = self.path.clone();
+        let Some(conn) = self.connection(false)? else {
+            return f(&mut MemTx {
+                db: &mut Database::default(),
+                engine: Engine::Sqlite,
+            });
+        };
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(|e| failure(&path, "cannot read", e))?;
+        let result = f(&mut SqlTx {
+            conn: &tx,
+            path: &path,
+        });
+        // A read changes nothing; ending it either way releases the snapshot.
+        let _ = tx.rollback();
+        result
+    }
+
+    pub fn write<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
+        if self.conn.is_none() && !self.exists() {
+            return self.write_new(f);
+        }
+        self.write_existing(f).map(|(result, _)| result)
+    }
+
+    /// Run `f` in one `BEGIN IMMEDIATE` transaction; also says whether it committed.
+    fn write_existing<R>(
+        &mut self,
+        f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>,
+    ) -> Result<(R, bool)> {
+        let path = self.path.clone();
+        let conn = self
+            .connection(true)?
+            .expect("connection(true) opens or creates the database");
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| failure(&path, "cannot start a change of", e))?;
+        let outcome = f(&mut SqlTx {
+            conn: &tx,
+            path: &path,
+        })?;
+        match outcome {
+            Outcome::Unchanged(result) => Ok((result, false)),
+            Outcome::Commit(result) => {
+                tx.commit()
+                    .map_err(|e| failure(&path, "cannot commit the change to", e))?;
+                Ok((result, true))
+            }
+        }
+    }
+
+    /// The first change of a database that does not exist yet: made in a private file beside it and
+    /// linked into place only once committed, so a failed first change leaves no file behind and a
+    /// reader never sees a database without its schema.
+    fn write_new<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
+        let staged_path = super::temp_path_beside(&self.path, "new");
+        let mut staged = SqliteStore::new(staged_path.clone());
+        let result = staged.write_existing(f);
+        // Closing the last connection checkpoints the WAL into the file and removes it.
+        drop(staged);
+        let remove_staged = || {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(with_suffix(&staged_path, suffix));
+            }
+        };
+        let (result, committed) = match result {
+            Ok(done) => done,
+            Err(e) => {
+                remove_staged();
+                return Err(e);
+            }
+        };
+        if !committed {
+            remove_staged();
+            return Ok(result);
+        }
+        // A hard link fails if the database appeared meanwhile: never replace another's database.
+        let linked = std::fs::hard_link(&staged_path, &self.path);
+        remove_staged();
+        match linked {
+            Ok(()) => {
+                super::sync_parent(&self.path);
+                Ok(result)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                Err(Error::database(format!(
+                    "the database {} was created by another process at the same moment; nothing was written, so run the command again",
+                    self.path.display()
+                )))
+            }
+            Err(e) => Err(io_error(
+                &format!("cannot create the database {}", self.path.display()),
+                e,
+            )),
+        }
+    }
+
+    /// A consistent copy made with SQLite's online backup while other processes keep writing.
+    pub fn backup(&mut self, target: &Path) -> Result<()> {
+        super::refuse_existing(target)?;
+        let path = self.path.clone();
+        let Some(conn) = self.connection(false)? else {
+            return Err(missing(&path));
+        };
+        perms::open_private(target, true)
+            .map_err(|e| io_error(&format!("cannot create {}", target.display()), e))?;
+        let copy = || -> rusqlite::Result<()> {
+            let mut dst = Connection::open(target)?;
+            {
+                let backup = rusqlite::backup::Backup::new(conn, &mut dst)?;
+                // One step copies every page inside one read transaction: a consistent snapshot.
+                backup.step(-1)?;
+            }
+            dst.execute_batch("PRAGMA journal_mode = DELETE")?;
+            Ok(())
+        };
+        if let Err(e) = copy() {
+            let _ = std::fs::remove_file(target);
+            return Err(failure(&path, "cannot back up", e));
+        }
+        super::sync_parent(target);
+        Ok(())
+    }
+
+    /// SQLite's integrity check, then every row checked against what a fresh derivation gives.
+    pub fn check(&mut self) -> Result<Vec<String>> {
+        let path = self.path.clone();
+        let Some(conn) = self.connection(false)? else {
+            return Err(missing(&path));
+        };
+        let mut problems = Vec::new();
+        let mut stmt = conn
+            .prepare("PRAGMA integrity_check")
+            .map_err(|e| failure(&path, "cannot check", e))?;
+        let rows: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| failure(&path, "cannot check", e))?;
+        drop(stmt);
+        problems.extend(rows.into_iter().filter(|r| r != "ok"));
+        if !problems.is_empty() {
+            return Ok(problems);
+        }
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(|e| failure(&path, "cannot read", e))?;
+        let mut sql_tx = SqlTx {
+            conn: &tx,
+            path: &path,
+        };
+        match sql_tx.load_database() {
+            Err(e) => problems.push(e.message),
+            Ok(db) => {
+                for timeline in &db.timelines {
+                    for n in 0..timeline.nodes.len() as u64 {
+                        let stored = sql_tx.node(timeline.id, n)?;
+                        let expected = super::memory::node_row(timeline, n);
+                        if stored != expected {
+                            problems.push(format!(
+                                "timeline tl{}: the stored state of n{n} differs from what its history gives",
+                                timeline.id
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        let _ = tx.rollback();
+        Ok(problems)
+    }
+
+    /// Write `db` as a new SQLite database at `target` in one transaction.
+    pub fn create_from(target: &Path, db: &Database) -> Result<()> {
+        let mut store = SqliteStore::new(target.to_path_buf());
+        let written = store.load_all(db);
+        drop(store);
+        if written.is_err() {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(with_suffix(target, suffix));
+            }
+        }
+        written
+    }
+
+    fn load_all(&mut self, db: &Database) -> Result<()> {
+        let path = self.path.clone();
+        let conn = self
+            .connection(true)?
+            .expect("connection(true) opens or creates the database");
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| failure(&path, "cannot start writing", e))?;
+        // (create_from's target was checked to be new, so the file is created here directly.)
+        let t = SqlTx {
+            conn: &tx,
+            path: &path,
+        };
+        for timeline in &db.timelines {
+            let cold = timeline.nodes.iter().filter(|n| n.cold).count() as i64;
+            t.exec(
+                "INSERT INTO timelines (id, next_node, current_branch, cold_nodes) VALUES (?1, ?2, ?3, ?4)",
+                params![
+                    sql(timeline.id),
+                    sql(timeline.nodes.len() as u64),
+                    timeline.current_branch,
+                    cold
+                ],
+            )?;
+            for n in 0..timeline.nodes.len() as u64 {
+                if let Some(row) = super::memory::node_row(timeline, n) {
+                    t.put_node(timeline.id, &row)?;
+                }
+            }
+            for branch in &timeline.branches {
+                t.exec(
+                    "INSERT INTO branches (timeline, name, head, watermark) VALUES (?1, ?2, ?3, ?4)",
+                    params![
+                        sql(timeline.id),
+                        branch.name,
+                        sql(branch.head),
+                        sql(branch.watermark)
+                    ],
+                )?;
+            }
+        }
+        t.exec(
+            "UPDATE state SET next_timeline = ?1 WHERE id = 0",
+            params![sql(db.next_timeline)],
+        )?;
+        for entry in &db.idempotency {
+            t.exec(
+                "INSERT INTO idempotency (scope, key, op, result, ts, request) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    entry.scope,
+                    entry.key,
+                    entry.op,
+                    entry.result.to_string(),
+                    sql(entry.ts),
+                    entry.request
+                ],
+            )?;
+        }
+        for entry in &db.audit {
+            let json = serde_json::to_string(entry).map_err(|e| Error::database(e.to_string()))?;
+            t.exec(
+                "INSERT INTO audit (ts, entry) VALUES (?1, ?2)",
+                params![sql(entry.ts), json],
+            )?;
+        }
+        tx.commit().map_err(|e| failure(&path, "cannot commit", e))
+    }
+
+    fn corrupt(&self, problem: &str) -> Error {
+        let db = self.path.display();
+        Error::database(format!(
+            "the database {db} cannot be used: {problem}. Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file and its -wal file (cp \"{db}\" \"{db}.corrupt\"), then restore a copy made with tl db backup, or salvage what SQLite can read (sqlite3 \"{db}\" .recover | sqlite3 recovered.db) and check it with tl --db recovered.db db check"
+        ))
+    }
+
+    fn failure(&self, what: &str, e: rusqlite::Error) -> Error {
+        failure(&self.path, what, e)
+    }
+}
+
+fn missing(path: &Path) -> Error {
+    Error::database(format!(
+        "the database {} does not exist yet; create it with the first change (for example create), or pass --db with the path of an existing database",
+        path.display()
+    ))
+}
+
+/// An SQLite error as a database error that names the file and, where it can, what to do.
+fn failure(path: &Path, what: &str, e: rusqlite::Error) -> Error {
+    use rusqlite::ErrorCode as C;
+    let hint = match e.sqlite_error_code() {
+        Some(C::DatabaseBusy) | Some(C::DatabaseLocked) => format!(
+            "; another process kept it locked for more than {} seconds, so try again once it has finished",
+            BUSY_TIMEOUT.as_secs()
+        ),
+        Some(C::DiskFull) => {
+            "; the disk is full: free some space and try again (nothing was changed)".into()
+        }
+        Some(C::ReadOnly) => {
+            "; the file or its directory is read-only: check their owner and mode".into()
+        }
+        Some(C::PermissionDenied) | Some(C::CannotOpen) => {
+            "; check the owner and mode of the file and its directory".into()
+        }
+        Some(C::DatabaseCorrupt) | Some(C::NotADatabase) => {
+            "; the file is damaged: see tl db check, and restore a copy made with tl db backup"
+                .into()
+        }
+        _ => String::new(),
+    };
+    Error::database(format!("{what} the database {}: {e}{hint}", path.display()))
+}
+
+/// `Tx` over one SQLite transaction.
+pub struct SqlTx<'a> {
+    conn: &'a Connection,
+    path: &'a Path,
+}
+
+impl SqlTx<'_> {
+    fn fail(&self, e: rusqlite::Error) -> Error {
+        failure(self.path, "cannot use", e)
+    }
+
+    fn exec(&self, sql: &str, params: impl rusqlite::Params) -> Result<usize> {
+        self.conn
+            .prepare_cached(sql)
+            .and_then(|mut s| s.execute(params))
+            .map_err(|e| self.fail(e))
+    }
+
+    fn ids(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<u64>> {
+        let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.fail(e))?;
+        let rows = stmt
+            .query_map(params, |r| r.get::<_, i64>(0))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<i64>>>())
+            .map_err(|e| self.fail(e))?;
+        Ok(rows.into_iter().map(unsql).collect())
+    }
+
+    /// Insert one node row as it is (used by `insert_node` and bulk loads).
+    fn put_node(&self, tl: u64, row: &NodeRow) -> Result<()> {
+        let node = &row.node;
+        let summary = node.summary.as_ref();
+        let derived_from = summary
+            .filter(|s| !s.derived_from.is_empty())
+            .map(|s| serde_json::to_string(&s.derived_from).unwrap_or_default());
+        let digest = summary.filter(|s| s.kind == SummaryKind::Real).map(|s| {
+            summary_request_digest(
+                s.from,
+                s.to,
+                &node.text,
+                node.tokens,
+                &s.derived_from,
+                s.supersedes,
+                node.intent.as_ref(),
+            )
+            .to_vec()
+        });
+        self.exec(
+            "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+            params![
+                sql(tl),
+                sql(row.id),
+                sql(node.parent),
+                node.role.as_str(),
+                node.text,
+                sql(node.tokens),
+                node.intent.as_ref().map(|i| i.tag.as_str()),
+                node.intent.as_ref().and_then(|i| i.note.as_deref()),
+                summary.map(|s| s.kind.as_str()),
+                summary.map(|s| sql(s.from)),
+                summary.map(|s| sql(s.to)),
+                derived_from,
+                summary.and_then(|s| s.supersedes).map(sql),
+                summary.map(|s| sql(s.version)),
+                digest,
+                node.cold,
+                row.pinned,
+                sql(row.prefix_tokens),
+                sql(row.depth),
+                row.cover_count,
+                row.stale,
+                row.superseded_by.map(sql),
+            ],
+        )?;
+        if let Some(s) = summary {
+            for &source in &s.derived_from {
+                self.exec(
+                    "INSERT OR IGNORE INTO summary_sources (timeline, summary, source) VALUES (?1, ?2, ?3)",
+                    params![sql(tl), sql(row.id), sql(source)],
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+const NODE_COLUMNS: &str = "id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by";
+
+fn read_node(r: &rusqlite::Row) -> rusqlite::Result<NodeRow> {
+    let bad = |what: String| {
+        rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Text,
+            Box::<dyn std::error::Error + Send + Sync>::from(what),
+        )
+    };
+    let role: String = r.get(2)?;
+    let role = Role::parse(&role)
+        .or((role == "root").then_some(Role::Root))
+        .ok_or_else(|| bad(format!("invalid role {role:?}")))?;
+    let intent = r
+        .get::<_, Option<String>>(5)?
+        .map(|tag| Intent { tag, note: None });
+    let intent = match (intent, r.get::<_, Option<String>>(6)?) {
+        (Some(i), note) => Some(Intent { note, ..i }),
+        (None, _) => None,
+    };
+    let summary = match r.get::<_, Option<String>>(7)? {
+        None => None,
+        Some(kind) => {
+            let kind = match kind.as_str() {
+                "real" => SummaryKind::Real,
+                "placeholder" => SummaryKind::Placeholder,
+                other => return Err(bad(format!("invalid summary kind {other:?}"))),
+            };
+            let derived_from: Vec<u64> = match r.get::<_, Option<String>>(10)? {
+                None => Vec::new(),
+                Some(json) => serde_json::from_str(&json)
+                    .map_err(|e| bad(format!("invalid derived_from ({e})")))?,
+            };
+            Some(Summary {
+                kind,
+                from: unsql(r.get(8)?),
+                to: unsql(r.get(9)?),
+                derived_from,
+                supersedes: r.get::<_, Option<i64>>(11)?.map(unsql),
+                version: unsql(r.get(12)?),
+            })
+        }
+    };
+    Ok(NodeRow {
+        id: unsql(r.get(0)?),
+        node: Node {
+            parent: unsql(r.get(1)?),
+            role,
+            text: r.get(3)?,
+            tokens: unsql(r.get(4)?),
+            intent,
+            summary,
+            cold: r.get(13)?,
+        },
+        pinned: r.get(14)?,
+        prefix_tokens: unsql(r.get(15)?),
+        depth: unsql(r.get(16)?),
+        cover_count: r.get(17)?,
+        stale: r.get(18)?,
+        superseded_by: r.get::<_, Option<i64>>(19)?.map(unsql),
+    })
+}
+
+impl Tx for SqlTx<'_> {
+    fn engine(&self) -> Engine {
+        Engine::Sqlite
+    }
+
+    fn next_timeline(&mut self) -> Result<u64> {
+        self.conn
+            .prepare_cached("SELECT next_timeline FROM state WHERE id = 0")
+            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+            .map(unsql)
+            .map_err(|e| self.fail(e))
+    }
+
+    fn timeline_ids(&mut self, limit: usize) -> Result<Vec<u64>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.ids(
+            "SELECT id FROM timelines ORDER BY id LIMIT ?1",
+            params![limit],
+        )
+    }
+
+    fn timeline(&mut self, tl: u64) -> Result<Option<TimelineRow>> {
+        self.conn
+            .prepare_cached("SELECT next_node, current_branch FROM timelines WHERE id = ?1")
+            .and_then(|mut s| {
+                s.query_row(params![sql(tl)], |r| {
+                    Ok(TimelineRow {
+                        id: tl,
+                        next_node: unsql(r.get(0)?),
+                        current_branch: r.get(1)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| self.fail(e))
+    }
+
+    fn create_timeline(&mut self, id: u64, first_branch: &str) -> Result<()> {
+        let next = id.checked_add(1).ok_or_else(Error::overflow)?;
+        self.exec(
+            "INSERT INTO timelines (id, next_node, current_branch) VALUES (?1, 0, ?2)",
+            params![sql(id), first_branch],
+        )?;
+        self.insert_node(
+            id,
+            &NodeRow {
+                id: ROOT,
+                node: Node::root(),
+                prefix_tokens: 0,
+                depth: 0,
+                pinned: false,
+                cover_count: 0,
+                stale: false,
+                superseded_by: None,
+            },
+        )?;
+        self.put_branch(
+            id,
+            &Branch {
+                name: first_branch.to_string(),
+                head: ROOT,
+                watermark: ROOT,
+            },
+        )?;
+        self.exec(
+            "UPDATE state SET next_timeline = ?1 WHERE id = 0",
+            params![sql(next)],
+        )?;
+        Ok(())
+    }
+
+    fn set_current_branch(&mut self, tl: u64, name: &str) -> Result<()> {
+        self.exec(
+            "UPDATE timelines SET current_branch = ?2 WHERE id = ?1",
+            params![sql(tl), name],
+        )?;
+        Ok(())
+    }
+
+    fn node(&mut self, tl: u64, n: u64) -> Result<Option<NodeRow>> {
+        let query = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE timeline = ?1 AND id = ?2");
+        self.conn
+            .prepare_cached(&query)
+            .and_then(|mut s| s.query_row(params![sql(tl), sql(n)], read_node).optional())
+            .map_err(|e| self.fail(e))
+    }
+
+    fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
+        self.ids(
+            "SELECT id FROM nodes WHERE timeline = ?1 AND parent = ?2 AND id != 0 ORDER BY id",
+            params![sql(tl), sql(n)],
+        )
+    }
+
+    fn summaries_from(&mut self, tl: u64, from: u64) -> Result<Vec<u64>> {
+        self.ids(
+            "SELECT id FROM nodes WHERE timeline = ?1 AND summary_from = ?2 ORDER BY id",
+            params![sql(tl), sql(from)],
+        )
+    }
+
+    fn summary_by_request(&mut self, tl: u64, digest: &[u8; 32]) -> Result<Option<u64>> {
+        Ok(self
+            .ids(
+                "SELECT id FROM nodes WHERE timeline = ?1 AND request_digest = ?2 ORDER BY id LIMIT 1",
+                params![sql(tl), digest.as_slice()],
+            )?
+            .first()
+            .copied())
+    }
+
+    fn dependents(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
+        self.ids(
+            "SELECT summary FROM summary_sources WHERE timeline = ?1 AND source = ?2 ORDER BY summary",
+            params![sql(tl), sql(n)],
+        )
+    }
+
+    fn insert_node(&mut self, tl: u64, row: &NodeRow) -> Result<()> {
+        let next = self
+            .timeline(tl)?
+            .map(|t| t.next_node)
+            .ok_or_else(|| Error::database(format!("internal error: no timeline tl{tl}")))?;
+        if row.id != next {
+            return Err(Error::database(format!(
+                "internal error: node n{} inserted where n{next} is next",
+                row.id
+            )));
+        }
+        self.put_node(tl, row)?;
+        self.exec(
+            "UPDATE timelines SET next_node = next_node + 1, cold_nodes = cold_nodes + ?2 WHERE id = ?1",
+            params![sql(tl), i64::from(row.node.cold)],
+        )?;
+        Ok(())
+    }
+
+    fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {
+        let key = params![sql(tl), sql(n)];
+        let changed = match change {
+            NodeChange::Pin(pinned) => self.exec(
+                &format!(
+                    "UPDATE nodes SET pinned = {} WHERE timeline = ?1 AND id = ?2",
+                    i64::from(pinned)
+                ),
+                key,
+            )?,
+            NodeChange::Covered => self.exec(
+                "UPDATE nodes SET cover_count = cover_count + 1 WHERE timeline = ?1 AND id = ?2",
+                key,
+            )?,
+            NodeChange::Stale => self.exec(
+                "UPDATE nodes SET stale = 1 WHERE timeline = ?1 AND id = ?2",
+                key,
+            )?,
+            NodeChange::SupersededBy(newer) => self.exec(
+                "UPDATE nodes SET superseded_by = ?3 WHERE timeline = ?1 AND id = ?2",
+                params![sql(tl), sql(n), sql(newer)],
+            )?,
+            NodeChange::Archived => {
+                let moved = self.exec(
+                    "UPDATE nodes SET cold = 1 WHERE timeline = ?1 AND id = ?2 AND cold = 0",
+                    key,
+                )?;
+                self.exec(
+                    "UPDATE timelines SET cold_nodes = cold_nodes + ?2 WHERE id = ?1",
+                    params![sql(tl), moved as i64],
+                )?;
+                1
+            }
+        };
+        if changed != 1 || n == ROOT {
+            return Err(Error::database(format!(
+                "internal error: no message n{n} to change"
+            )));
+        }
+        Ok(())
+    }
+
+    fn branches(&mut self, tl: u64) -> Result<Vec<Branch>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT name, head, watermark FROM branches WHERE timeline = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.fail(e))?;
+        stmt.query_map(params![sql(tl)], |r| {
+            Ok(Branch {
+                name: r.get(0)?,
+                head: unsql(r.get(1)?),
+                watermark: unsql(r.get(2)?),
+            })
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.fail(e))
+    }
+
+    fn branch(&mut self, tl: u64, name: &str) -> Result<Option<Branch>> {
+        self.conn
+            .prepare_cached(
+                "SELECT head, watermark FROM branches WHERE timeline = ?1 AND name = ?2",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![sql(tl), name], |r| {
+                    Ok(Branch {
+                        name: name.to_string(),
+                        head: unsql(r.get(0)?),
+                        watermark: unsql(r.get(1)?),
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| self.fail(e))
+    }
+
+    fn put_branch(&mut self, tl: u64, branch: &Branch) -> Result<()> {
+        self.exec(
+            "INSERT INTO branches (timeline, name, head, watermark) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (timeline, name) DO UPDATE SET head = excluded.head, watermark = excluded.watermark",
+            params![
+                sql(tl),
+                branch.name,
+                sql(branch.head),
+                sql(branch.watermark)
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn remove_branch(&mut self, tl: u64, name: &str) -> Result<()> {
+        self.exec(
+            "DELETE FROM branches WHERE timeline = ?1 AND name = ?2",
+            params![sql(tl), name],
+        )?;
+        Ok(())
+    }
+
+    fn idempotency(&mut self, scope: &str, key: &str) -> Result<Option<IdempotencyEntry>> {
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT op, result, ts, request FROM idempotency WHERE scope = ?1 AND key = ?2",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![scope, key], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(|e| self.fail(e))?;
+        row.map(|(op, result, ts, request)| {
+            Ok(IdempotencyEntry {
+                scope: scope.to_string(),
+                key: key.to_string(),
+                op,
+                result: serde_json::from_str(&result).map_err(|e| {
+                    Error::database(format!(
+                        "the database {} has a damaged idempotency record ({e}); run tl db check",
+                        self.path.display()
+                    ))
+                })?,
+                ts: unsql(ts),
+                request,
+            })
+        })
+        .transpose()
+    }
+
+    fn put_idempotency(&mut self, entry: &IdempotencyEntry) -> Result<()> {
+        self.exec(
+            "INSERT OR REPLACE INTO idempotency (scope, key, op, result, ts, request) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                entry.scope,
+                entry.key,
+                entry.op,
+                entry.result.to_string(),
+                sql(entry.ts),
+                entry.request
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn purge_idempotency(&mut self, cutoff: u64) -> Result<()> {
+        // Timestamps are far below 2^63, so the signed comparison in SQL is the unsigned one.
+        self.exec(
+            "DELETE FROM idempotency WHERE ts <= ?1",
+            params![sql(cutoff)],
+        )?;
+        Ok(())
+    }
+
+    fn append_audit(&mut self, now: u64, mut entry: AuditEntry) -> Result<()> {
+        let last = self
+            .ids("SELECT ts FROM audit ORDER BY seq DESC LIMIT 1", [])?
+            .first()
+            .copied()
+            .unwrap_or(0);
+        entry.ts = now.max(last);
+        let json = serde_json::to_string(&entry).map_err(|e| Error::database(e.to_string()))?;
+        self.exec(
+            "INSERT INTO audit (ts, entry) VALUES (?1, ?2)",
+            params![sql(entry.ts), json],
+        )?;
+        Ok(())
+    }
+
+    fn load_timeline(&mut self, tl: u64) -> Result<Timeline> {
+        let info = self
+            .timeline(tl)?
+            .ok_or_else(|| Error::database(format!("internal error: no timeline tl{tl}")))?;
+        let query = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE timeline = ?1 ORDER BY id");
+        let mut stmt = self.conn.prepare(&query).map_err(|e| self.fail(e))?;
+        let rows: Vec<NodeRow> = stmt
+            .query_map(params![sql(tl)], read_node)
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.fail(e))?;
+        drop(stmt);
+        let damaged = |what: String| {
+            Error::database(format!(
+                "the database {} is damaged: timeline tl{tl}: {what}; run tl db check",
+                self.path.display()
+            ))
+        };
+        let mut nodes = Vec::with_capacity(rows.len());
+        let mut pins = std::collections::BTreeSet::new();
+        for (i, row) in rows.into_iter().enumerate() {
+            if row.id != i as u64 {
+                return Err(damaged(format!("node n{i} is missing")));
+            }
+            if row.pinned {
+                pins.insert(row.id);
+            }
+            nodes.push(row.node);
+        }
+        if nodes.len() as u64 != info.next_node {
+            return Err(damaged(format!(
+                "next_node {} does not match the {} stored nodes",
+                info.next_node,
+                nodes.len()
+            )));
+        }
+        let mut timeline = Timeline {
+            id: tl,
+            nodes,
+            branches: self.branches(tl)?,
+            current_branch: info.current_branch,
+            pins,
+            derived: Default::default(),
+        };
+        timeline.rebuild().map_err(|e| damaged(e.message))?;
+        Ok(timeline)
+    }
+
+    fn load_database(&mut self) -> Result<Database> {
+        let ids = self.timeline_ids(usize::MAX)?;
+        let mut timelines = Vec::with_capacity(ids.len());
+        for id in ids {
+            timelines.push(self.load_timeline(id)?);
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT scope, key, op, result, ts, request FROM idempotency ORDER BY rowid")
+            .map_err(|e| self.fail(e))?;
+        let idempotency = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                ))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.fail(e))?;
+        drop(stmt);
+        let idempotency = idempotency
+            .into_iter()
+            .map(|(scope, key, op, result, ts, request)| IdempotencyEntry {
+                scope,
+                key,
+                op,
+                result: serde_json::from_str(&result).unwrap_or(serde_json::Value::Null),
+                ts: unsql(ts),
+                request,
+            })
+            .collect();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT entry FROM audit ORDER BY seq")
+            .map_err(|e| self.fail(e))?;
+        let audit: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.fail(e))?;
+        drop(stmt);
+        let audit = audit
+            .iter()
+            .map(|json| {
+                serde_json::from_str(json).map_err(|e| {
+                    Error::database(format!(
+                        "the database {} has a damaged audit entry ({e}); run tl db check",
+                        self.path.display()
+                    ))
+                })
+            })
+            .collect::<Result<Vec<AuditEntry>>>()?;
+        Ok(Database {
+            next_timeline: self.next_timeline()?,
+            timelines,
+            idempotency,
+            audit,
+        })
+    }
+
+    fn counts(&mut self) -> Result<Counts> {
+        self.conn
+            .query_row(
+                "SELECT count(*), coalesce(sum(next_node - 1), 0), coalesce(sum(cold_nodes), 0) FROM timelines",
+                [],
+                |r| {
+                    Ok(Counts {
+                        timelines: unsql(r.get(0)?),
+                        nodes: unsql(r.get(1)?),
+                        cold_nodes: unsql(r.get(2)?),
+                    })
+                },
+            )
+            .map_err(|e| self.fail(e))
+    }
+}

@@ -451,9 +451,9 @@ fn default_timeline_is_the_smallest() {
     );
 }
 
-/// G4 as the storage issue replaced it: --db > non-empty TIMELINE_DB > ~/.timeline.json when it exists
-/// > timeline/timeline.db in the data directory (created owner-only); a --db or TIMELINE_DB path
-/// needs an existing parent directory.
+/// G4 as the storage issue replaced it: --db, then a non-empty TIMELINE_DB, then ~/.timeline.json when
+/// it exists, then timeline/timeline.db in the data directory (created owner-only). A --db or
+/// TIMELINE_DB path needs an existing parent directory.
 #[test]
 fn database_path_priority() {
     let dir = TempDir::new();

@@ -517,7 +517,7 @@ fn bad_params_are_32602() {
         ),
         (
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_export"}}"#,
-            "Invalid params: unknown tool \"timeline_export\"; tools/list names the 14 tools of this server",
+            "Invalid params: unknown tool \"timeline_export\"; tools/list names the 15 tools of this server",
         ),
         (
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":[]}}"#,
@@ -724,7 +724,8 @@ fn tools_list_serves_the_15_generated_tools_without_output_schema_for_old_versio
             "timeline_branches",
             "timeline_node",
             "timeline_archive_check",
-            "timeline_archive_branch"
+            "timeline_archive_branch",
+            "timeline_db_info"
         ]
     );
     let mut stripped = full.clone();
@@ -750,12 +751,12 @@ fn tools_list_serves_the_15_generated_tools_without_output_schema_for_old_versio
         );
         let answer = server.ask_json(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
         let tools = answer["result"]["tools"].as_array().unwrap();
-        assert_eq!(tools.len(), 14);
+        assert_eq!(tools.len(), 15);
         let with_schema = tools
             .iter()
             .filter(|t| t.get("outputSchema").is_some())
             .count();
-        assert_eq!(with_schema, if OLD.contains(&version) { 0 } else { 12 });
+        assert_eq!(with_schema, if OLD.contains(&version) { 0 } else { 13 });
     }
     // Before initialize the latest version's list is served.
     let mut server = Server::start(&db);
@@ -1340,7 +1341,6 @@ fn cli_and_mcp_give_the_same_results_under_mapped_names() {
         (
             &["archive-branch", "--name", "side"],
             "timeline_archive_branch",
-            "timeline_db_info",
             r#"{"branch":"side"}"#,
         ),
         (

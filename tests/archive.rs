@@ -39,172 +39,6 @@ fn unpin_refused(node: &str, branch: &str) -> String {
 
 // --- watermark ------------------------------------------------------------------------------
 
-#[test]
-fn w1_the_watermark_advances_only_after_a_creation_and_only_over_complete_coverage() {
-    let db = Db::created_at(NOW);
-    db.append("user", "a", 100);
-    db.append("assistant", "b", 100);
-    db.append("user", "c", 100);
-    db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
-    db.tl(&["pin", "--node", "n2"]).ok(r#"{"pinned":"n2"}"#);
-    // Persisted from the start; pins alone do not move it.
-    assert_eq!(watermark(&db, "main"), "n0");
-    // A budget that creates nothing does not move it either.
-    db.tl(&["budget", "--node", "n3", "--max", "300"]).ok(concat!(
-        r#"{"messages":[{"node":"n1","role":"user","text":"a","tokens":100},"#,
-        r#"{"node":"n2","role":"assistant","text":"b","tokens":100},"#,
-        r#"{"node":"n3","role":"user","text":"c","tokens":100}],"total_tokens":300,"summaries_created":[]}"#
-    ));
-    assert_eq!(watermark(&db, "main"), "n0");
-    // A summary elsewhere is a creation: the watermark advances over the pinned prefix, and stops at
-    // n3, the first node nothing covers.
-    db.append("assistant", "d", 100);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n4",
-        "--to",
-        "n4",
-        "--summary",
-        "d",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n5"}"#);
-    assert_eq!(watermark(&db, "main"), "n2");
-    // A placeholder for n3 completes the coverage up to the head (n4 is summarised by n5).
-    db.tl(&["budget", "--node", "n4", "--max", "332"]).ok(concat!(
-        r#"{"messages":[{"node":"n1","role":"user","text":"a","tokens":100},"#,
-        r#"{"node":"n2","role":"assistant","text":"b","tokens":100},"#,
-        r#"{"node":"n6","role":"summary","text":"[placeholder] 1 message(s) n3..n3 (100 tokens) omitted to fit the budget; read them with `tl context --node n3`","tokens":32},"#,
-        r#"{"node":"n4","role":"assistant","text":"d","tokens":100}],"total_tokens":332,"summaries_created":["n6"]}"#
-    ));
-    assert_eq!(watermark(&db, "main"), "n4");
-    // New messages are not covered: the watermark stays where it was, it never moves back.
-    db.append("user", "e", 100);
-    assert_eq!(watermark(&db, "main"), "n4");
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n4",
-        "--to",
-        "n4",
-        "--summary",
-        "d",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n5"}"#);
-    assert_eq!(watermark(&db, "main"), "n4");
-    // W2: both pins are bare (nothing but the pin covers them) inside the watermark.
-    let before = db.bytes();
-    db.tl(&["unpin", "--node", "n1"])
-        .err(1, &unpin_refused("n1", "main"));
-    db.tl(&["unpin", "--node", "n2"])
-        .err(1, &unpin_refused("n2", "main"));
-    assert_eq!(db.bytes(), before);
-    assert_eq!(watermark(&db, "main"), "n4");
-}
-
-#[test]
-fn w1_a_fork_starts_at_n0_and_every_branch_advances_on_any_creation() {
-    let db = Db::created_at(NOW);
-    db.append("user", "a", 10);
-    db.append("assistant", "b", 10);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n2",
-        "--summary",
-        "ab",
-        "--tokens",
-        "2",
-    ])
-    .ok(r#"{"node":"n3"}"#);
-    assert_eq!(watermark(&db, "main"), "n2");
-    db.tl(&["fork", "--node", "n2", "--name", "side"])
-        .ok(r#"{"branch":"side","head":"n2"}"#);
-    assert_eq!(watermark(&db, "side"), "n0");
-    db.tl(&["switch", "--name", "side"])
-        .ok(r#"{"current_branch":"side"}"#);
-    db.append("user", "c", 10);
-    // A creation on another range advances every branch as far as its coverage goes.
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n2",
-        "--to",
-        "n2",
-        "--summary",
-        "b",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n5"}"#);
-    assert_eq!(watermark(&db, "side"), "n2");
-    assert_eq!(watermark(&db, "main"), "n2");
-    // A branch forked from a summary: the summary itself counts as covered.
-    db.tl(&["fork", "--node", "n3", "--name", "short"])
-        .ok(r#"{"branch":"short","head":"n3"}"#);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n4",
-        "--to",
-        "n4",
-        "--summary",
-        "c",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n6"}"#);
-    assert_eq!(watermark(&db, "short"), "n3");
-    assert_eq!(watermark(&db, "side"), "n4");
-}
-
-#[test]
-fn w2_unpin_is_allowed_outside_the_watermark_and_where_a_summary_covers() {
-    let db = Db::created_at(NOW);
-    db.append("user", "a", 10);
-    db.append("assistant", "b", 10);
-    db.append("user", "c", 10);
-    for n in ["n1", "n2", "n3"] {
-        db.tl(&["pin", "--node", n])
-            .ok(&format!(r#"{{"pinned":"{n}"}}"#));
-    }
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n1",
-        "--summary",
-        "a",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n4"}"#);
-    assert_eq!(watermark(&db, "main"), "n3");
-    // n1 is inside the watermark but covered by the summary n4: unpinning leaves no bare message.
-    db.tl(&["unpin", "--node", "n1"]).ok(r#"{"unpinned":"n1"}"#);
-    // n2 would be bare.
-    db.tl(&["unpin", "--node", "n2"])
-        .err(1, &unpin_refused("n2", "main"));
-    // Outside every watermark: allowed. n5 is appended after the last creation.
-    db.append("assistant", "d", 10);
-    db.tl(&["pin", "--node", "n5"]).ok(r#"{"pinned":"n5"}"#);
-    db.tl(&["unpin", "--node", "n5"]).ok(r#"{"unpinned":"n5"}"#);
-    // Unpinning a node that is not pinned is a no-op, even inside the watermark.
-    db.tl(&["unpin", "--node", "n1"]).ok(r#"{"unpinned":"n1"}"#);
-    // The watermark of another branch protects its own path too.
-    db.tl(&["fork", "--node", "n3", "--name", "side"])
-        .ok(r#"{"branch":"side","head":"n3"}"#);
-    db.tl(&["unpin", "--node", "n3"])
-        .err(1, &unpin_refused("n3", "main"));
-}
-
 // --- archival -------------------------------------------------------------------------------
 
 /// main: n1 → n2; a (forked at n2): n3 → n4; b (forked at n3): n5. main is current. Every message
@@ -231,445 +65,6 @@ fn branches_of(tokens: u64) -> Db {
 
 fn branches() -> Db {
     branches_of(10)
-}
-
-#[test]
-fn a1_archive_check_gives_every_reason() {
-    let db = branches_of(100);
-    db.tl(&["archive-check", "--name", "main"]).ok(concat!(
-        r#"{"eligible":false,"reasons":["\"main\" is the current branch; switch to another branch first","#,
-        r#""the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it"]}"#
-    ));
-    db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
-    // A placeholder for n2..n3 on a's path (n1 pinned, n4 the target).
-    db.tl(&["budget", "--node", "n4", "--max", "232"]).ok(concat!(
-        r#"{"messages":[{"node":"n1","role":"user","text":"m1","tokens":100},"#,
-        r#"{"node":"n6","role":"summary","text":"[placeholder] 2 message(s) n2..n3 (200 tokens) omitted to fit the budget; read them with `tl context --node n3`","tokens":32},"#,
-        r#"{"node":"n4","role":"assistant","text":"a4","tokens":100}],"total_tokens":232,"summaries_created":["n6"]}"#
-    ));
-    assert_eq!(watermark(&db, "a"), "n3");
-    db.tl(&["archive-check", "--name", "a"]).ok(concat!(
-        r#"{"eligible":false,"reasons":["#,
-        r#""the watermark does not cover the whole branch: n4 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it","#,
-        r#""pinned nodes on the branch: n1; unpin them first","#,
-        r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries with tl summarize"]}"#
-    ));
-    // Covered but not yet advanced: pinning the head covers it; the watermark waits for a creation.
-    db.tl(&["pin", "--node", "n4"]).ok(r#"{"pinned":"n4"}"#);
-    db.tl(&["archive-check", "--name", "a"]).ok(concat!(
-        r#"{"eligible":false,"reasons":["#,
-        r#""the watermark (n3) does not reach the head (n4); it advances when the next summary or placeholder is created","#,
-        r#""pinned nodes on the branch: n1, n4; unpin them first","#,
-        r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries with tl summarize"]}"#
-    ));
-    // A summary of another range (n2 alone) does not release the placeholder, but it is a creation:
-    // the watermark now reaches the head.
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n2",
-        "--to",
-        "n2",
-        "--summary",
-        "m2",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n7"}"#);
-    assert_eq!(watermark(&db, "a"), "n4");
-    db.tl(&["archive-check", "--name", "a"]).ok(concat!(
-        r#"{"eligible":false,"reasons":["#,
-        r#""pinned nodes on the branch: n1, n4; unpin them first","#,
-        r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries with tl summarize"]}"#
-    ));
-    // A real summary of exactly n2..n3 releases the placeholder.
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n2",
-        "--to",
-        "n3",
-        "--summary",
-        "m2 a3",
-        "--tokens",
-        "2",
-    ])
-    .ok(r#"{"node":"n8"}"#);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n1",
-        "--summary",
-        "m1",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n9"}"#);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n4",
-        "--to",
-        "n4",
-        "--summary",
-        "a4",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n10"}"#);
-    db.tl(&["archive-check", "--name", "a"]).ok(
-        r#"{"eligible":false,"reasons":["pinned nodes on the branch: n1, n4; unpin them first"]}"#,
-    );
-    db.tl(&["unpin", "--node", "n1"]).ok(r#"{"unpinned":"n1"}"#);
-    db.tl(&["unpin", "--node", "n4"]).ok(r#"{"unpinned":"n4"}"#);
-    db.tl(&["archive-check", "--name", "a"])
-        .ok(r#"{"eligible":true,"reasons":[]}"#);
-    db.tl(&["archive-check", "--name", "nope"]).err(
-        1,
-        r#"{"error":"branch not found: \"nope\" does not exist in timeline tl0 (branches: main, a, b)"}"#,
-    );
-}
-
-#[test]
-fn a1_archive_branch_refuses_an_ineligible_branch_with_its_reasons_and_changes_nothing() {
-    let db = branches();
-    let before = db.bytes();
-    db.tl(&["archive-branch", "--name", "b"]).err(
-        1,
-        concat!(
-            r#"{"error":"branch \"b\" cannot be archived: the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it","#,
-            r#""data":{"reasons":["the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it"]}}"#
-        ),
-    );
-    db.tl(&["--idempotency-key", "k", "archive-branch", "--name", "main"]).err(
-        1,
-        concat!(
-            r#"{"error":"branch \"main\" cannot be archived: \"main\" is the current branch; switch to another branch first; the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it","#,
-            r#""data":{"reasons":["\"main\" is the current branch; switch to another branch first","the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it"]}}"#
-        ),
-    );
-    assert_eq!(db.bytes(), before);
-}
-
-#[test]
-fn a2_archival_moves_exactly_the_branch_own_raw_nodes_once() {
-    let db = branches();
-    // One summary of each branch's whole path makes a and b eligible.
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n4",
-        "--summary",
-        "all of a",
-        "--tokens",
-        "4",
-    ])
-    .ok(r#"{"node":"n6"}"#);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n5",
-        "--summary",
-        "all of b",
-        "--tokens",
-        "4",
-    ])
-    .ok(r#"{"node":"n7"}"#);
-    // A branch with no message of its own.
-    db.tl(&["fork", "--node", "n2", "--name", "empty"])
-        .ok(r#"{"branch":"empty","head":"n2"}"#);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n2",
-        "--to",
-        "n2",
-        "--summary",
-        "m2",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n8"}"#);
-    for b in ["a", "b", "empty"] {
-        db.tl(&["archive-check", "--name", b])
-            .ok(r#"{"eligible":true,"reasons":[]}"#);
-    }
-    // a: n1, n2 are shared with main (and b), n3 with b; only n4 is a's own.
-    db.tl(&["archive-branch", "--name", "a"])
-        .ok(r#"{"archived":["n4"]}"#);
-    assert_eq!(zone(&db, "cold"), ["n4"]);
-    // b now owns n3 as well; n4 is already cold and not on b's path anyway.
-    db.tl(&["archive-branch", "--name", "b"])
-        .ok(r#"{"archived":["n3","n5"]}"#);
-    db.tl(&["archive-branch", "--name", "empty"])
-        .ok(r#"{"archived":[]}"#);
-    assert_eq!(zone(&db, "cold"), ["n3", "n4", "n5"]);
-    // Summaries and main's nodes stay hot; the pointers are gone.
-    assert_eq!(zone(&db, "nodes"), ["n1", "n2", "n6", "n7", "n8"]);
-    db.tl(&["branches"])
-        .ok(r#"[{"name":"main","head":"n2","current":true}]"#);
-    let audit: Vec<Value> = db.value()["audit"].as_array().unwrap()[3..].to_vec();
-    assert_eq!(
-        audit,
-        vec![
-            json!({"ts":1700000000,"op":"archive","timeline":"tl0","branch":"a","nodes":["n4"]}),
-            json!({"ts":1700000000,"op":"archive","timeline":"tl0","branch":"b","nodes":["n3","n5"]}),
-            json!({"ts":1700000000,"op":"archive","timeline":"tl0","branch":"empty","nodes":[]}),
-        ]
-    );
-}
-
-#[test]
-fn a3_cold_nodes_read_alike_and_cannot_be_forked_or_pinned() {
-    let db = branches();
-    // A summary of n4 alone: its parent n3 will be cold while it stays hot.
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n4",
-        "--to",
-        "n4",
-        "--summary",
-        "a4 in short",
-        "--tokens",
-        "2",
-    ])
-    .ok(r#"{"node":"n6"}"#);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n5",
-        "--summary",
-        "all of b",
-        "--tokens",
-        "4",
-    ])
-    .ok(r#"{"node":"n7"}"#);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n3",
-        "--summary",
-        "a up to n3",
-        "--tokens",
-        "3",
-    ])
-    .ok(r#"{"node":"n8"}"#);
-    let context_before = db.tl(&["context", "--node", "n4"]).stdout;
-    db.tl(&["archive-branch", "--name", "a"])
-        .ok(r#"{"archived":["n4"]}"#);
-    db.tl(&["archive-branch", "--name", "b"])
-        .ok(r#"{"archived":["n3","n5"]}"#);
-    // node and context read both zones alike.
-    assert_eq!(db.tl(&["context", "--node", "n4"]).stdout, context_before);
-    db.tl(&["node", "--node", "n4"]).ok(concat!(
-        r#"{"node":"n4","timeline_id":"tl0","role":"assistant","text":"a4","tokens":10,"parent":"n3","children":[],"#,
-        r#""zone":"cold","pinned":false,"path_tokens":40,"intent":null,"summary":null}"#
-    ));
-    // A budget of a cold message reads it too.
-    db.tl(&["budget", "--node", "n4", "--max", "1000"]).ok(concat!(
-        r#"{"messages":[{"node":"n8","role":"summary","text":"a up to n3","tokens":3},"#,
-        r#"{"node":"n4","role":"assistant","text":"a4","tokens":10}],"total_tokens":13,"summaries_created":[]}"#
-    ));
-    let before = db.bytes();
-    db.tl(&["fork", "--node", "n3", "--name", "again"]).err(
-        1,
-        r#"{"error":"cannot fork from n3: it is archived (cold); fork from a hot node instead, such as a summary that covers it"}"#,
-    );
-    db.tl(&["pin", "--node", "n4"]).err(
-        1,
-        r#"{"error":"cannot pin n4: it is archived (cold); pins are for messages still in use"}"#,
-    );
-    assert_eq!(db.bytes(), before);
-    // Fork from the hot summary whose parent is cold, and keep appending.
-    db.tl(&["fork", "--node", "n6", "--name", "resume"])
-        .ok(r#"{"branch":"resume","head":"n6"}"#);
-    db.tl(&["switch", "--name", "resume"])
-        .ok(r#"{"current_branch":"resume"}"#);
-    db.tl(&[
-        "append", "--role", "user", "--text", "go on", "--tokens", "2",
-    ])
-    .ok(r#"{"node":"n9"}"#);
-    db.tl(&["context", "--node", "n9"]).ok(concat!(
-        r#"[{"node":"n1","role":"user","text":"m1","tokens":10},"#,
-        r#"{"node":"n2","role":"assistant","text":"m2","tokens":10},"#,
-        r#"{"node":"n3","role":"user","text":"a3","tokens":10},"#,
-        r#"{"node":"n6","role":"summary","text":"a4 in short","tokens":2},"#,
-        r#"{"node":"n9","role":"user","text":"go on","tokens":2}]"#
-    ));
-    assert_eq!(
-        db.tl(&["node", "--node", "n3"]).json()["zone"],
-        json!("cold")
-    );
-    assert_eq!(
-        db.tl(&["node", "--node", "n9"]).json()["zone"],
-        json!("hot")
-    );
-    // Archiving a branch that starts from a summary keeps the summary hot and moves only its own
-    // raw messages: n9 (n3 is already cold, n1 and n2 belong to main).
-    db.tl(&["switch", "--name", "main"])
-        .ok(r#"{"current_branch":"main"}"#);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n9",
-        "--to",
-        "n9",
-        "--summary",
-        "go on",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n10"}"#);
-    db.tl(&["archive-branch", "--name", "resume"])
-        .ok(r#"{"archived":["n9"]}"#);
-    assert_eq!(zone(&db, "cold"), ["n3", "n4", "n5", "n9"]);
-    assert_eq!(zone(&db, "nodes"), ["n1", "n2", "n6", "n7", "n8", "n10"]);
-}
-
-#[test]
-fn a2_archive_branch_with_an_idempotency_key_replays_its_first_result() {
-    let db = branches();
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n5",
-        "--summary",
-        "all of b",
-        "--tokens",
-        "4",
-    ])
-    .ok(r#"{"node":"n6"}"#);
-    db.tl(&[
-        "--idempotency-key",
-        "arch-1",
-        "archive-branch",
-        "--name",
-        "b",
-    ])
-    .ok(r#"{"archived":["n5"]}"#);
-    let after = db.bytes();
-    db.tl(&[
-        "--idempotency-key",
-        "arch-1",
-        "archive-branch",
-        "--name",
-        "b",
-    ])
-    .ok(r#"{"archived":["n5"]}"#);
-    assert_eq!(db.bytes(), after);
-    // Without the key it is a new request, and the branch is gone.
-    db.tl(&["archive-branch", "--name", "b"]).err(
-        1,
-        r#"{"error":"branch not found: \"b\" does not exist in timeline tl0 (branches: main, a)"}"#,
-    );
-}
-
-#[test]
-fn s5_derived_fields_are_rebuilt_on_load_in_both_zones() {
-    let db = branches();
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n5",
-        "--summary",
-        "all of b",
-        "--tokens",
-        "4",
-    ])
-    .ok(r#"{"node":"n6"}"#);
-    db.tl(&["archive-branch", "--name", "b"])
-        .ok(r#"{"archived":["n5"]}"#);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n1",
-        "--summary",
-        "x",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n7"}"#);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n2",
-        "--summary",
-        "y",
-        "--tokens",
-        "1",
-        "--derived-from",
-        "n7",
-    ])
-    .ok(r#"{"node":"n8"}"#);
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n1",
-        "--summary",
-        "x2",
-        "--tokens",
-        "1",
-        "--supersede",
-        "n7",
-    ])
-    .ok(r#"{"node":"n9"}"#);
-    let good = db.value();
-    // Corrupt the derived fields of a cold node and a hot summary; the source data stays intact.
-    let mut bad = good.clone();
-    for zone in ["nodes", "cold"] {
-        for node in bad["timelines"][0][zone].as_array_mut().unwrap() {
-            node["prefix_tokens"] = json!(123456);
-            if node.get("stale").is_some() {
-                node["stale"] = json!(false);
-            }
-        }
-    }
-    std::fs::write(&db.path, serde_json::to_vec_pretty(&bad).unwrap()).unwrap();
-    assert_eq!(
-        db.tl(&["node", "--node", "n5"]).json()["path_tokens"],
-        json!(40)
-    );
-    assert_eq!(
-        db.tl(&["node", "--node", "n5"]).json()["zone"],
-        json!("cold")
-    );
-    assert_eq!(
-        db.tl(&["node", "--node", "n8"]).json()["summary"]["stale"],
-        json!(true)
-    );
-    // The next write stores the rebuilt values again, in the right zones.
-    db.append("user", "more", 1);
-    let rewritten = db.value();
-    assert_eq!(
-        rewritten["timelines"][0]["cold"],
-        good["timelines"][0]["cold"]
-    );
-    let hot = rewritten["timelines"][0]["nodes"].as_array().unwrap();
-    assert_eq!(
-        &hot[..hot.len() - 1],
-        good["timelines"][0]["nodes"].as_array().unwrap().as_slice()
-    );
 }
 
 #[test]
@@ -706,4 +101,612 @@ fn w1_a_file_whose_watermark_covers_a_bare_message_is_refused() {
     // Nothing overwrites the file.
     assert_eq!(db.tl(&["append", "--role", "user", "--text", "c"]).code, 3);
     assert_eq!(db.bytes(), tampered);
+}
+
+// Every test below runs on both storage engines (json::… and sqlite::…).
+on_both_engines! {
+    #[test]
+    fn w1_the_watermark_advances_only_after_a_creation_and_only_over_complete_coverage() {
+        let db = Db::created_at(NOW);
+        db.append("user", "a", 100);
+        db.append("assistant", "b", 100);
+        db.append("user", "c", 100);
+        db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
+        db.tl(&["pin", "--node", "n2"]).ok(r#"{"pinned":"n2"}"#);
+        // Persisted from the start; pins alone do not move it.
+        assert_eq!(watermark(&db, "main"), "n0");
+        // A budget that creates nothing does not move it either.
+        db.tl(&["budget", "--node", "n3", "--max", "300"]).ok(concat!(
+            r#"{"messages":[{"node":"n1","role":"user","text":"a","tokens":100},"#,
+            r#"{"node":"n2","role":"assistant","text":"b","tokens":100},"#,
+            r#"{"node":"n3","role":"user","text":"c","tokens":100}],"total_tokens":300,"summaries_created":[]}"#
+        ));
+        assert_eq!(watermark(&db, "main"), "n0");
+        // A summary elsewhere is a creation: the watermark advances over the pinned prefix, and stops at
+        // n3, the first node nothing covers.
+        db.append("assistant", "d", 100);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n4",
+            "--to",
+            "n4",
+            "--summary",
+            "d",
+            "--tokens",
+            "1",
+        ])
+        .ok(r#"{"node":"n5"}"#);
+        assert_eq!(watermark(&db, "main"), "n2");
+        // A placeholder for n3 completes the coverage up to the head (n4 is summarised by n5).
+        db.tl(&["budget", "--node", "n4", "--max", "332"]).ok(concat!(
+            r#"{"messages":[{"node":"n1","role":"user","text":"a","tokens":100},"#,
+            r#"{"node":"n2","role":"assistant","text":"b","tokens":100},"#,
+            r#"{"node":"n6","role":"summary","text":"[placeholder] 1 message(s) n3..n3 (100 tokens) omitted to fit the budget; read them with `tl context --node n3`","tokens":32},"#,
+            r#"{"node":"n4","role":"assistant","text":"d","tokens":100}],"total_tokens":332,"summaries_created":["n6"]}"#
+        ));
+        assert_eq!(watermark(&db, "main"), "n4");
+        // New messages are not covered: the watermark stays where it was, it never moves back.
+        db.append("user", "e", 100);
+        assert_eq!(watermark(&db, "main"), "n4");
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n4",
+            "--to",
+            "n4",
+            "--summary",
+            "d",
+            "--tokens",
+            "1",
+        ])
+        .ok(r#"{"node":"n5"}"#);
+        assert_eq!(watermark(&db, "main"), "n4");
+        // W2: both pins are bare (nothing but the pin covers them) inside the watermark.
+        let before = db.bytes();
+        db.tl(&["unpin", "--node", "n1"])
+            .err(1, &unpin_refused("n1", "main"));
+        db.tl(&["unpin", "--node", "n2"])
+            .err(1, &unpin_refused("n2", "main"));
+        assert_eq!(db.bytes(), before);
+        assert_eq!(watermark(&db, "main"), "n4");
+    }
+
+    #[test]
+    fn w1_a_fork_starts_at_n0_and_every_branch_advances_on_any_creation() {
+        let db = Db::created_at(NOW);
+        db.append("user", "a", 10);
+        db.append("assistant", "b", 10);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n2",
+            "--summary",
+            "ab",
+            "--tokens",
+            "2",
+        ])
+        .ok(r#"{"node":"n3"}"#);
+        assert_eq!(watermark(&db, "main"), "n2");
+        db.tl(&["fork", "--node", "n2", "--name", "side"])
+            .ok(r#"{"branch":"side","head":"n2"}"#);
+        assert_eq!(watermark(&db, "side"), "n0");
+        db.tl(&["switch", "--name", "side"])
+            .ok(r#"{"current_branch":"side"}"#);
+        db.append("user", "c", 10);
+        // A creation on another range advances every branch as far as its coverage goes.
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n2",
+            "--to",
+            "n2",
+            "--summary",
+            "b",
+            "--tokens",
+            "1",
+        ])
+        .ok(r#"{"node":"n5"}"#);
+        assert_eq!(watermark(&db, "side"), "n2");
+        assert_eq!(watermark(&db, "main"), "n2");
+        // A branch forked from a summary: the summary itself counts as covered.
+        db.tl(&["fork", "--node", "n3", "--name", "short"])
+            .ok(r#"{"branch":"short","head":"n3"}"#);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n4",
+            "--to",
+            "n4",
+            "--summary",
+            "c",
+            "--tokens",
+            "1",
+        ])
+        .ok(r#"{"node":"n6"}"#);
+        assert_eq!(watermark(&db, "short"), "n3");
+        assert_eq!(watermark(&db, "side"), "n4");
+    }
+
+    #[test]
+    fn w2_unpin_is_allowed_outside_the_watermark_and_where_a_summary_covers() {
+        let db = Db::created_at(NOW);
+        db.append("user", "a", 10);
+        db.append("assistant", "b", 10);
+        db.append("user", "c", 10);
+        for n in ["n1", "n2", "n3"] {
+            db.tl(&["pin", "--node", n])
+                .ok(&format!(r#"{{"pinned":"{n}"}}"#));
+        }
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n1",
+            "--summary",
+            "a",
+            "--tokens",
+            "1",
+        ])
+        .ok(r#"{"node":"n4"}"#);
+        assert_eq!(watermark(&db, "main"), "n3");
+        // n1 is inside the watermark but covered by the summary n4: unpinning leaves no bare message.
+        db.tl(&["unpin", "--node", "n1"]).ok(r#"{"unpinned":"n1"}"#);
+        // n2 would be bare.
+        db.tl(&["unpin", "--node", "n2"])
+            .err(1, &unpin_refused("n2", "main"));
+        // Outside every watermark: allowed. n5 is appended after the last creation.
+        db.append("assistant", "d", 10);
+        db.tl(&["pin", "--node", "n5"]).ok(r#"{"pinned":"n5"}"#);
+        db.tl(&["unpin", "--node", "n5"]).ok(r#"{"unpinned":"n5"}"#);
+        // Unpinning a node that is not pinned is a no-op, even inside the watermark.
+        db.tl(&["unpin", "--node", "n1"]).ok(r#"{"unpinned":"n1"}"#);
+        // The watermark of another branch protects its own path too.
+        db.tl(&["fork", "--node", "n3", "--name", "side"])
+            .ok(r#"{"branch":"side","head":"n3"}"#);
+        db.tl(&["unpin", "--node", "n3"])
+            .err(1, &unpin_refused("n3", "main"));
+    }
+
+    #[test]
+    fn a1_archive_check_gives_every_reason() {
+        let db = branches_of(100);
+        db.tl(&["archive-check", "--name", "main"]).ok(concat!(
+            r#"{"eligible":false,"reasons":["\"main\" is the current branch; switch to another branch first","#,
+            r#""the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it"]}"#
+        ));
+        db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
+        // A placeholder for n2..n3 on a's path (n1 pinned, n4 the target).
+        db.tl(&["budget", "--node", "n4", "--max", "232"]).ok(concat!(
+            r#"{"messages":[{"node":"n1","role":"user","text":"m1","tokens":100},"#,
+            r#"{"node":"n6","role":"summary","text":"[placeholder] 2 message(s) n2..n3 (200 tokens) omitted to fit the budget; read them with `tl context --node n3`","tokens":32},"#,
+            r#"{"node":"n4","role":"assistant","text":"a4","tokens":100}],"total_tokens":232,"summaries_created":["n6"]}"#
+        ));
+        assert_eq!(watermark(&db, "a"), "n3");
+        db.tl(&["archive-check", "--name", "a"]).ok(concat!(
+            r#"{"eligible":false,"reasons":["#,
+            r#""the watermark does not cover the whole branch: n4 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it","#,
+            r#""pinned nodes on the branch: n1; unpin them first","#,
+            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries with tl summarize"]}"#
+        ));
+        // Covered but not yet advanced: pinning the head covers it; the watermark waits for a creation.
+        db.tl(&["pin", "--node", "n4"]).ok(r#"{"pinned":"n4"}"#);
+        db.tl(&["archive-check", "--name", "a"]).ok(concat!(
+            r#"{"eligible":false,"reasons":["#,
+            r#""the watermark (n3) does not reach the head (n4); it advances when the next summary or placeholder is created","#,
+            r#""pinned nodes on the branch: n1, n4; unpin them first","#,
+            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries with tl summarize"]}"#
+        ));
+        // A summary of another range (n2 alone) does not release the placeholder, but it is a creation:
+        // the watermark now reaches the head.
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n2",
+            "--to",
+            "n2",
+            "--summary",
+            "m2",
+            "--tokens",
+            "1",
+        ])
+        .ok(r#"{"node":"n7"}"#);
+        assert_eq!(watermark(&db, "a"), "n4");
+        db.tl(&["archive-check", "--name", "a"]).ok(concat!(
+            r#"{"eligible":false,"reasons":["#,
+            r#""pinned nodes on the branch: n1, n4; unpin them first","#,
+            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries with tl summarize"]}"#
+        ));
+        // A real summary of exactly n2..n3 releases the placeholder.
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n2",
+            "--to",
+            "n3",
+            "--summary",
+            "m2 a3",
+            "--tokens",
+            "2",
+        ])
+        .ok(r#"{"node":"n8"}"#);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n1",
+            "--summary",
+            "m1",
+            "--tokens",
+            "1",
+        ])
+        .ok(r#"{"node":"n9"}"#);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n4",
+            "--to",
+            "n4",
+            "--summary",
+            "a4",
+            "--tokens",
+            "1",
+        ])
+        .ok(r#"{"node":"n10"}"#);
+        db.tl(&["archive-check", "--name", "a"]).ok(
+            r#"{"eligible":false,"reasons":["pinned nodes on the branch: n1, n4; unpin them first"]}"#,
+        );
+        db.tl(&["unpin", "--node", "n1"]).ok(r#"{"unpinned":"n1"}"#);
+        db.tl(&["unpin", "--node", "n4"]).ok(r#"{"unpinned":"n4"}"#);
+        db.tl(&["archive-check", "--name", "a"])
+            .ok(r#"{"eligible":true,"reasons":[]}"#);
+        db.tl(&["archive-check", "--name", "nope"]).err(
+            1,
+            r#"{"error":"branch not found: \"nope\" does not exist in timeline tl0 (branches: main, a, b)"}"#,
+        );
+    }
+
+    #[test]
+    fn a1_archive_branch_refuses_an_ineligible_branch_with_its_reasons_and_changes_nothing() {
+        let db = branches();
+        let before = db.bytes();
+        db.tl(&["archive-branch", "--name", "b"]).err(
+            1,
+            concat!(
+                r#"{"error":"branch \"b\" cannot be archived: the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it","#,
+                r#""data":{"reasons":["the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it"]}}"#
+            ),
+        );
+        db.tl(&["--idempotency-key", "k", "archive-branch", "--name", "main"]).err(
+            1,
+            concat!(
+                r#"{"error":"branch \"main\" cannot be archived: \"main\" is the current branch; switch to another branch first; the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it","#,
+                r#""data":{"reasons":["\"main\" is the current branch; switch to another branch first","the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it"]}}"#
+            ),
+        );
+        assert_eq!(db.bytes(), before);
+    }
+
+    #[test]
+    fn a2_archival_moves_exactly_the_branch_own_raw_nodes_once() {
+        let db = branches();
+        // One summary of each branch's whole path makes a and b eligible.
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n4",
+            "--summary",
+            "all of a",
+            "--tokens",
+            "4",
+        ])
+        .ok(r#"{"node":"n6"}"#);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n5",
+            "--summary",
+            "all of b",
+            "--tokens",
+            "4",
+        ])
+        .ok(r#"{"node":"n7"}"#);
+        // A branch with no message of its own.
+        db.tl(&["fork", "--node", "n2", "--name", "empty"])
+            .ok(r#"{"branch":"empty","head":"n2"}"#);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n2",
+            "--to",
+            "n2",
+            "--summary",
+            "m2",
+            "--tokens",
+            "1",
+        ])
+        .ok(r#"{"node":"n8"}"#);
+        for b in ["a", "b", "empty"] {
+            db.tl(&["archive-check", "--name", b])
+                .ok(r#"{"eligible":true,"reasons":[]}"#);
+        }
+        // a: n1, n2 are shared with main (and b), n3 with b; only n4 is a's own.
+        db.tl(&["archive-branch", "--name", "a"])
+            .ok(r#"{"archived":["n4"]}"#);
+        assert_eq!(zone(&db, "cold"), ["n4"]);
+        // b now owns n3 as well; n4 is already cold and not on b's path anyway.
+        db.tl(&["archive-branch", "--name", "b"])
+            .ok(r#"{"archived":["n3","n5"]}"#);
+        db.tl(&["archive-branch", "--name", "empty"])
+            .ok(r#"{"archived":[]}"#);
+        assert_eq!(zone(&db, "cold"), ["n3", "n4", "n5"]);
+        // Summaries and main's nodes stay hot; the pointers are gone.
+        assert_eq!(zone(&db, "nodes"), ["n1", "n2", "n6", "n7", "n8"]);
+        db.tl(&["branches"])
+            .ok(r#"[{"name":"main","head":"n2","current":true}]"#);
+        let audit: Vec<Value> = db.value()["audit"].as_array().unwrap()[3..].to_vec();
+        assert_eq!(
+            audit,
+            vec![
+                json!({"ts":1700000000,"op":"archive","timeline":"tl0","branch":"a","nodes":["n4"]}),
+                json!({"ts":1700000000,"op":"archive","timeline":"tl0","branch":"b","nodes":["n3","n5"]}),
+                json!({"ts":1700000000,"op":"archive","timeline":"tl0","branch":"empty","nodes":[]}),
+            ]
+        );
+    }
+
+    #[test]
+    fn a3_cold_nodes_read_alike_and_cannot_be_forked_or_pinned() {
+        let db = branches();
+        // A summary of n4 alone: its parent n3 will be cold while it stays hot.
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n4",
+            "--to",
+            "n4",
+            "--summary",
+            "a4 in short",
+            "--tokens",
+            "2",
+        ])
+        .ok(r#"{"node":"n6"}"#);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n5",
+            "--summary",
+            "all of b",
+            "--tokens",
+            "4",
+        ])
+        .ok(r#"{"node":"n7"}"#);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n3",
+            "--summary",
+            "a up to n3",
+            "--tokens",
+            "3",
+        ])
+        .ok(r#"{"node":"n8"}"#);
+        let context_before = db.tl(&["context", "--node", "n4"]).stdout;
+        db.tl(&["archive-branch", "--name", "a"])
+            .ok(r#"{"archived":["n4"]}"#);
+        db.tl(&["archive-branch", "--name", "b"])
+            .ok(r#"{"archived":["n3","n5"]}"#);
+        // node and context read both zones alike.
+        assert_eq!(db.tl(&["context", "--node", "n4"]).stdout, context_before);
+        db.tl(&["node", "--node", "n4"]).ok(concat!(
+            r#"{"node":"n4","timeline_id":"tl0","role":"assistant","text":"a4","tokens":10,"parent":"n3","children":[],"#,
+            r#""zone":"cold","pinned":false,"path_tokens":40,"intent":null,"summary":null}"#
+        ));
+        // A budget of a cold message reads it too.
+        db.tl(&["budget", "--node", "n4", "--max", "1000"]).ok(concat!(
+            r#"{"messages":[{"node":"n8","role":"summary","text":"a up to n3","tokens":3},"#,
+            r#"{"node":"n4","role":"assistant","text":"a4","tokens":10}],"total_tokens":13,"summaries_created":[]}"#
+        ));
+        let before = db.bytes();
+        db.tl(&["fork", "--node", "n3", "--name", "again"]).err(
+            1,
+            r#"{"error":"cannot fork from n3: it is archived (cold); fork from a hot node instead, such as a summary that covers it"}"#,
+        );
+        db.tl(&["pin", "--node", "n4"]).err(
+            1,
+            r#"{"error":"cannot pin n4: it is archived (cold); pins are for messages still in use"}"#,
+        );
+        assert_eq!(db.bytes(), before);
+        // Fork from the hot summary whose parent is cold, and keep appending.
+        db.tl(&["fork", "--node", "n6", "--name", "resume"])
+            .ok(r#"{"branch":"resume","head":"n6"}"#);
+        db.tl(&["switch", "--name", "resume"])
+            .ok(r#"{"current_branch":"resume"}"#);
+        db.tl(&[
+            "append", "--role", "user", "--text", "go on", "--tokens", "2",
+        ])
+        .ok(r#"{"node":"n9"}"#);
+        db.tl(&["context", "--node", "n9"]).ok(concat!(
+            r#"[{"node":"n1","role":"user","text":"m1","tokens":10},"#,
+            r#"{"node":"n2","role":"assistant","text":"m2","tokens":10},"#,
+            r#"{"node":"n3","role":"user","text":"a3","tokens":10},"#,
+            r#"{"node":"n6","role":"summary","text":"a4 in short","tokens":2},"#,
+            r#"{"node":"n9","role":"user","text":"go on","tokens":2}]"#
+        ));
+        assert_eq!(
+            db.tl(&["node", "--node", "n3"]).json()["zone"],
+            json!("cold")
+        );
+        assert_eq!(
+            db.tl(&["node", "--node", "n9"]).json()["zone"],
+            json!("hot")
+        );
+        // Archiving a branch that starts from a summary keeps the summary hot and moves only its own
+        // raw messages: n9 (n3 is already cold, n1 and n2 belong to main).
+        db.tl(&["switch", "--name", "main"])
+            .ok(r#"{"current_branch":"main"}"#);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n9",
+            "--to",
+            "n9",
+            "--summary",
+            "go on",
+            "--tokens",
+            "1",
+        ])
+        .ok(r#"{"node":"n10"}"#);
+        db.tl(&["archive-branch", "--name", "resume"])
+            .ok(r#"{"archived":["n9"]}"#);
+        assert_eq!(zone(&db, "cold"), ["n3", "n4", "n5", "n9"]);
+        assert_eq!(zone(&db, "nodes"), ["n1", "n2", "n6", "n7", "n8", "n10"]);
+    }
+
+    #[test]
+    fn a2_archive_branch_with_an_idempotency_key_replays_its_first_result() {
+        let db = branches();
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n5",
+            "--summary",
+            "all of b",
+            "--tokens",
+            "4",
+        ])
+        .ok(r#"{"node":"n6"}"#);
+        db.tl(&[
+            "--idempotency-key",
+            "arch-1",
+            "archive-branch",
+            "--name",
+            "b",
+        ])
+        .ok(r#"{"archived":["n5"]}"#);
+        let after = db.bytes();
+        db.tl(&[
+            "--idempotency-key",
+            "arch-1",
+            "archive-branch",
+            "--name",
+            "b",
+        ])
+        .ok(r#"{"archived":["n5"]}"#);
+        assert_eq!(db.bytes(), after);
+        // Without the key it is a new request, and the branch is gone.
+        db.tl(&["archive-branch", "--name", "b"]).err(
+            1,
+            r#"{"error":"branch not found: \"b\" does not exist in timeline tl0 (branches: main, a)"}"#,
+        );
+    }
+
+    #[test]
+    fn s5_derived_fields_are_rebuilt_on_load_in_both_zones() {
+        let db = branches();
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n5",
+            "--summary",
+            "all of b",
+            "--tokens",
+            "4",
+        ])
+        .ok(r#"{"node":"n6"}"#);
+        db.tl(&["archive-branch", "--name", "b"])
+            .ok(r#"{"archived":["n5"]}"#);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n1",
+            "--summary",
+            "x",
+            "--tokens",
+            "1",
+        ])
+        .ok(r#"{"node":"n7"}"#);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n2",
+            "--summary",
+            "y",
+            "--tokens",
+            "1",
+            "--derived-from",
+            "n7",
+        ])
+        .ok(r#"{"node":"n8"}"#);
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n1",
+            "--summary",
+            "x2",
+            "--tokens",
+            "1",
+            "--supersede",
+            "n7",
+        ])
+        .ok(r#"{"node":"n9"}"#);
+        let good = db.value();
+        // Corrupt the derived fields of a cold node and a hot summary; the source data stays intact.
+        let mut bad = good.clone();
+        for zone in ["nodes", "cold"] {
+            for node in bad["timelines"][0][zone].as_array_mut().unwrap() {
+                node["prefix_tokens"] = json!(123456);
+                if node.get("stale").is_some() {
+                    node["stale"] = json!(false);
+                }
+            }
+        }
+        std::fs::write(&db.path, serde_json::to_vec_pretty(&bad).unwrap()).unwrap();
+        assert_eq!(
+            db.tl(&["node", "--node", "n5"]).json()["path_tokens"],
+            json!(40)
+        );
+        assert_eq!(
+            db.tl(&["node", "--node", "n5"]).json()["zone"],
+            json!("cold")
+        );
+        assert_eq!(
+            db.tl(&["node", "--node", "n8"]).json()["summary"]["stale"],
+            json!(true)
+        );
+        // The next write stores the rebuilt values again, in the right zones.
+        db.append("user", "more", 1);
+        let rewritten = db.value();
+        assert_eq!(
+            rewritten["timelines"][0]["cold"],
+            good["timelines"][0]["cold"]
+        );
+        let hot = rewritten["timelines"][0]["nodes"].as_array().unwrap();
+        assert_eq!(
+            &hot[..hot.len() - 1],
+            good["timelines"][0]["nodes"].as_array().unwrap().as_slice()
+        );
+    }
 }

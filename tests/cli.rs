@@ -32,560 +32,563 @@ fn tl_in(dir: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> Run {
     }
 }
 
-/// G2, M1, M2, C1, C2: the README walk-through with exact outputs.
-#[test]
-fn walk_through_has_the_documented_shapes() {
-    let db = Db::new();
-    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    db.tl(&[
-        "append",
-        "--role",
-        "user",
-        "--text",
-        "Set the goal",
-        "--tokens",
-        "8",
-    ])
-    .ok(r#"{"node":"n1"}"#);
-    db.tl(&[
-        "append",
-        "--role",
-        "assistant",
-        "--text",
-        "Scope agreed",
-        "--tokens",
-        "12",
-    ])
-    .ok(r#"{"node":"n2"}"#);
-    db.tl(&["fork", "--node", "n1", "--name", "details"])
-        .ok(r#"{"branch":"details","head":"n1"}"#);
-    db.tl(&["switch", "--name", "details"])
-        .ok(r#"{"current_branch":"details"}"#);
-    db.tl(&[
-        "append",
-        "--role",
-        "user",
-        "--text",
-        "Refine acceptance",
-        "--tokens",
-        "6",
-    ])
-    .ok(r#"{"node":"n3"}"#);
-    db.tl(&["context", "--node", "n3"]).ok(
-        r#"[{"node":"n1","role":"user","text":"Set the goal","tokens":8},{"node":"n3","role":"user","text":"Refine acceptance","tokens":6}]"#,
-    );
-    db.tl(&["context", "--node", "n2"]).ok(
-        r#"[{"node":"n1","role":"user","text":"Set the goal","tokens":8},{"node":"n2","role":"assistant","text":"Scope agreed","tokens":12}]"#,
-    );
-    db.tl(&["branches"])
-        .ok(r#"[{"name":"main","head":"n2","current":false},{"name":"details","head":"n3","current":true}]"#);
-    db.tl(&["node", "--node", "n1"]).ok(
-        r#"{"node":"n1","timeline_id":"tl0","role":"user","text":"Set the goal","tokens":8,"parent":"n0","children":["n2","n3"],"zone":"hot","pinned":false,"path_tokens":8,"intent":null,"summary":null}"#,
-    );
-    db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
-    db.tl(&["unpin", "--node", "n1"]).ok(r#"{"unpinned":"n1"}"#);
-    db.tl(&["drop-branch", "--name", "main"])
-        .ok(r#"{"dropped":"main"}"#);
-    db.tl(&["branches"])
-        .ok(r#"[{"name":"details","head":"n3","current":true}]"#);
-    // Dropping a branch deletes no node.
-    db.tl(&["context", "--node", "n2"]).json();
-}
-
-/// M2 (D): the current branch cannot be dropped; names are unique; switch needs an existing branch.
-#[test]
-fn branch_rules() {
-    let db = Db::new();
-    db.tl(&["create"]).json();
-    db.tl(&["drop-branch", "--name", "main"])
-        .err(1, r#"{"error":"cannot drop \"main\": it is the current branch; switch to another branch first"}"#);
-    db.tl(&["fork", "--node", "n0", "--name", "main"]).err(
-        1,
-        r#"{"error":"branch \"main\" already exists; choose another name or drop it first"}"#,
-    );
-    db.tl(&["switch", "--name", "nope"]).err(
-        1,
-        r#"{"error":"branch not found: \"nope\" does not exist in timeline tl0 (branches: main)"}"#,
-    );
-    db.tl(&["fork", "--node", "n7", "--name", "x"]).err(
-        1,
-        r#"{"error":"node not found: n7 does not exist in timeline tl0 (it has no messages yet); add one with `tl append`"}"#,
-    );
-}
-
-/// M3: the estimate counts Unicode scalars, not bytes or graphemes.
-#[test]
-fn token_estimate_when_tokens_are_omitted() {
-    let db = Db::new();
-    db.tl(&["create"]).json();
-    for (text, tokens) in [
-        ("abcd", 1),
-        ("abcde", 2),
-        ("讨论目标细化验收", 2),
-        ("👨‍👩‍👧‍👦", 2),
-        ("", 1),
-    ] {
-        let node = db.tl(&["append", "--role", "user", "--text", text]).json()["node"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        let shown = db.tl(&["node", "--node", &node]).json();
-        assert_eq!(shown["tokens"], tokens, "{text}");
-    }
-}
-
-/// M4: node reports the path's tokens from prefix sums.
-#[test]
-fn path_tokens_are_prefix_sums() {
-    let db = Db::new();
-    db.tl(&["create"]).json();
-    db.append("user", "a", 5);
-    db.append("assistant", "b", 7);
-    db.append("user", "c", 11);
-    assert_eq!(db.tl(&["node", "--node", "n3"]).json()["path_tokens"], 23);
-}
-
-/// M5: intents on append; the note stays out of context; node shows everything.
-#[test]
-fn intents() {
-    let db = Db::new();
-    db.tl(&["create"]).json();
-    db.tl(&[
-        "append",
-        "--role",
-        "user",
-        "--text",
-        "Local first",
-        "--tokens",
-        "3",
-        "--intent-tag",
-        "decision",
-        "--intent-note",
-        "no cloud sync yet",
-    ])
-    .ok(r#"{"node":"n1"}"#);
-    db.tl(&[
-        "append",
-        "--role",
-        "user",
-        "--text",
-        "plain",
-        "--tokens",
-        "1",
-        "--intent-tag",
-        "question",
-    ])
-    .ok(r#"{"node":"n2"}"#);
-    db.tl(&["context", "--node", "n2"]).ok(
-        r#"[{"node":"n1","role":"user","text":"Local first","tokens":3,"intent_tag":"decision"},{"node":"n2","role":"user","text":"plain","tokens":1,"intent_tag":"question"}]"#,
-    );
-    let node = db.tl(&["node", "--node", "n1"]).json();
-    assert_eq!(
-        node["intent"],
-        serde_json::json!({"tag": "decision", "note": "no cloud sync yet"})
-    );
-    assert_eq!(
-        db.tl(&["node", "--node", "n2"]).json()["intent"],
-        serde_json::json!({"tag": "question"})
-    );
-}
-
-/// G6: each rule with a failing input and its exact error. Nothing is written by a refused request.
-#[test]
-fn validation_rules() {
-    let db = Db::new();
-    db.tl(&["create"]).json();
-    db.append("user", "hello", 1);
-    let before = db.bytes();
-    let cases: &[(&[&str], &str)] = &[
-        (
-            &["append", "--role", "robot", "--text", "x"],
-            r#"invalid argument --role: must be one of user, assistant, system, summary, got \"robot\""#,
-        ),
-        (
-            &["append", "--text", "x"],
-            "invalid argument --role: required (Who wrote the message: user, assistant, system or summary.)",
-        ),
-        (
-            &["append", "--role", "user"],
-            "invalid argument --text: required (The message text. Use - to read it from standard input, or --text-file PATH.)",
-        ),
-        (
-            &["node", "--node", "x1"],
-            r#"invalid argument --node: A node ID: \"n\" followed by digits, as returned by append or summarize. Got \"x1\""#,
-        ),
-        (
-            &["node", "--node", "n01"],
-            r#"invalid argument --node: A node ID: \"n\" followed by digits, as returned by append or summarize. Got \"n01\""#,
-        ),
-        (
-            &["node", "--node", "n99999999999999999999"],
-            r#"invalid argument --node: the number in \"n99999999999999999999\" is too large"#,
-        ),
-        (
-            &["--timeline", "t1", "branches"],
-            r#"invalid argument --timeline: A timeline ID: \"tl\" followed by digits, as returned by create. Got \"t1\""#,
-        ),
-        (
-            &["fork", "--node", "n1", "--name", ""],
-            r#"invalid argument --name: must not be empty (A branch name: any non-empty Unicode text without \"/\".)"#,
-        ),
-        (
-            &["fork", "--node", "n1", "--name", "a/b"],
-            r#"invalid argument --name: must not contain \"/\" (A branch name: any non-empty Unicode text without \"/\".)"#,
-        ),
-        (
-            &["append", "--role", "user", "--text", "x", "--tokens", "-1"],
-            r#"invalid argument --tokens: must be a non-negative integer, got \"-1\""#,
-        ),
-        (
-            &["append", "--role", "user", "--text", "x", "--tokens", "1.5"],
-            r#"invalid argument --tokens: must be a non-negative integer, got \"1.5\""#,
-        ),
-        (
-            &[
-                "append",
-                "--role",
-                "user",
-                "--text",
-                "x",
-                "--tokens",
-                "18446744073709551616",
-            ],
-            "invalid argument --tokens: is larger than the maximum 18446744073709551615",
-        ),
-        (
-            &["budget", "--node", "n1", "--max", "ten"],
-            r#"invalid argument --max: must be a non-negative integer, got \"ten\""#,
-        ),
-        (
-            &[
-                "append",
-                "--role",
-                "user",
-                "--text",
-                "x",
-                "--intent-note",
-                "why",
-            ],
-            "invalid argument --intent-tag: required when --intent-note is given (Label the message with an intent tag (your own vocabulary).)",
-        ),
-        (
-            &[
-                "append",
-                "--role",
-                "user",
-                "--text",
-                "x",
-                "--intent-tag",
-                "",
-            ],
-            "invalid argument --intent-tag: must not be empty (A non-empty intent tag of your own vocabulary, such as decision.)",
-        ),
-        (
-            &["--timeline", "tl0", "create"],
-            "invalid argument --timeline: create does not use a timeline",
-        ),
-        (
-            &["--idempotency-key", "k", "export", "--format", "ascii"],
-            "invalid argument --idempotency-key: export does not take an idempotency key; it changes nothing in the database, so it is always safe to run again",
-        ),
-        (
-            &["append", "--role", "user", "--text", "x", "--bogus"],
-            "invalid arguments: unexpected argument '--bogus' found; run tl --help for usage",
-        ),
-    ];
-    for (args, message) in cases {
-        let run = db.tl(args);
-        run.err(2, &format!(r#"{{"error":"{message}"}}"#));
-        assert_eq!(db.bytes(), before, "{args:?} changed the database");
-    }
-}
-
-/// G6: one text is at most 1 MiB of UTF-8; stdin and files carry long texts past argv limits.
-#[test]
-fn long_texts_from_stdin_and_files() {
-    let db = Db::new();
-    db.tl(&["create"]).json();
-    let limit = 1024 * 1024;
-    // 1 MiB exactly, in three-byte scalars plus ASCII padding: accepted from stdin.
-    let mut text = "語".repeat(limit / 3);
-    text.push_str(&"x".repeat(limit - text.len()));
-    db.tl_stdin(
-        &["append", "--role", "user", "--text", "-"],
-        text.as_bytes(),
-    )
-    .ok(r#"{"node":"n1"}"#);
-    let shown = db.tl(&["node", "--node", "n1"]).json();
-    assert_eq!(shown["text"].as_str().unwrap(), text);
-    // One byte more is refused.
-    let over = format!("{text}x");
-    db.tl_stdin(&["append", "--role", "user", "--text", "-"], over.as_bytes()).err(
-        2,
-        r#"{"error":"invalid argument --text - (standard input): more than 1048576 bytes; the limit for one text is 1 MiB"}"#,
-    );
-    // Invalid UTF-8 is refused cleanly.
-    db.tl_stdin(&["append", "--role", "user", "--text", "-"], b"ok \xff\xfe")
-        .err(
-            2,
-            r#"{"error":"invalid argument --text - (standard input): not valid UTF-8"}"#,
-        );
-    // From a file, and summaries from a file too.
-    let file = db.dir.path().join("note.txt");
-    std::fs::write(&file, "from a file\nwith two lines").unwrap();
-    db.tl(&[
-        "append",
-        "--role",
-        "assistant",
-        "--text-file",
-        file.to_str().unwrap(),
-    ])
-    .ok(r#"{"node":"n2"}"#);
-    assert_eq!(
-        db.tl(&["node", "--node", "n2"]).json()["text"],
-        "from a file\nwith two lines"
-    );
-    db.tl(&[
-        "summarize",
-        "--from",
-        "n1",
-        "--to",
-        "n2",
-        "--summary-file",
-        file.to_str().unwrap(),
-        "--tokens",
-        "4",
-    ])
-    .ok(r#"{"node":"n3"}"#);
-    db.tl(&[
-        "append",
-        "--role",
-        "user",
-        "--text",
-        "x",
-        "--text-file",
-        file.to_str().unwrap(),
-    ])
-    .err(
-        2,
-        r#"{"error":"invalid argument --text: give either --text or --text-file, not both"}"#,
-    );
-    // Over the limit from a file. (Linux caps one argument at 128 KiB, so the inline limit is checked over MCP.)
-    let big = db.dir.path().join("big.txt");
-    std::fs::write(&big, over.as_bytes()).unwrap();
-    let run = db.tl(&[
-        "append",
-        "--role",
-        "user",
-        "--text-file",
-        big.to_str().unwrap(),
-    ]);
-    run.err(
-        2,
-        &format!(
-            r#"{{"error":"invalid argument --text-file {}: more than 1048576 bytes; the limit for one text is 1 MiB"}}"#,
-            big.display()
-        ),
-    );
-}
-
-/// Unicode in branch names and texts round-trips unchanged; text starting with dashes is text.
-#[test]
-fn unicode_round_trips() {
-    let db = Db::new();
-    db.tl(&["create"]).json();
-    db.tl(&[
-        "append",
-        "--role",
-        "user",
-        "--text",
-        "讨论目标 🚀 é\u{301} --not-a-flag",
-        "--tokens",
-        "3",
-    ])
-    .ok(r#"{"node":"n1"}"#);
-    db.tl(&["fork", "--node", "n1", "--name", "细节 ✨"])
-        .ok(r#"{"branch":"细节 ✨","head":"n1"}"#);
-    db.tl(&["switch", "--name", "细节 ✨"])
-        .ok(r#"{"current_branch":"细节 ✨"}"#);
-    db.tl(&["append", "--role", "user", "--text", "--", "--tokens", "1"])
+// Every test below runs on both storage engines (json::… and sqlite::…).
+on_both_engines! {
+    /// G2, M1, M2, C1, C2: the README walk-through with exact outputs.
+    #[test]
+    fn walk_through_has_the_documented_shapes() {
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db.tl(&[
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "Set the goal",
+            "--tokens",
+            "8",
+        ])
+        .ok(r#"{"node":"n1"}"#);
+        db.tl(&[
+            "append",
+            "--role",
+            "assistant",
+            "--text",
+            "Scope agreed",
+            "--tokens",
+            "12",
+        ])
         .ok(r#"{"node":"n2"}"#);
-    db.tl(&["context", "--node", "n2"]).ok(
-        r#"[{"node":"n1","role":"user","text":"讨论目标 🚀 é́ --not-a-flag","tokens":3},{"node":"n2","role":"user","text":"--","tokens":1}]"#,
-    );
-}
+        db.tl(&["fork", "--node", "n1", "--name", "details"])
+            .ok(r#"{"branch":"details","head":"n1"}"#);
+        db.tl(&["switch", "--name", "details"])
+            .ok(r#"{"current_branch":"details"}"#);
+        db.tl(&[
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "Refine acceptance",
+            "--tokens",
+            "6",
+        ])
+        .ok(r#"{"node":"n3"}"#);
+        db.tl(&["context", "--node", "n3"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Set the goal","tokens":8},{"node":"n3","role":"user","text":"Refine acceptance","tokens":6}]"#,
+        );
+        db.tl(&["context", "--node", "n2"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Set the goal","tokens":8},{"node":"n2","role":"assistant","text":"Scope agreed","tokens":12}]"#,
+        );
+        db.tl(&["branches"])
+            .ok(r#"[{"name":"main","head":"n2","current":false},{"name":"details","head":"n3","current":true}]"#);
+        db.tl(&["node", "--node", "n1"]).ok(
+            r#"{"node":"n1","timeline_id":"tl0","role":"user","text":"Set the goal","tokens":8,"parent":"n0","children":["n2","n3"],"zone":"hot","pinned":false,"path_tokens":8,"intent":null,"summary":null}"#,
+        );
+        db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
+        db.tl(&["unpin", "--node", "n1"]).ok(r#"{"unpinned":"n1"}"#);
+        db.tl(&["drop-branch", "--name", "main"])
+            .ok(r#"{"dropped":"main"}"#);
+        db.tl(&["branches"])
+            .ok(r#"[{"name":"details","head":"n3","current":true}]"#);
+        // Dropping a branch deletes no node.
+        db.tl(&["context", "--node", "n2"]).json();
+    }
 
-/// G5: without --timeline the smallest timeline ID is used; with it, the named one.
-#[test]
-fn default_timeline_is_the_smallest() {
-    let db = Db::new();
-    db.tl(&["branches"]).err(
-        1,
-        r#"{"error":"no timeline in this database yet; run `tl create` first (or pass --db to use another file)"}"#,
-    );
-    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    db.tl(&["create"]).ok(r#"{"timeline_id":"tl1"}"#);
-    db.tl(&[
-        "--timeline",
-        "tl1",
-        "append",
-        "--role",
-        "user",
-        "--text",
-        "in tl1",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n1"}"#);
-    db.tl(&[
-        "append", "--role", "user", "--text", "in tl0", "--tokens", "1",
-    ])
-    .ok(r#"{"node":"n1"}"#);
-    db.tl(&["context", "--node", "n1"])
-        .ok(r#"[{"node":"n1","role":"user","text":"in tl0","tokens":1}]"#);
-    db.tl(&["--timeline", "tl1", "context", "--node", "n1"])
-        .ok(r#"[{"node":"n1","role":"user","text":"in tl1","tokens":1}]"#);
-    db.tl(&["--timeline", "tl7", "branches"]).err(
-        1,
-        r#"{"error":"timeline not found: tl7 (this database has tl0, tl1)"}"#,
-    );
-}
+    /// M2 (D): the current branch cannot be dropped; names are unique; switch needs an existing branch.
+    #[test]
+    fn branch_rules() {
+        let db = Db::new();
+        db.tl(&["create"]).json();
+        db.tl(&["drop-branch", "--name", "main"])
+            .err(1, r#"{"error":"cannot drop \"main\": it is the current branch; switch to another branch first"}"#);
+        db.tl(&["fork", "--node", "n0", "--name", "main"]).err(
+            1,
+            r#"{"error":"branch \"main\" already exists; choose another name or drop it first"}"#,
+        );
+        db.tl(&["switch", "--name", "nope"]).err(
+            1,
+            r#"{"error":"branch not found: \"nope\" does not exist in timeline tl0 (branches: main)"}"#,
+        );
+        db.tl(&["fork", "--node", "n7", "--name", "x"]).err(
+            1,
+            r#"{"error":"node not found: n7 does not exist in timeline tl0 (it has no messages yet); add one with `tl append`"}"#,
+        );
+    }
 
-/// G4 as the storage issue replaced it: --db, then a non-empty TIMELINE_DB, then ~/.timeline.json when
-/// it exists, then timeline/timeline.db in the data directory (created owner-only). A --db or
-/// TIMELINE_DB path needs an existing parent directory.
-#[test]
-fn database_path_priority() {
-    let dir = TempDir::new();
-    let d = dir.path();
-    std::fs::create_dir_all(d.join("home")).unwrap();
-    let flag = d.join("flag.json");
-    let env = d.join("env.json");
-    let env_s = env.to_str().unwrap();
-    let data_db = d.join("home/.local/share/timeline/timeline.db");
-    let legacy = d.join("home/.timeline.json");
-    // --db wins over TIMELINE_DB.
-    tl_in(
-        d,
-        &[("TIMELINE_DB", env_s)],
-        &["--db", flag.to_str().unwrap(), "create"],
-    )
-    .ok(r#"{"timeline_id":"tl0"}"#);
-    assert!(flag.exists() && !env.exists());
-    // TIMELINE_DB wins over the defaults.
-    tl_in(d, &[("TIMELINE_DB", env_s)], &["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    assert!(env.exists() && !data_db.exists());
-    // An empty TIMELINE_DB is ignored: without ~/.timeline.json, the SQLite database in the data
-    // directory is used, its directories created owner-only.
-    tl_in(d, &[("TIMELINE_DB", "")], &["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    assert!(data_db.exists() && !legacy.exists());
-    tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
-    tl_in(d, &[], &["db", "info"]).ok(&format!(
-        r#"{{"engine":"sqlite","path":"{}","exists":true,"format_version":1,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
-        data_db.display(),
-        std::fs::metadata(&data_db).unwrap().len()
-    ));
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        for created in [
-            "home/.local/share/timeline",
-            "home/.local/share",
-            "home/.local",
+    /// M3: the estimate counts Unicode scalars, not bytes or graphemes.
+    #[test]
+    fn token_estimate_when_tokens_are_omitted() {
+        let db = Db::new();
+        db.tl(&["create"]).json();
+        for (text, tokens) in [
+            ("abcd", 1),
+            ("abcde", 2),
+            ("讨论目标细化验收", 2),
+            ("👨‍👩‍👧‍👦", 2),
+            ("", 1),
         ] {
-            let mode = std::fs::metadata(d.join(created))
+            let node = db.tl(&["append", "--role", "user", "--text", text]).json()["node"]
+                .as_str()
                 .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o700, "{created}");
+                .to_string();
+            let shown = db.tl(&["node", "--node", &node]).json();
+            assert_eq!(shown["tokens"], tokens, "{text}");
         }
     }
-    // XDG_DATA_HOME moves the data directory.
-    let xdg = d.join("xdg");
-    tl_in(d, &[("XDG_DATA_HOME", xdg.to_str().unwrap())], &["create"])
-        .ok(r#"{"timeline_id":"tl0"}"#);
-    assert!(xdg.join("timeline/timeline.db").exists());
-    // A ~/.timeline.json of the original tool, once it exists, is used before the data directory.
-    tl_in(d, &[], &["--db", legacy.to_str().unwrap(), "create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
-    tl_in(d, &[], &["db", "info"]).ok(&format!(
-        r#"{{"engine":"json","path":"{}","exists":true,"format_version":1,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
-        legacy.display(),
-        std::fs::metadata(&legacy).unwrap().len()
-    ));
-    // The parent directory must exist.
-    let missing = d.join("no/such/dir/db.json");
-    let run = tl_in(d, &[], &["--db", missing.to_str().unwrap(), "create"]);
-    let parent = d.join("no/such/dir");
-    let p = parent.display();
-    run.err(
-        3,
-        &format!(r#"{{"error":"the directory {p} does not exist; create it first (mkdir -p \"{p}\") or pass --db with another path"}}"#),
-    );
-    // A directory is not a database.
-    let run = tl_in(d, &[], &["--db", d.to_str().unwrap(), "branches"]);
-    run.err(
-        3,
-        &format!(
-            r#"{{"error":"{} is a directory, not a database file; pass --db with a file path"}}"#,
-            d.display()
-        ),
-    );
-    // No .env file is loaded.
-    std::fs::write(d.join(".env"), format!("TIMELINE_DB={}\n", flag.display())).unwrap();
-    tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl2"}"#);
-}
 
-/// G3: --help and --version print text; help lists every command with its summary from the spec.
-#[test]
-fn help_and_version() {
-    let db = Db::new();
-    let version = db.tl(&["--version"]);
-    assert_eq!(
-        (version.code, version.stdout.as_str()),
-        (0, format!("tl {}\n", env!("CARGO_PKG_VERSION")).as_str())
-    );
-    let help = db.tl(&["--help"]);
-    assert_eq!(help.code, 0);
-    for op in &timeline::spec::spec().operations {
-        // A grouped command ("db info") is listed by its group's help.
-        let (listing, name) = match op.cli.split_once(' ') {
-            Some((group, name)) => (db.tl(&[group, "--help"]).stdout, name),
-            None => (help.stdout.clone(), op.cli.as_str()),
-        };
-        let line = listing
-            .lines()
-            .find(|l| l.trim_start().starts_with(&format!("{name} ")));
-        let line = line.unwrap_or_else(|| panic!("--help lists no {}", op.cli));
-        assert!(line.ends_with(&op.summary), "{line}");
+    /// M4: node reports the path's tokens from prefix sums.
+    #[test]
+    fn path_tokens_are_prefix_sums() {
+        let db = Db::new();
+        db.tl(&["create"]).json();
+        db.append("user", "a", 5);
+        db.append("assistant", "b", 7);
+        db.append("user", "c", 11);
+        assert_eq!(db.tl(&["node", "--node", "n3"]).json()["path_tokens"], 23);
     }
-    let sub = db.tl(&["budget", "--help"]);
-    assert_eq!(sub.code, 0);
-    assert!(
-        sub.stdout.contains("--max <N>") && sub.stdout.contains("The token budget. (required)"),
-        "{}",
-        sub.stdout
-    );
-    // A bare `tl` shows the help and fails; a missing command after options is an error.
-    let bare = tl_in(db.dir.path(), &[], &[]);
-    assert_eq!(bare.code, 2);
-    assert!(bare.stdout.contains("Usage: tl [OPTIONS] <COMMAND>"));
-    db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, context, budget, pin, unpin, summarize, branches, node, archive-check, archive-branch, export, db, help]; run tl --help for usage"}"#);
-}
 
-/// pin/unpin on the root or an unknown node are clear errors.
-#[test]
-fn pin_errors() {
-    let db = Db::new();
-    db.tl(&["create"]).json();
-    db.tl(&["pin", "--node", "n0"]).err(
-        2,
-        r#"{"error":"invalid argument: n0 is the root of tl0 and not a message; use a node ID returned by append or summarize"}"#,
-    );
-    db.append("user", "x", 1);
-    db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
-    // Pinning twice is harmless and writes nothing.
-    let before = db.bytes();
-    db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
-    assert_eq!(db.bytes(), before);
+    /// M5: intents on append; the note stays out of context; node shows everything.
+    #[test]
+    fn intents() {
+        let db = Db::new();
+        db.tl(&["create"]).json();
+        db.tl(&[
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "Local first",
+            "--tokens",
+            "3",
+            "--intent-tag",
+            "decision",
+            "--intent-note",
+            "no cloud sync yet",
+        ])
+        .ok(r#"{"node":"n1"}"#);
+        db.tl(&[
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "plain",
+            "--tokens",
+            "1",
+            "--intent-tag",
+            "question",
+        ])
+        .ok(r#"{"node":"n2"}"#);
+        db.tl(&["context", "--node", "n2"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Local first","tokens":3,"intent_tag":"decision"},{"node":"n2","role":"user","text":"plain","tokens":1,"intent_tag":"question"}]"#,
+        );
+        let node = db.tl(&["node", "--node", "n1"]).json();
+        assert_eq!(
+            node["intent"],
+            serde_json::json!({"tag": "decision", "note": "no cloud sync yet"})
+        );
+        assert_eq!(
+            db.tl(&["node", "--node", "n2"]).json()["intent"],
+            serde_json::json!({"tag": "question"})
+        );
+    }
+
+    /// G6: each rule with a failing input and its exact error. Nothing is written by a refused request.
+    #[test]
+    fn validation_rules() {
+        let db = Db::new();
+        db.tl(&["create"]).json();
+        db.append("user", "hello", 1);
+        let before = db.bytes();
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["append", "--role", "robot", "--text", "x"],
+                r#"invalid argument --role: must be one of user, assistant, system, summary, got \"robot\""#,
+            ),
+            (
+                &["append", "--text", "x"],
+                "invalid argument --role: required (Who wrote the message: user, assistant, system or summary.)",
+            ),
+            (
+                &["append", "--role", "user"],
+                "invalid argument --text: required (The message text. Use - to read it from standard input, or --text-file PATH.)",
+            ),
+            (
+                &["node", "--node", "x1"],
+                r#"invalid argument --node: A node ID: \"n\" followed by digits, as returned by append or summarize. Got \"x1\""#,
+            ),
+            (
+                &["node", "--node", "n01"],
+                r#"invalid argument --node: A node ID: \"n\" followed by digits, as returned by append or summarize. Got \"n01\""#,
+            ),
+            (
+                &["node", "--node", "n99999999999999999999"],
+                r#"invalid argument --node: the number in \"n99999999999999999999\" is too large"#,
+            ),
+            (
+                &["--timeline", "t1", "branches"],
+                r#"invalid argument --timeline: A timeline ID: \"tl\" followed by digits, as returned by create. Got \"t1\""#,
+            ),
+            (
+                &["fork", "--node", "n1", "--name", ""],
+                r#"invalid argument --name: must not be empty (A branch name: any non-empty Unicode text without \"/\".)"#,
+            ),
+            (
+                &["fork", "--node", "n1", "--name", "a/b"],
+                r#"invalid argument --name: must not contain \"/\" (A branch name: any non-empty Unicode text without \"/\".)"#,
+            ),
+            (
+                &["append", "--role", "user", "--text", "x", "--tokens", "-1"],
+                r#"invalid argument --tokens: must be a non-negative integer, got \"-1\""#,
+            ),
+            (
+                &["append", "--role", "user", "--text", "x", "--tokens", "1.5"],
+                r#"invalid argument --tokens: must be a non-negative integer, got \"1.5\""#,
+            ),
+            (
+                &[
+                    "append",
+                    "--role",
+                    "user",
+                    "--text",
+                    "x",
+                    "--tokens",
+                    "18446744073709551616",
+                ],
+                "invalid argument --tokens: is larger than the maximum 18446744073709551615",
+            ),
+            (
+                &["budget", "--node", "n1", "--max", "ten"],
+                r#"invalid argument --max: must be a non-negative integer, got \"ten\""#,
+            ),
+            (
+                &[
+                    "append",
+                    "--role",
+                    "user",
+                    "--text",
+                    "x",
+                    "--intent-note",
+                    "why",
+                ],
+                "invalid argument --intent-tag: required when --intent-note is given (Label the message with an intent tag (your own vocabulary).)",
+            ),
+            (
+                &[
+                    "append",
+                    "--role",
+                    "user",
+                    "--text",
+                    "x",
+                    "--intent-tag",
+                    "",
+                ],
+                "invalid argument --intent-tag: must not be empty (A non-empty intent tag of your own vocabulary, such as decision.)",
+            ),
+            (
+                &["--timeline", "tl0", "create"],
+                "invalid argument --timeline: create does not use a timeline",
+            ),
+            (
+                &["--idempotency-key", "k", "export", "--format", "ascii"],
+                "invalid argument --idempotency-key: export does not take an idempotency key; it changes nothing in the database, so it is always safe to run again",
+            ),
+            (
+                &["append", "--role", "user", "--text", "x", "--bogus"],
+                "invalid arguments: unexpected argument '--bogus' found; run tl --help for usage",
+            ),
+        ];
+        for (args, message) in cases {
+            let run = db.tl(args);
+            run.err(2, &format!(r#"{{"error":"{message}"}}"#));
+            assert_eq!(db.bytes(), before, "{args:?} changed the database");
+        }
+    }
+
+    /// G6: one text is at most 1 MiB of UTF-8; stdin and files carry long texts past argv limits.
+    #[test]
+    fn long_texts_from_stdin_and_files() {
+        let db = Db::new();
+        db.tl(&["create"]).json();
+        let limit = 1024 * 1024;
+        // 1 MiB exactly, in three-byte scalars plus ASCII padding: accepted from stdin.
+        let mut text = "語".repeat(limit / 3);
+        text.push_str(&"x".repeat(limit - text.len()));
+        db.tl_stdin(
+            &["append", "--role", "user", "--text", "-"],
+            text.as_bytes(),
+        )
+        .ok(r#"{"node":"n1"}"#);
+        let shown = db.tl(&["node", "--node", "n1"]).json();
+        assert_eq!(shown["text"].as_str().unwrap(), text);
+        // One byte more is refused.
+        let over = format!("{text}x");
+        db.tl_stdin(&["append", "--role", "user", "--text", "-"], over.as_bytes()).err(
+            2,
+            r#"{"error":"invalid argument --text - (standard input): more than 1048576 bytes; the limit for one text is 1 MiB"}"#,
+        );
+        // Invalid UTF-8 is refused cleanly.
+        db.tl_stdin(&["append", "--role", "user", "--text", "-"], b"ok \xff\xfe")
+            .err(
+                2,
+                r#"{"error":"invalid argument --text - (standard input): not valid UTF-8"}"#,
+            );
+        // From a file, and summaries from a file too.
+        let file = db.dir.path().join("note.txt");
+        std::fs::write(&file, "from a file\nwith two lines").unwrap();
+        db.tl(&[
+            "append",
+            "--role",
+            "assistant",
+            "--text-file",
+            file.to_str().unwrap(),
+        ])
+        .ok(r#"{"node":"n2"}"#);
+        assert_eq!(
+            db.tl(&["node", "--node", "n2"]).json()["text"],
+            "from a file\nwith two lines"
+        );
+        db.tl(&[
+            "summarize",
+            "--from",
+            "n1",
+            "--to",
+            "n2",
+            "--summary-file",
+            file.to_str().unwrap(),
+            "--tokens",
+            "4",
+        ])
+        .ok(r#"{"node":"n3"}"#);
+        db.tl(&[
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "x",
+            "--text-file",
+            file.to_str().unwrap(),
+        ])
+        .err(
+            2,
+            r#"{"error":"invalid argument --text: give either --text or --text-file, not both"}"#,
+        );
+        // Over the limit from a file. (Linux caps one argument at 128 KiB, so the inline limit is checked over MCP.)
+        let big = db.dir.path().join("big.txt");
+        std::fs::write(&big, over.as_bytes()).unwrap();
+        let run = db.tl(&[
+            "append",
+            "--role",
+            "user",
+            "--text-file",
+            big.to_str().unwrap(),
+        ]);
+        run.err(
+            2,
+            &format!(
+                r#"{{"error":"invalid argument --text-file {}: more than 1048576 bytes; the limit for one text is 1 MiB"}}"#,
+                big.display()
+            ),
+        );
+    }
+
+    /// Unicode in branch names and texts round-trips unchanged; text starting with dashes is text.
+    #[test]
+    fn unicode_round_trips() {
+        let db = Db::new();
+        db.tl(&["create"]).json();
+        db.tl(&[
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "讨论目标 🚀 é\u{301} --not-a-flag",
+            "--tokens",
+            "3",
+        ])
+        .ok(r#"{"node":"n1"}"#);
+        db.tl(&["fork", "--node", "n1", "--name", "细节 ✨"])
+            .ok(r#"{"branch":"细节 ✨","head":"n1"}"#);
+        db.tl(&["switch", "--name", "细节 ✨"])
+            .ok(r#"{"current_branch":"细节 ✨"}"#);
+        db.tl(&["append", "--role", "user", "--text", "--", "--tokens", "1"])
+            .ok(r#"{"node":"n2"}"#);
+        db.tl(&["context", "--node", "n2"]).ok(
+            r#"[{"node":"n1","role":"user","text":"讨论目标 🚀 é́ --not-a-flag","tokens":3},{"node":"n2","role":"user","text":"--","tokens":1}]"#,
+        );
+    }
+
+    /// G5: without --timeline the smallest timeline ID is used; with it, the named one.
+    #[test]
+    fn default_timeline_is_the_smallest() {
+        let db = Db::new();
+        db.tl(&["branches"]).err(
+            1,
+            r#"{"error":"no timeline in this database yet; run `tl create` first (or pass --db to use another file)"}"#,
+        );
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl1"}"#);
+        db.tl(&[
+            "--timeline",
+            "tl1",
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "in tl1",
+            "--tokens",
+            "1",
+        ])
+        .ok(r#"{"node":"n1"}"#);
+        db.tl(&[
+            "append", "--role", "user", "--text", "in tl0", "--tokens", "1",
+        ])
+        .ok(r#"{"node":"n1"}"#);
+        db.tl(&["context", "--node", "n1"])
+            .ok(r#"[{"node":"n1","role":"user","text":"in tl0","tokens":1}]"#);
+        db.tl(&["--timeline", "tl1", "context", "--node", "n1"])
+            .ok(r#"[{"node":"n1","role":"user","text":"in tl1","tokens":1}]"#);
+        db.tl(&["--timeline", "tl7", "branches"]).err(
+            1,
+            r#"{"error":"timeline not found: tl7 (this database has tl0, tl1)"}"#,
+        );
+    }
+
+    /// G4 as the storage issue replaced it: --db, then a non-empty TIMELINE_DB, then ~/.timeline.json when
+    /// it exists, then timeline/timeline.db in the data directory (created owner-only). A --db or
+    /// TIMELINE_DB path needs an existing parent directory.
+    #[test]
+    fn database_path_priority() {
+        let dir = TempDir::new();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("home")).unwrap();
+        let flag = d.join("flag.json");
+        let env = d.join("env.json");
+        let env_s = env.to_str().unwrap();
+        let data_db = d.join("home/.local/share/timeline/timeline.db");
+        let legacy = d.join("home/.timeline.json");
+        // --db wins over TIMELINE_DB.
+        tl_in(
+            d,
+            &[("TIMELINE_DB", env_s)],
+            &["--db", flag.to_str().unwrap(), "create"],
+        )
+        .ok(r#"{"timeline_id":"tl0"}"#);
+        assert!(flag.exists() && !env.exists());
+        // TIMELINE_DB wins over the defaults.
+        tl_in(d, &[("TIMELINE_DB", env_s)], &["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        assert!(env.exists() && !data_db.exists());
+        // An empty TIMELINE_DB is ignored: without ~/.timeline.json, the SQLite database in the data
+        // directory is used, its directories created owner-only.
+        tl_in(d, &[("TIMELINE_DB", "")], &["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        assert!(data_db.exists() && !legacy.exists());
+        tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
+        tl_in(d, &[], &["db", "info"]).ok(&format!(
+            r#"{{"engine":"sqlite","path":"{}","exists":true,"format_version":1,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
+            data_db.display(),
+            std::fs::metadata(&data_db).unwrap().len()
+        ));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            for created in [
+                "home/.local/share/timeline",
+                "home/.local/share",
+                "home/.local",
+            ] {
+                let mode = std::fs::metadata(d.join(created))
+                    .unwrap()
+                    .permissions()
+                    .mode();
+                assert_eq!(mode & 0o777, 0o700, "{created}");
+            }
+        }
+        // XDG_DATA_HOME moves the data directory.
+        let xdg = d.join("xdg");
+        tl_in(d, &[("XDG_DATA_HOME", xdg.to_str().unwrap())], &["create"])
+            .ok(r#"{"timeline_id":"tl0"}"#);
+        assert!(xdg.join("timeline/timeline.db").exists());
+        // A ~/.timeline.json of the original tool, once it exists, is used before the data directory.
+        tl_in(d, &[], &["--db", legacy.to_str().unwrap(), "create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
+        tl_in(d, &[], &["db", "info"]).ok(&format!(
+            r#"{{"engine":"json","path":"{}","exists":true,"format_version":1,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
+            legacy.display(),
+            std::fs::metadata(&legacy).unwrap().len()
+        ));
+        // The parent directory must exist.
+        let missing = d.join("no/such/dir/db.json");
+        let run = tl_in(d, &[], &["--db", missing.to_str().unwrap(), "create"]);
+        let parent = d.join("no/such/dir");
+        let p = parent.display();
+        run.err(
+            3,
+            &format!(r#"{{"error":"the directory {p} does not exist; create it first (mkdir -p \"{p}\") or pass --db with another path"}}"#),
+        );
+        // A directory is not a database.
+        let run = tl_in(d, &[], &["--db", d.to_str().unwrap(), "branches"]);
+        run.err(
+            3,
+            &format!(
+                r#"{{"error":"{} is a directory, not a database file; pass --db with a file path"}}"#,
+                d.display()
+            ),
+        );
+        // No .env file is loaded.
+        std::fs::write(d.join(".env"), format!("TIMELINE_DB={}\n", flag.display())).unwrap();
+        tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl2"}"#);
+    }
+
+    /// G3: --help and --version print text; help lists every command with its summary from the spec.
+    #[test]
+    fn help_and_version() {
+        let db = Db::new();
+        let version = db.tl(&["--version"]);
+        assert_eq!(
+            (version.code, version.stdout.as_str()),
+            (0, format!("tl {}\n", env!("CARGO_PKG_VERSION")).as_str())
+        );
+        let help = db.tl(&["--help"]);
+        assert_eq!(help.code, 0);
+        for op in &timeline::spec::spec().operations {
+            // A grouped command ("db info") is listed by its group's help.
+            let (listing, name) = match op.cli.split_once(' ') {
+                Some((group, name)) => (db.tl(&[group, "--help"]).stdout, name),
+                None => (help.stdout.clone(), op.cli.as_str()),
+            };
+            let line = listing
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{name} ")));
+            let line = line.unwrap_or_else(|| panic!("--help lists no {}", op.cli));
+            assert!(line.ends_with(&op.summary), "{line}");
+        }
+        let sub = db.tl(&["budget", "--help"]);
+        assert_eq!(sub.code, 0);
+        assert!(
+            sub.stdout.contains("--max <N>") && sub.stdout.contains("The token budget. (required)"),
+            "{}",
+            sub.stdout
+        );
+        // A bare `tl` shows the help and fails; a missing command after options is an error.
+        let bare = tl_in(db.dir.path(), &[], &[]);
+        assert_eq!(bare.code, 2);
+        assert!(bare.stdout.contains("Usage: tl [OPTIONS] <COMMAND>"));
+        db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, context, budget, pin, unpin, summarize, branches, node, archive-check, archive-branch, export, db, help]; run tl --help for usage"}"#);
+    }
+
+    /// pin/unpin on the root or an unknown node are clear errors.
+    #[test]
+    fn pin_errors() {
+        let db = Db::new();
+        db.tl(&["create"]).json();
+        db.tl(&["pin", "--node", "n0"]).err(
+            2,
+            r#"{"error":"invalid argument: n0 is the root of tl0 and not a message; use a node ID returned by append or summarize"}"#,
+        );
+        db.append("user", "x", 1);
+        db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
+        // Pinning twice is harmless and writes nothing.
+        let before = db.bytes();
+        db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
+        assert_eq!(db.bytes(), before);
+    }
 }

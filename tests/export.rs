@@ -332,30 +332,6 @@ impl XmlParser<'_> {
     }
 }
 
-#[test]
-fn the_xml_checker_rejects_broken_documents() {
-    for bad in [
-        "<a>",
-        "<a></b>",
-        "<a x=\"1\" x=\"2\"/>",
-        "<a x=\"<\"/>",
-        "<a x=\"&bogus;\"/>",
-        "<a x=\"&#1;\"/>",
-        "<a x=1/>",
-        "<a/><b/>",
-        "<a>\u{1}</a>",
-        "<a>&amp</a>",
-    ] {
-        assert!(XmlParser::document(bad).is_err(), "accepted {bad:?}");
-    }
-    let ok = XmlParser::document(
-        "<?xml version=\"1.0\"?>\n<a x='1' y=\"&lt;&#10;&#x41;\"><b/><!-- c --><c>t</c></a>",
-    )
-    .unwrap();
-    assert_eq!(ok.attr("y"), Some("<\nA"));
-    assert_eq!(ok.children.len(), 2);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Scenarios built through `tl`
 
@@ -539,335 +515,6 @@ fn stored(db: &Db) -> Stored {
 // ---------------------------------------------------------------------------------------------
 // ASCII (X2) golden files
 
-#[test]
-fn ascii_matches_the_original_example() {
-    let db = Db::created_at(NOW);
-    step(
-        &db,
-        &["append", "--role", "user", "--text", "只使用本地数据"],
-    );
-    step(&db, &["append", "--role", "assistant", "--text", "方案 A"]);
-    step(
-        &db,
-        &["append", "--role", "assistant", "--text", "验证结果"],
-    );
-    step(&db, &["fork", "--node", "n1", "--name", "alternative"]);
-    step(&db, &["switch", "--name", "alternative"]);
-    step(&db, &["append", "--role", "assistant", "--text", "方案 B"]);
-    step(&db, &["switch", "--name", "main"]);
-    step(&db, &["pin", "--node", "n1"]);
-    // Exactly the tree of the product description.
-    assert_eq!(
-        ascii(&db),
-        "[n1 user PIN] \"只使用本地数据\"\n|\n+-- [n2 assistant] \"方案 A\"\n| |\n| [n3 assistant] \"验证结果\" [HEAD* \"main\"]\n`-- [n4 assistant] \"方案 B\" [HEAD \"alternative\"]\n"
-    );
-}
-
-#[test]
-fn ascii_linear_history_stays_in_one_column() {
-    let db = Db::created_at(NOW);
-    append_many(&db, 30, |i| format!("message {i}"));
-    let text = ascii(&db);
-    golden("tests/golden/linear.txt", text.as_bytes());
-    // No staircase: every node line starts at column 0 and every other line is a bare "|".
-    for line in text.lines() {
-        assert!(line == "|" || line.starts_with("[n"), "{line:?}");
-    }
-    assert_eq!(text.lines().count(), 59);
-}
-
-#[test]
-fn ascii_branches_at_several_depths() {
-    let db = Db::created_at(NOW);
-    append_many(&db, 6, |i| format!("main {i}"));
-    step(&db, &["fork", "--node", "n2", "--name", "early"]);
-    step(&db, &["fork", "--node", "n4", "--name", "late"]);
-    step(&db, &["fork", "--node", "n6", "--name", "same-head"]);
-    step(&db, &["fork", "--node", "n0", "--name", "empty"]);
-    step(&db, &["switch", "--name", "early"]);
-    append_many(&db, 3, |i| format!("early {i}"));
-    step(&db, &["fork", "--node", "n8", "--name", "nested"]);
-    step(&db, &["switch", "--name", "nested"]);
-    step(
-        &db,
-        &["append", "--role", "assistant", "--text", "nested 1"],
-    );
-    step(&db, &["switch", "--name", "late"]);
-    step(&db, &["append", "--role", "user", "--text", "late 1"]);
-    let text = ascii(&db);
-    golden("tests/golden/branching.txt", text.as_bytes());
-    // The root gets a line because the "empty" branch's head is n0.
-    assert!(
-        text.starts_with("[n0 root] [HEAD \"empty\"]\n|\n[n1 user]"),
-        "{text}"
-    );
-    assert!(
-        text.contains("[n6 assistant] \"main 6\" [HEAD \"main\"] [HEAD \"same-head\"]\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("[n11 user] \"late 1\" [HEAD* \"late\"]\n"),
-        "{text}"
-    );
-}
-
-#[test]
-fn ascii_summaries_versions_stale_and_placeholders() {
-    let db = Db::created_at(NOW);
-    append_many(&db, 2, |i| format!("message {i}"));
-    // Too big to keep: the budget covers it with a placeholder.
-    step(
-        &db,
-        &[
-            "append",
-            "--role",
-            "user",
-            "--text",
-            "message 3",
-            "--tokens",
-            "100",
-        ],
-    );
-    step(
-        &db,
-        &["append", "--role", "assistant", "--text", "message 4"],
-    );
-    step(&db, &["append", "--role", "user", "--text", "message 5"]);
-    step(
-        &db,
-        &[
-            "summarize",
-            "--from",
-            "n1",
-            "--to",
-            "n2",
-            "--summary",
-            "first two",
-        ],
-    ); // n6
-    step(
-        &db,
-        &[
-            "summarize",
-            "--from",
-            "n3",
-            "--to",
-            "n3",
-            "--summary",
-            "third",
-            "--derived-from",
-            "n6",
-        ],
-    ); // n7
-    step(
-        &db,
-        &[
-            "summarize",
-            "--from",
-            "n3",
-            "--to",
-            "n4",
-            "--summary",
-            "from both",
-            "--derived-from",
-            "n6,n7",
-        ],
-    ); // n8
-    step(
-        &db,
-        &[
-            "summarize",
-            "--from",
-            "n1",
-            "--to",
-            "n2",
-            "--summary",
-            "first two, v2",
-            "--supersede",
-            "n6",
-        ],
-    ); // n9
-    step(
-        &db,
-        &[
-            "summarize",
-            "--from",
-            "n1",
-            "--to",
-            "n2",
-            "--summary",
-            "first two, v3",
-            "--supersede",
-            "n9",
-        ],
-    ); // n10
-    step(&db, &["pin", "--node", "n4"]);
-    let run = step(&db, &["budget", "--node", "n5", "--max", "50"]);
-    assert_eq!(
-        run.json()["summaries_created"],
-        serde_json::json!(["n11"]),
-        "{run:?}"
-    );
-    let text = ascii(&db);
-    golden("tests/golden/summaries.txt", text.as_bytes());
-    assert!(
-        text.contains("[n7 summary v1 covers n3..n3 derived-from n6 STALE] \"third\"\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("[n9 summary v2 covers n1..n2 supersedes n6 superseded-by n10] "),
-        "{text}"
-    );
-    assert!(text.contains("[n11 placeholder covers n3..n3] "), "{text}");
-}
-
-#[test]
-fn ascii_archived_branch() {
-    let db = Db::created_at(NOW);
-    append_many(&db, 2, |i| format!("shared {i}"));
-    step(&db, &["fork", "--node", "n2", "--name", "side"]);
-    step(&db, &["switch", "--name", "side"]);
-    append_many(&db, 3, |i| format!("side {i}"));
-    // The whole path must be covered by summaries; creating them advances the watermark to the head.
-    step(
-        &db,
-        &[
-            "summarize",
-            "--from",
-            "n1",
-            "--to",
-            "n5",
-            "--summary",
-            "everything on side",
-        ],
-    );
-    step(&db, &["switch", "--name", "main"]);
-    step(&db, &["archive-branch", "--name", "side"]).ok(r#"{"archived":["n3","n4","n5"]}"#);
-    step(&db, &["append", "--role", "user", "--text", "main goes on"]);
-    let text = ascii(&db);
-    golden("tests/golden/archived.txt", text.as_bytes());
-    assert!(text.contains("[n5 user ARCHIVED] \"side 3\"\n"), "{text}");
-}
-
-#[test]
-fn ascii_cuts_long_texts_at_64_scalars() {
-    let db = Db::created_at(NOW);
-    let cjk64: String = "长文本测试中文字符".chars().cycle().take(64).collect();
-    let cjk65: String = "长文本测试中文字符".chars().cycle().take(65).collect();
-    // 👨‍👩‍👧‍👦 is one grapheme of seven scalars; the cut may split it, which shows the count is in scalars.
-    let emoji: String = "👨‍👩‍👧‍👦".repeat(10);
-    let branch: String = "分支🌿".repeat(30);
-    step(&db, &["append", "--role", "user", "--text", &cjk64]);
-    step(&db, &["append", "--role", "assistant", "--text", &cjk65]);
-    step(&db, &["append", "--role", "user", "--text", &emoji]);
-    step(
-        &db,
-        &[
-            "append",
-            "--role",
-            "user",
-            "--text",
-            "line one\nline \"two\"\t\\ end\u{1b}[0m",
-        ],
-    );
-    step(&db, &["fork", "--node", "n2", "--name", &branch]);
-    let text = ascii(&db);
-    golden("tests/golden/long-text.txt", text.as_bytes());
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], format!("[n1 user] \"{cjk64}\""));
-    let cut65: String = cjk65.chars().take(64).collect();
-    let cut_branch: String = branch.chars().take(64).collect();
-    assert_eq!(
-        lines[2],
-        format!("[n2 assistant] \"{cut65}\"... [HEAD \"{cut_branch}\"...]")
-    );
-    let cut_emoji: String = emoji.chars().take(64).collect();
-    assert_eq!(lines[4], format!("[n3 user] \"{cut_emoji}\"..."));
-    assert_eq!(
-        lines[6],
-        "[n4 user] \"line one\\nline \\\"two\\\"\\t\\\\ end\\u001b[0m\" [HEAD* \"main\"]"
-    );
-    assert_eq!(lines.len(), 7);
-}
-
-#[test]
-fn ascii_output_file_and_result() {
-    let db = demo_db();
-    let printed = ascii(&db);
-    let out = db.dir.path().join("tree.txt");
-    let out_str = out.to_str().unwrap();
-    db.tl(&["export", "--format", "ascii", "--output", out_str])
-        .ok(&format!(
-            r#"{{"format":"ascii","timeline_id":"tl0","output":{},"nodes":11,"edges":11}}"#,
-            serde_json::json!(out_str)
-        ));
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), printed);
-    // Refused the second time; the first file stays as it was.
-    db.tl(&["export", "--format", "ascii", "--output", out_str]).err(
-        1,
-        &serde_json::json!({"error": format!("the output file {out_str} already exists; choose another name (export never overwrites a file, so changes you made to it are kept)")}).to_string(),
-    );
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), printed);
-}
-
-#[test]
-fn ascii_edges_count_only_drawn_links() {
-    // Without a root line the link n0 → n1 is not drawn.
-    let db = Db::created_at(NOW);
-    append_many(&db, 3, |i| format!("m{i}"));
-    let out = db.dir.path().join("t.txt");
-    let run = step(
-        &db,
-        &[
-            "export",
-            "--format",
-            "ascii",
-            "--output",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(
-        (run.json()["nodes"].clone(), run.json()["edges"].clone()),
-        (3.into(), 2.into())
-    );
-    // An empty timeline: just the root with its head.
-    let empty = Db::created_at(NOW);
-    assert_eq!(ascii(&empty), "[n0 root] [HEAD* \"main\"]\n");
-}
-
-#[test]
-fn ascii_survives_a_closed_pipe() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
-    let db = Db::created_at(NOW);
-    // About 200 KB of tree, more than a pipe buffer, so `tl` is still writing when the reader leaves.
-    append_many(&db, 400, |i| format!("{i} {}", "很长的消息".repeat(20)));
-    let mut cmd = db.command(common::TL);
-    cmd.arg("--db")
-        .arg(&db.path)
-        .args(["export", "--format", "ascii"]);
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    // The reader (like `head -n 1`) is gone now.
-    let output = child.wait_with_output().unwrap();
-    assert!(first.starts_with("[n1 user] \"1 很长的消息"), "{first:?}");
-    assert_eq!(
-        (
-            output.status.code(),
-            String::from_utf8_lossy(&output.stderr).as_ref()
-        ),
-        (Some(0), "")
-    );
-}
-
 // ---------------------------------------------------------------------------------------------
 // draw.io (X1)
 
@@ -928,150 +575,6 @@ fn cells(root: &Element) -> Vec<(Attrs, Option<Attrs>)> {
         .collect()
 }
 
-#[test]
-fn drawio_holds_every_node_edge_and_layer() {
-    let db = demo_db();
-    let stored = stored(&db);
-    assert_eq!(
-        stored.cold,
-        BTreeSet::from(["n3".to_string(), "n4".to_string()])
-    );
-    let diagram = export_drawio(&db, "demo.drawio");
-    let cells = cells(&diagram.root);
-
-    // Layers: the default one and a hidden second one.
-    let layers: Vec<&BTreeMap<String, String>> = cells
-        .iter()
-        .map(|(a, _)| a)
-        .filter(|a| a.get("parent").map(String::as_str) == Some("0"))
-        .collect();
-    assert_eq!(layers.len(), 2, "{layers:?}");
-    assert_eq!(layers[0].get("visible"), None);
-    assert_eq!(layers[1].get("visible").map(String::as_str), Some("0"));
-    let messages_layer = layers[0]["id"].clone();
-    let hidden_layer = layers[1]["id"].clone();
-
-    // Every hot and cold node exactly once, with its full text in text_json.
-    let mut seen = BTreeMap::new();
-    for (attrs, _) in cells.iter().filter(|(a, _)| a.contains_key("text_json")) {
-        let id = attrs["id"].clone();
-        let text: String = serde_json::from_str(&attrs["text_json"]).unwrap();
-        assert!(
-            seen.insert(id.clone(), (text, attrs.clone())).is_none(),
-            "{id} twice"
-        );
-    }
-    let all: BTreeSet<String> = stored.hot.union(&stored.cold).cloned().collect();
-    assert_eq!(seen.keys().cloned().collect::<BTreeSet<_>>(), all);
-    for (id, (text, attrs)) in &seen {
-        let node = step(&db, &["node", "--node", id]).json();
-        assert_eq!(Some(text.as_str()), node["text"].as_str(), "{id}");
-        assert_eq!(attrs["zone"], node["zone"].as_str().unwrap(), "{id}");
-        assert!(
-            attrs["style"].contains("rounded=1;"),
-            "{id}: {}",
-            attrs["style"]
-        );
-        assert_eq!(attrs["vertex"], "1");
-        assert_eq!(attrs["parent"], messages_layer);
-    }
-
-    // Styles: the current head green, plain hot messages light blue, the rest distinct.
-    let fill = |id: &str| {
-        let style = &seen[id].1["style"];
-        style
-            .split(';')
-            .find_map(|kv| kv.strip_prefix("fillColor="))
-            .unwrap()
-            .to_string()
-    };
-    assert_eq!(fill("n10"), "#d5e8d4"); // HEAD* main
-    for plain in ["n1", "n2", "n7"] {
-        assert_eq!(fill(plain), "#dae8fc", "{plain}");
-    }
-    let others: BTreeSet<String> = ["n3", "n5", "n8", "n11"].iter().map(|n| fill(n)).collect();
-    assert_eq!(
-        others.len(),
-        4,
-        "archived, summary, other head and placeholder look different: {others:?}"
-    );
-    assert!(!others.contains("#d5e8d4") && !others.contains("#dae8fc"));
-    assert!(
-        seen["n7"].1["style"].contains("strokeColor=#d79b00;"),
-        "the pin is marked"
-    );
-    assert!(
-        seen["n6"].1["style"].contains("strokeColor=#b85450;"),
-        "stale is marked"
-    );
-
-    // Parent links on the visible layer: exactly one per message.
-    let edges: Vec<&BTreeMap<String, String>> = cells
-        .iter()
-        .map(|(a, _)| a)
-        .filter(|a| a.get("edge").map(String::as_str) == Some("1"))
-        .collect();
-    let parent_links: BTreeSet<(String, String)> = edges
-        .iter()
-        .filter(|e| e["parent"] == messages_layer)
-        .map(|e| (e["source"].clone(), e["target"].clone()))
-        .collect();
-    let expected: BTreeSet<(String, String)> = stored
-        .parent
-        .iter()
-        .map(|(n, p)| (p.clone(), n.clone()))
-        .collect();
-    assert_eq!(parent_links, expected);
-    assert_eq!(
-        edges
-            .iter()
-            .filter(|e| e["parent"] == messages_layer)
-            .count(),
-        expected.len()
-    );
-
-    // The hidden layer: coverage, versions, dependencies.
-    let relations: BTreeSet<(String, String, String)> = edges
-        .iter()
-        .filter(|e| e["parent"] == hidden_layer)
-        .map(|e| (e["source"].clone(), e["target"].clone(), e["value"].clone()))
-        .collect();
-    let rel = |s: &str, t: &str, v: &str| (s.to_string(), t.to_string(), v.to_string());
-    let expected_relations = BTreeSet::from([
-        rel("n5", "n1", "covers from"),
-        rel("n5", "n2", "covers to"),
-        rel("n6", "n3", "covers from"),
-        rel("n6", "n4", "covers to"),
-        rel("n6", "n5", "derived from"),
-        rel("n9", "n1", "covers from"),
-        rel("n9", "n2", "covers to"),
-        rel("n9", "n5", "supersedes"),
-        rel("n11", "n8", "covers"),
-    ]);
-    assert_eq!(relations, expected_relations);
-    assert_eq!(edges.len(), expected.len() + expected_relations.len());
-
-    // Every edge connects existing cells; IDs are unique.
-    let ids: Vec<&String> = cells.iter().map(|(a, _)| &a["id"]).collect();
-    assert_eq!(
-        ids.len(),
-        ids.iter().collect::<BTreeSet<_>>().len(),
-        "cell IDs are unique"
-    );
-    for e in &edges {
-        assert!(
-            ids.contains(&&e["source"]) && ids.contains(&&e["target"]),
-            "{e:?}"
-        );
-    }
-
-    // The result counts what was written: message vertices and edge cells.
-    assert_eq!(diagram.result["nodes"], serde_json::json!(all.len()));
-    assert_eq!(diagram.result["edges"], serde_json::json!(edges.len()));
-    let keys: Vec<&String> = diagram.result.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["format", "timeline_id", "output", "nodes", "edges"]);
-}
-
 /// (x, y, width, height) of every vertex.
 fn boxes(root: &Element) -> Vec<(String, f64, f64, f64, f64)> {
     cells(root)
@@ -1104,268 +607,768 @@ fn assert_no_overlap(root: &Element) {
     }
 }
 
-#[test]
-fn drawio_layout_is_left_to_right_without_overlaps() {
-    let demo = export_drawio(&demo_db(), "demo.drawio");
-    assert_no_overlap(&demo.root);
-    // A bushier tree: branches at every depth, summaries beside their ranges.
-    let db = Db::created_at(NOW);
-    append_many(&db, 8, |i| format!("m{i}"));
-    for at in [1, 3, 5, 7] {
+// ---------------------------------------------------------------------------------------------
+// examples/: the synthetic demo database and its exports stay in step with the code
+
+// Every test below runs on both storage engines (json::… and sqlite::…).
+on_both_engines! {
+    #[test]
+    fn the_xml_checker_rejects_broken_documents() {
+        for bad in [
+            "<a>",
+            "<a></b>",
+            "<a x=\"1\" x=\"2\"/>",
+            "<a x=\"<\"/>",
+            "<a x=\"&bogus;\"/>",
+            "<a x=\"&#1;\"/>",
+            "<a x=1/>",
+            "<a/><b/>",
+            "<a>\u{1}</a>",
+            "<a>&amp</a>",
+        ] {
+            assert!(XmlParser::document(bad).is_err(), "accepted {bad:?}");
+        }
+        let ok = XmlParser::document(
+            "<?xml version=\"1.0\"?>\n<a x='1' y=\"&lt;&#10;&#x41;\"><b/><!-- c --><c>t</c></a>",
+        )
+        .unwrap();
+        assert_eq!(ok.attr("y"), Some("<\nA"));
+        assert_eq!(ok.children.len(), 2);
+    }
+
+    #[test]
+    fn ascii_matches_the_original_example() {
+        let db = Db::created_at(NOW);
+        step(
+            &db,
+            &["append", "--role", "user", "--text", "只使用本地数据"],
+        );
+        step(&db, &["append", "--role", "assistant", "--text", "方案 A"]);
+        step(
+            &db,
+            &["append", "--role", "assistant", "--text", "验证结果"],
+        );
+        step(&db, &["fork", "--node", "n1", "--name", "alternative"]);
+        step(&db, &["switch", "--name", "alternative"]);
+        step(&db, &["append", "--role", "assistant", "--text", "方案 B"]);
+        step(&db, &["switch", "--name", "main"]);
+        step(&db, &["pin", "--node", "n1"]);
+        // Exactly the tree of the product description.
+        assert_eq!(
+            ascii(&db),
+            "[n1 user PIN] \"只使用本地数据\"\n|\n+-- [n2 assistant] \"方案 A\"\n| |\n| [n3 assistant] \"验证结果\" [HEAD* \"main\"]\n`-- [n4 assistant] \"方案 B\" [HEAD \"alternative\"]\n"
+        );
+    }
+
+    #[test]
+    fn ascii_linear_history_stays_in_one_column() {
+        let db = Db::created_at(NOW);
+        append_many(&db, 30, |i| format!("message {i}"));
+        let text = ascii(&db);
+        golden("tests/golden/linear.txt", text.as_bytes());
+        // No staircase: every node line starts at column 0 and every other line is a bare "|".
+        for line in text.lines() {
+            assert!(line == "|" || line.starts_with("[n"), "{line:?}");
+        }
+        assert_eq!(text.lines().count(), 59);
+    }
+
+    #[test]
+    fn ascii_branches_at_several_depths() {
+        let db = Db::created_at(NOW);
+        append_many(&db, 6, |i| format!("main {i}"));
+        step(&db, &["fork", "--node", "n2", "--name", "early"]);
+        step(&db, &["fork", "--node", "n4", "--name", "late"]);
+        step(&db, &["fork", "--node", "n6", "--name", "same-head"]);
+        step(&db, &["fork", "--node", "n0", "--name", "empty"]);
+        step(&db, &["switch", "--name", "early"]);
+        append_many(&db, 3, |i| format!("early {i}"));
+        step(&db, &["fork", "--node", "n8", "--name", "nested"]);
+        step(&db, &["switch", "--name", "nested"]);
+        step(
+            &db,
+            &["append", "--role", "assistant", "--text", "nested 1"],
+        );
+        step(&db, &["switch", "--name", "late"]);
+        step(&db, &["append", "--role", "user", "--text", "late 1"]);
+        let text = ascii(&db);
+        golden("tests/golden/branching.txt", text.as_bytes());
+        // The root gets a line because the "empty" branch's head is n0.
+        assert!(
+            text.starts_with("[n0 root] [HEAD \"empty\"]\n|\n[n1 user]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[n6 assistant] \"main 6\" [HEAD \"main\"] [HEAD \"same-head\"]\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[n11 user] \"late 1\" [HEAD* \"late\"]\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn ascii_summaries_versions_stale_and_placeholders() {
+        let db = Db::created_at(NOW);
+        append_many(&db, 2, |i| format!("message {i}"));
+        // Too big to keep: the budget covers it with a placeholder.
         step(
             &db,
             &[
-                "fork",
-                "--node",
-                &format!("n{at}"),
-                "--name",
-                &format!("b{at}"),
+                "append",
+                "--role",
+                "user",
+                "--text",
+                "message 3",
+                "--tokens",
+                "100",
             ],
         );
-        step(&db, &["switch", "--name", &format!("b{at}")]);
-        append_many(&db, 3, |i| format!("b{at}.{i}"));
-    }
-    step(
-        &db,
-        &[
-            "summarize",
-            "--from",
-            "n2",
-            "--to",
-            "n6",
-            "--summary",
-            "middle",
-        ],
-    );
-    let diagram = export_drawio(&db, "bushy.drawio");
-    assert_no_overlap(&diagram.root);
-    // Depth grows to the right: each child lies right of its parent.
-    let boxes: BTreeMap<String, (f64, f64)> = boxes(&diagram.root)
-        .into_iter()
-        .map(|(id, x, y, _, _)| (id, (x, y)))
-        .collect();
-    for (node, parent) in stored(&db).parent {
-        assert!(
-            boxes[&node].0 > boxes[&parent].0,
-            "{node} is not right of {parent}"
+        step(
+            &db,
+            &["append", "--role", "assistant", "--text", "message 4"],
         );
-    }
-    // A chain of single children stays in one lane.
-    assert_eq!(boxes["n8"].1, boxes["n1"].1);
-}
-
-#[test]
-fn drawio_text_json_keeps_any_text_exactly() {
-    let db = Db::created_at(NOW);
-    let texts = [
-        "<b>tags</b> & \"quotes\" 'apostrophes' ]]> <!-- -->",
-        "line one\nline two\r\n\ttabbed",
-        "control \u{1} \u{1b}[31m and non-characters \u{fffe}\u{ffff}",
-        "讨论目标 👨‍👩‍👧‍👦 \u{202e}reversed\u{202c}",
-        "",
-    ];
-    for text in texts {
-        step(&db, &["append", "--role", "user", "--text", text]);
-    }
-    step(&db, &["fork", "--node", "n2", "--name", "<&\"branch\">"]);
-    let diagram = export_drawio(&db, "texts.drawio");
-    let cells = cells(&diagram.root);
-    for (i, text) in texts.iter().enumerate() {
-        let id = format!("n{}", i + 1);
-        let (attrs, _) = cells.iter().find(|(a, _)| a["id"] == id).unwrap();
+        step(&db, &["append", "--role", "user", "--text", "message 5"]);
+        step(
+            &db,
+            &[
+                "summarize",
+                "--from",
+                "n1",
+                "--to",
+                "n2",
+                "--summary",
+                "first two",
+            ],
+        ); // n6
+        step(
+            &db,
+            &[
+                "summarize",
+                "--from",
+                "n3",
+                "--to",
+                "n3",
+                "--summary",
+                "third",
+                "--derived-from",
+                "n6",
+            ],
+        ); // n7
+        step(
+            &db,
+            &[
+                "summarize",
+                "--from",
+                "n3",
+                "--to",
+                "n4",
+                "--summary",
+                "from both",
+                "--derived-from",
+                "n6,n7",
+            ],
+        ); // n8
+        step(
+            &db,
+            &[
+                "summarize",
+                "--from",
+                "n1",
+                "--to",
+                "n2",
+                "--summary",
+                "first two, v2",
+                "--supersede",
+                "n6",
+            ],
+        ); // n9
+        step(
+            &db,
+            &[
+                "summarize",
+                "--from",
+                "n1",
+                "--to",
+                "n2",
+                "--summary",
+                "first two, v3",
+                "--supersede",
+                "n9",
+            ],
+        ); // n10
+        step(&db, &["pin", "--node", "n4"]);
+        let run = step(&db, &["budget", "--node", "n5", "--max", "50"]);
         assert_eq!(
-            serde_json::from_str::<String>(&attrs["text_json"]).unwrap(),
-            *text,
-            "{id}"
+            run.json()["summaries_created"],
+            serde_json::json!(["n11"]),
+            "{run:?}"
+        );
+        let text = ascii(&db);
+        golden("tests/golden/summaries.txt", text.as_bytes());
+        assert!(
+            text.contains("[n7 summary v1 covers n3..n3 derived-from n6 STALE] \"third\"\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[n9 summary v2 covers n1..n2 supersedes n6 superseded-by n10] "),
+            "{text}"
+        );
+        assert!(text.contains("[n11 placeholder covers n3..n3] "), "{text}");
+    }
+
+    #[test]
+    fn ascii_archived_branch() {
+        let db = Db::created_at(NOW);
+        append_many(&db, 2, |i| format!("shared {i}"));
+        step(&db, &["fork", "--node", "n2", "--name", "side"]);
+        step(&db, &["switch", "--name", "side"]);
+        append_many(&db, 3, |i| format!("side {i}"));
+        // The whole path must be covered by summaries; creating them advances the watermark to the head.
+        step(
+            &db,
+            &[
+                "summarize",
+                "--from",
+                "n1",
+                "--to",
+                "n5",
+                "--summary",
+                "everything on side",
+            ],
+        );
+        step(&db, &["switch", "--name", "main"]);
+        step(&db, &["archive-branch", "--name", "side"]).ok(r#"{"archived":["n3","n4","n5"]}"#);
+        step(&db, &["append", "--role", "user", "--text", "main goes on"]);
+        let text = ascii(&db);
+        golden("tests/golden/archived.txt", text.as_bytes());
+        assert!(text.contains("[n5 user ARCHIVED] \"side 3\"\n"), "{text}");
+    }
+
+    #[test]
+    fn ascii_cuts_long_texts_at_64_scalars() {
+        let db = Db::created_at(NOW);
+        let cjk64: String = "长文本测试中文字符".chars().cycle().take(64).collect();
+        let cjk65: String = "长文本测试中文字符".chars().cycle().take(65).collect();
+        // 👨‍👩‍👧‍👦 is one grapheme of seven scalars; the cut may split it, which shows the count is in scalars.
+        let emoji: String = "👨‍👩‍👧‍👦".repeat(10);
+        let branch: String = "分支🌿".repeat(30);
+        step(&db, &["append", "--role", "user", "--text", &cjk64]);
+        step(&db, &["append", "--role", "assistant", "--text", &cjk65]);
+        step(&db, &["append", "--role", "user", "--text", &emoji]);
+        step(
+            &db,
+            &[
+                "append",
+                "--role",
+                "user",
+                "--text",
+                "line one\nline \"two\"\t\\ end\u{1b}[0m",
+            ],
+        );
+        step(&db, &["fork", "--node", "n2", "--name", &branch]);
+        let text = ascii(&db);
+        golden("tests/golden/long-text.txt", text.as_bytes());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], format!("[n1 user] \"{cjk64}\""));
+        let cut65: String = cjk65.chars().take(64).collect();
+        let cut_branch: String = branch.chars().take(64).collect();
+        assert_eq!(
+            lines[2],
+            format!("[n2 assistant] \"{cut65}\"... [HEAD \"{cut_branch}\"...]")
+        );
+        let cut_emoji: String = emoji.chars().take(64).collect();
+        assert_eq!(lines[4], format!("[n3 user] \"{cut_emoji}\"..."));
+        assert_eq!(
+            lines[6],
+            "[n4 user] \"line one\\nline \\\"two\\\"\\t\\\\ end\\u001b[0m\" [HEAD* \"main\"]"
+        );
+        assert_eq!(lines.len(), 7);
+    }
+
+    #[test]
+    fn ascii_output_file_and_result() {
+        let db = demo_db();
+        let printed = ascii(&db);
+        let out = db.dir.path().join("tree.txt");
+        let out_str = out.to_str().unwrap();
+        db.tl(&["export", "--format", "ascii", "--output", out_str])
+            .ok(&format!(
+                r#"{{"format":"ascii","timeline_id":"tl0","output":{},"nodes":11,"edges":11}}"#,
+                serde_json::json!(out_str)
+            ));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), printed);
+        // Refused the second time; the first file stays as it was.
+        db.tl(&["export", "--format", "ascii", "--output", out_str]).err(
+            1,
+            &serde_json::json!({"error": format!("the output file {out_str} already exists; choose another name (export never overwrites a file, so changes you made to it are kept)")}).to_string(),
+        );
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), printed);
+    }
+
+    #[test]
+    fn ascii_edges_count_only_drawn_links() {
+        // Without a root line the link n0 → n1 is not drawn.
+        let db = Db::created_at(NOW);
+        append_many(&db, 3, |i| format!("m{i}"));
+        let out = db.dir.path().join("t.txt");
+        let run = step(
+            &db,
+            &[
+                "export",
+                "--format",
+                "ascii",
+                "--output",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(
+            (run.json()["nodes"].clone(), run.json()["edges"].clone()),
+            (3.into(), 2.into())
+        );
+        // An empty timeline: just the root with its head.
+        let empty = Db::created_at(NOW);
+        assert_eq!(ascii(&empty), "[n0 root] [HEAD* \"main\"]\n");
+    }
+
+    #[test]
+    fn ascii_survives_a_closed_pipe() {
+        use std::io::{BufRead, BufReader};
+        use std::process::Stdio;
+        let db = Db::created_at(NOW);
+        // About 200 KB of tree, more than a pipe buffer, so `tl` is still writing when the reader leaves.
+        append_many(&db, 400, |i| format!("{i} {}", "很长的消息".repeat(20)));
+        let mut cmd = db.command(common::TL);
+        cmd.arg("--db")
+            .arg(&db.path)
+            .args(["export", "--format", "ascii"]);
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        // The reader (like `head -n 1`) is gone now.
+        let output = child.wait_with_output().unwrap();
+        assert!(first.starts_with("[n1 user] \"1 很长的消息"), "{first:?}");
+        assert_eq!(
+            (
+                output.status.code(),
+                String::from_utf8_lossy(&output.stderr).as_ref()
+            ),
+            (Some(0), "")
         );
     }
-}
 
-#[test]
-fn drawio_refuses_an_existing_file_and_keeps_it() {
-    let db = demo_db();
-    let first = export_drawio(&db, "out.drawio");
-    let out = db.dir.path().join("out.drawio");
-    let out_str = out.to_str().unwrap();
-    db.tl(&["export", "--format", "drawio", "--output", out_str]).err(
-        1,
-        &serde_json::json!({"error": format!("the output file {out_str} already exists; choose another name (export never overwrites a file, so changes you made to it are kept)")}).to_string(),
-    );
-    assert_eq!(std::fs::read(&out).unwrap(), first.bytes);
-    // A file the user edited is refused just the same, and left alone.
-    std::fs::write(&out, b"my edits").unwrap();
-    assert_eq!(
-        db.tl(&["export", "--format", "drawio", "--output", out_str])
-            .code,
-        1
-    );
-    assert_eq!(std::fs::read(&out).unwrap(), b"my edits");
-    // No temporary files are left behind.
-    let names: Vec<String> = std::fs::read_dir(db.dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains("export"))
-        .collect();
-    assert!(names.is_empty(), "{names:?}");
-}
+    #[test]
+    fn drawio_holds_every_node_edge_and_layer() {
+        let db = demo_db();
+        let stored = stored(&db);
+        assert_eq!(
+            stored.cold,
+            BTreeSet::from(["n3".to_string(), "n4".to_string()])
+        );
+        let diagram = export_drawio(&db, "demo.drawio");
+        let cells = cells(&diagram.root);
 
-#[test]
-fn export_never_changes_the_database() {
-    let db = demo_db();
-    let before = db.bytes();
-    let backup = std::fs::read(db.backup_path()).unwrap();
-    let mtime = std::fs::metadata(&db.path).unwrap().modified().unwrap();
-    export_drawio(&db, "a.drawio");
-    ascii(&db);
-    step(
-        &db,
-        &[
+        // Layers: the default one and a hidden second one.
+        let layers: Vec<&BTreeMap<String, String>> = cells
+            .iter()
+            .map(|(a, _)| a)
+            .filter(|a| a.get("parent").map(String::as_str) == Some("0"))
+            .collect();
+        assert_eq!(layers.len(), 2, "{layers:?}");
+        assert_eq!(layers[0].get("visible"), None);
+        assert_eq!(layers[1].get("visible").map(String::as_str), Some("0"));
+        let messages_layer = layers[0]["id"].clone();
+        let hidden_layer = layers[1]["id"].clone();
+
+        // Every hot and cold node exactly once, with its full text in text_json.
+        let mut seen = BTreeMap::new();
+        for (attrs, _) in cells.iter().filter(|(a, _)| a.contains_key("text_json")) {
+            let id = attrs["id"].clone();
+            let text: String = serde_json::from_str(&attrs["text_json"]).unwrap();
+            assert!(
+                seen.insert(id.clone(), (text, attrs.clone())).is_none(),
+                "{id} twice"
+            );
+        }
+        let all: BTreeSet<String> = stored.hot.union(&stored.cold).cloned().collect();
+        assert_eq!(seen.keys().cloned().collect::<BTreeSet<_>>(), all);
+        for (id, (text, attrs)) in &seen {
+            let node = step(&db, &["node", "--node", id]).json();
+            assert_eq!(Some(text.as_str()), node["text"].as_str(), "{id}");
+            assert_eq!(attrs["zone"], node["zone"].as_str().unwrap(), "{id}");
+            assert!(
+                attrs["style"].contains("rounded=1;"),
+                "{id}: {}",
+                attrs["style"]
+            );
+            assert_eq!(attrs["vertex"], "1");
+            assert_eq!(attrs["parent"], messages_layer);
+        }
+
+        // Styles: the current head green, plain hot messages light blue, the rest distinct.
+        let fill = |id: &str| {
+            let style = &seen[id].1["style"];
+            style
+                .split(';')
+                .find_map(|kv| kv.strip_prefix("fillColor="))
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(fill("n10"), "#d5e8d4"); // HEAD* main
+        for plain in ["n1", "n2", "n7"] {
+            assert_eq!(fill(plain), "#dae8fc", "{plain}");
+        }
+        let others: BTreeSet<String> = ["n3", "n5", "n8", "n11"].iter().map(|n| fill(n)).collect();
+        assert_eq!(
+            others.len(),
+            4,
+            "archived, summary, other head and placeholder look different: {others:?}"
+        );
+        assert!(!others.contains("#d5e8d4") && !others.contains("#dae8fc"));
+        assert!(
+            seen["n7"].1["style"].contains("strokeColor=#d79b00;"),
+            "the pin is marked"
+        );
+        assert!(
+            seen["n6"].1["style"].contains("strokeColor=#b85450;"),
+            "stale is marked"
+        );
+
+        // Parent links on the visible layer: exactly one per message.
+        let edges: Vec<&BTreeMap<String, String>> = cells
+            .iter()
+            .map(|(a, _)| a)
+            .filter(|a| a.get("edge").map(String::as_str) == Some("1"))
+            .collect();
+        let parent_links: BTreeSet<(String, String)> = edges
+            .iter()
+            .filter(|e| e["parent"] == messages_layer)
+            .map(|e| (e["source"].clone(), e["target"].clone()))
+            .collect();
+        let expected: BTreeSet<(String, String)> = stored
+            .parent
+            .iter()
+            .map(|(n, p)| (p.clone(), n.clone()))
+            .collect();
+        assert_eq!(parent_links, expected);
+        assert_eq!(
+            edges
+                .iter()
+                .filter(|e| e["parent"] == messages_layer)
+                .count(),
+            expected.len()
+        );
+
+        // The hidden layer: coverage, versions, dependencies.
+        let relations: BTreeSet<(String, String, String)> = edges
+            .iter()
+            .filter(|e| e["parent"] == hidden_layer)
+            .map(|e| (e["source"].clone(), e["target"].clone(), e["value"].clone()))
+            .collect();
+        let rel = |s: &str, t: &str, v: &str| (s.to_string(), t.to_string(), v.to_string());
+        let expected_relations = BTreeSet::from([
+            rel("n5", "n1", "covers from"),
+            rel("n5", "n2", "covers to"),
+            rel("n6", "n3", "covers from"),
+            rel("n6", "n4", "covers to"),
+            rel("n6", "n5", "derived from"),
+            rel("n9", "n1", "covers from"),
+            rel("n9", "n2", "covers to"),
+            rel("n9", "n5", "supersedes"),
+            rel("n11", "n8", "covers"),
+        ]);
+        assert_eq!(relations, expected_relations);
+        assert_eq!(edges.len(), expected.len() + expected_relations.len());
+
+        // Every edge connects existing cells; IDs are unique.
+        let ids: Vec<&String> = cells.iter().map(|(a, _)| &a["id"]).collect();
+        assert_eq!(
+            ids.len(),
+            ids.iter().collect::<BTreeSet<_>>().len(),
+            "cell IDs are unique"
+        );
+        for e in &edges {
+            assert!(
+                ids.contains(&&e["source"]) && ids.contains(&&e["target"]),
+                "{e:?}"
+            );
+        }
+
+        // The result counts what was written: message vertices and edge cells.
+        assert_eq!(diagram.result["nodes"], serde_json::json!(all.len()));
+        assert_eq!(diagram.result["edges"], serde_json::json!(edges.len()));
+        let keys: Vec<&String> = diagram.result.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["format", "timeline_id", "output", "nodes", "edges"]);
+    }
+
+    #[test]
+    fn drawio_layout_is_left_to_right_without_overlaps() {
+        let demo = export_drawio(&demo_db(), "demo.drawio");
+        assert_no_overlap(&demo.root);
+        // A bushier tree: branches at every depth, summaries beside their ranges.
+        let db = Db::created_at(NOW);
+        append_many(&db, 8, |i| format!("m{i}"));
+        for at in [1, 3, 5, 7] {
+            step(
+                &db,
+                &[
+                    "fork",
+                    "--node",
+                    &format!("n{at}"),
+                    "--name",
+                    &format!("b{at}"),
+                ],
+            );
+            step(&db, &["switch", "--name", &format!("b{at}")]);
+            append_many(&db, 3, |i| format!("b{at}.{i}"));
+        }
+        step(
+            &db,
+            &[
+                "summarize",
+                "--from",
+                "n2",
+                "--to",
+                "n6",
+                "--summary",
+                "middle",
+            ],
+        );
+        let diagram = export_drawio(&db, "bushy.drawio");
+        assert_no_overlap(&diagram.root);
+        // Depth grows to the right: each child lies right of its parent.
+        let boxes: BTreeMap<String, (f64, f64)> = boxes(&diagram.root)
+            .into_iter()
+            .map(|(id, x, y, _, _)| (id, (x, y)))
+            .collect();
+        for (node, parent) in stored(&db).parent {
+            assert!(
+                boxes[&node].0 > boxes[&parent].0,
+                "{node} is not right of {parent}"
+            );
+        }
+        // A chain of single children stays in one lane.
+        assert_eq!(boxes["n8"].1, boxes["n1"].1);
+    }
+
+    #[test]
+    fn drawio_text_json_keeps_any_text_exactly() {
+        let db = Db::created_at(NOW);
+        let texts = [
+            "<b>tags</b> & \"quotes\" 'apostrophes' ]]> <!-- -->",
+            "line one\nline two\r\n\ttabbed",
+            "control \u{1} \u{1b}[31m and non-characters \u{fffe}\u{ffff}",
+            "讨论目标 👨‍👩‍👧‍👦 \u{202e}reversed\u{202c}",
+            "",
+        ];
+        for text in texts {
+            step(&db, &["append", "--role", "user", "--text", text]);
+        }
+        step(&db, &["fork", "--node", "n2", "--name", "<&\"branch\">"]);
+        let diagram = export_drawio(&db, "texts.drawio");
+        let cells = cells(&diagram.root);
+        for (i, text) in texts.iter().enumerate() {
+            let id = format!("n{}", i + 1);
+            let (attrs, _) = cells.iter().find(|(a, _)| a["id"] == id).unwrap();
+            assert_eq!(
+                serde_json::from_str::<String>(&attrs["text_json"]).unwrap(),
+                *text,
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
+    fn drawio_refuses_an_existing_file_and_keeps_it() {
+        let db = demo_db();
+        let first = export_drawio(&db, "out.drawio");
+        let out = db.dir.path().join("out.drawio");
+        let out_str = out.to_str().unwrap();
+        db.tl(&["export", "--format", "drawio", "--output", out_str]).err(
+            1,
+            &serde_json::json!({"error": format!("the output file {out_str} already exists; choose another name (export never overwrites a file, so changes you made to it are kept)")}).to_string(),
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), first.bytes);
+        // A file the user edited is refused just the same, and left alone.
+        std::fs::write(&out, b"my edits").unwrap();
+        assert_eq!(
+            db.tl(&["export", "--format", "drawio", "--output", out_str])
+                .code,
+            1
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), b"my edits");
+        // No temporary files are left behind.
+        let names: Vec<String> = std::fs::read_dir(db.dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("export"))
+            .collect();
+        assert!(names.is_empty(), "{names:?}");
+    }
+
+    #[test]
+    fn export_never_changes_the_database() {
+        let db = demo_db();
+        let before = db.bytes();
+        let backup = db.json_backup();
+        let mtime = std::fs::metadata(&db.path).unwrap().modified().unwrap();
+        export_drawio(&db, "a.drawio");
+        ascii(&db);
+        step(
+            &db,
+            &[
+                "export",
+                "--format",
+                "ascii",
+                "--output",
+                db.dir.path().join("a.txt").to_str().unwrap(),
+            ],
+        );
+        assert_eq!(db.bytes(), before);
+        assert_eq!(db.json_backup(), backup);
+        assert_eq!(
+            std::fs::metadata(&db.path).unwrap().modified().unwrap(),
+            mtime
+        );
+    }
+
+    #[test]
+    fn export_argument_errors() {
+        let db = demo_db();
+        let out = db.dir.path().join("x.drawio");
+        let out_str = out.to_str().unwrap();
+        // G1: no idempotency key.
+        db.tl(&["--idempotency-key", "k1", "export", "--format", "ascii"]).err(
+            2,
+            r#"{"error":"invalid argument --idempotency-key: export does not take an idempotency key; it changes nothing in the database, so it is always safe to run again"}"#,
+        );
+        db.tl(&["--idempotency-key", "k1", "export", "--format", "drawio", "--output", out_str]).err(
+            2,
+            r#"{"error":"invalid argument --idempotency-key: export does not take an idempotency key; it changes nothing in the database, so it is always safe to run again"}"#,
+        );
+        assert!(!out.exists());
+        db.tl(&["export", "--format", "drawio"]).err(
+            2,
+            r#"{"error":"invalid argument --output: --format drawio writes a diagram file, so it needs --output FILE (for example --output timeline.drawio); only --format ascii can print to the terminal"}"#,
+        );
+        db.tl(&["--timeline", "tl7", "export", "--format", "ascii"])
+            .err(
+                1,
+                r#"{"error":"timeline not found: tl7 (this database has tl0)"}"#,
+            );
+        // A directory that does not exist: an output error that names the file.
+        let missing = db.dir.path().join("no-such-dir").join("x.txt");
+        let run = db.tl(&[
             "export",
             "--format",
             "ascii",
             "--output",
-            db.dir.path().join("a.txt").to_str().unwrap(),
-        ],
-    );
-    assert_eq!(db.bytes(), before);
-    assert_eq!(std::fs::read(db.backup_path()).unwrap(), backup);
-    assert_eq!(
-        std::fs::metadata(&db.path).unwrap().modified().unwrap(),
-        mtime
-    );
-}
-
-#[test]
-fn export_argument_errors() {
-    let db = demo_db();
-    let out = db.dir.path().join("x.drawio");
-    let out_str = out.to_str().unwrap();
-    // G1: no idempotency key.
-    db.tl(&["--idempotency-key", "k1", "export", "--format", "ascii"]).err(
-        2,
-        r#"{"error":"invalid argument --idempotency-key: export does not take an idempotency key; it changes nothing in the database, so it is always safe to run again"}"#,
-    );
-    db.tl(&["--idempotency-key", "k1", "export", "--format", "drawio", "--output", out_str]).err(
-        2,
-        r#"{"error":"invalid argument --idempotency-key: export does not take an idempotency key; it changes nothing in the database, so it is always safe to run again"}"#,
-    );
-    assert!(!out.exists());
-    db.tl(&["export", "--format", "drawio"]).err(
-        2,
-        r#"{"error":"invalid argument --output: --format drawio writes a diagram file, so it needs --output FILE (for example --output timeline.drawio); only --format ascii can print to the terminal"}"#,
-    );
-    db.tl(&["--timeline", "tl7", "export", "--format", "ascii"])
-        .err(
-            1,
-            r#"{"error":"timeline not found: tl7 (this database has tl0)"}"#,
-        );
-    // A directory that does not exist: an output error that names the file.
-    let missing = db.dir.path().join("no-such-dir").join("x.txt");
-    let run = db.tl(&[
-        "export",
-        "--format",
-        "ascii",
-        "--output",
-        missing.to_str().unwrap(),
-    ]);
-    assert_eq!((run.code, run.stdout.as_str()), (1, ""), "{run:?}");
-    let message = serde_json::from_str::<Value>(&run.stderr).unwrap()["error"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        message.starts_with(&format!(
-            "cannot write the output file {}: ",
-            missing.display()
-        )),
-        "{message}"
-    );
-    assert!(!missing.exists());
-}
-
-#[test]
-fn export_selects_the_timeline() {
-    let db = Db::created_at(NOW);
-    step(&db, &["append", "--role", "user", "--text", "in tl0"]);
-    step(&db, &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
-    step(
-        &db,
-        &[
-            "--timeline",
-            "tl1",
-            "append",
-            "--role",
-            "user",
-            "--text",
-            "in tl1",
-        ],
-    );
-    assert_eq!(ascii(&db), "[n1 user] \"in tl0\" [HEAD* \"main\"]\n");
-    let run = step(&db, &["--timeline", "tl1", "export", "--format", "ascii"]);
-    assert_eq!(run.stdout, "[n1 user] \"in tl1\" [HEAD* \"main\"]\n");
-    let out = db.dir.path().join("tl1.drawio");
-    let run = step(
-        &db,
-        &[
-            "--timeline",
-            "tl1",
-            "export",
-            "--format",
-            "drawio",
-            "--output",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(run.json()["timeline_id"], "tl1");
-    assert_eq!(
-        (run.json()["nodes"].clone(), run.json()["edges"].clone()),
-        (1.into(), 1.into())
-    );
-}
-
-// ---------------------------------------------------------------------------------------------
-// examples/: the synthetic demo database and its exports stay in step with the code
-
-#[test]
-fn examples_are_up_to_date() {
-    let db = demo_db();
-    golden("examples/demo.timeline.json", &db.bytes());
-    // Export the committed example from a copy, so no lock file appears in examples/.
-    let dir = TempDir::new();
-    let copy = Db {
-        path: dir.path().join("demo.timeline.json"),
-        dir,
-        env: Vec::new(),
-    };
-    std::fs::copy(repo_path("examples/demo.timeline.json"), &copy.path).unwrap();
-    let drawio = export_drawio(&copy, "demo.drawio");
-    golden("examples/demo.drawio", &drawio.bytes);
-    golden("examples/demo.txt", ascii(&copy).as_bytes());
-}
-
-#[test]
-fn docs_show_the_example() {
-    let docs = std::fs::read_to_string(repo_path("docs/export.md")).unwrap();
-    for args in DEMO {
-        let shown: Vec<String> = args
-            .iter()
-            .map(|a| {
-                if a.contains(' ') {
-                    format!("\"{a}\"")
-                } else {
-                    a.to_string()
-                }
-            })
-            .collect();
-        let line = format!("tl --db demo.timeline.json {}\n", shown.join(" "));
+            missing.to_str().unwrap(),
+        ]);
+        assert_eq!((run.code, run.stdout.as_str()), (1, ""), "{run:?}");
+        let message = serde_json::from_str::<Value>(&run.stderr).unwrap()["error"]
+            .as_str()
+            .unwrap()
+            .to_string();
         assert!(
-            docs.contains(&line),
-            "docs/export.md lacks the example command {line}"
+            message.starts_with(&format!(
+                "cannot write the output file {}: ",
+                missing.display()
+            )),
+            "{message}"
+        );
+        assert!(!missing.exists());
+    }
+
+    #[test]
+    fn export_selects_the_timeline() {
+        let db = Db::created_at(NOW);
+        step(&db, &["append", "--role", "user", "--text", "in tl0"]);
+        step(&db, &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
+        step(
+            &db,
+            &[
+                "--timeline",
+                "tl1",
+                "append",
+                "--role",
+                "user",
+                "--text",
+                "in tl1",
+            ],
+        );
+        assert_eq!(ascii(&db), "[n1 user] \"in tl0\" [HEAD* \"main\"]\n");
+        let run = step(&db, &["--timeline", "tl1", "export", "--format", "ascii"]);
+        assert_eq!(run.stdout, "[n1 user] \"in tl1\" [HEAD* \"main\"]\n");
+        let out = db.dir.path().join("tl1.drawio");
+        let run = step(
+            &db,
+            &[
+                "--timeline",
+                "tl1",
+                "export",
+                "--format",
+                "drawio",
+                "--output",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(run.json()["timeline_id"], "tl1");
+        assert_eq!(
+            (run.json()["nodes"].clone(), run.json()["edges"].clone()),
+            (1.into(), 1.into())
         );
     }
-    let tree = std::fs::read_to_string(repo_path("examples/demo.txt")).unwrap();
-    assert!(
-        docs.contains(&format!("```text\n{tree}```\n")),
-        "docs/export.md shows an outdated example tree"
-    );
+
+    #[test]
+    fn examples_are_up_to_date() {
+        let db = demo_db();
+        golden("examples/demo.timeline.json", &db.bytes());
+        // Export the committed example from a copy, so no lock file appears in examples/.
+        let dir = TempDir::new();
+        let copy = Db {
+            path: dir.path().join("demo.timeline.json"),
+            dir,
+            env: Vec::new(),
+        };
+        std::fs::copy(repo_path("examples/demo.timeline.json"), &copy.path).unwrap();
+        let drawio = export_drawio(&copy, "demo.drawio");
+        golden("examples/demo.drawio", &drawio.bytes);
+        golden("examples/demo.txt", ascii(&copy).as_bytes());
+    }
+
+    #[test]
+    fn docs_show_the_example() {
+        let docs = std::fs::read_to_string(repo_path("docs/export.md")).unwrap();
+        for args in DEMO {
+            let shown: Vec<String> = args
+                .iter()
+                .map(|a| {
+                    if a.contains(' ') {
+                        format!("\"{a}\"")
+                    } else {
+                        a.to_string()
+                    }
+                })
+                .collect();
+            let line = format!("tl --db demo.timeline.json {}\n", shown.join(" "));
+            assert!(
+                docs.contains(&line),
+                "docs/export.md lacks the example command {line}"
+            );
+        }
+        let tree = std::fs::read_to_string(repo_path("examples/demo.txt")).unwrap();
+        assert!(
+            docs.contains(&format!("```text\n{tree}```\n")),
+            "docs/export.md shows an outdated example tree"
+        );
+    }
 }

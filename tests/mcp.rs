@@ -181,956 +181,21 @@ fn tools_json() -> Value {
 
 // ---- P3: initialize, versions, ping ----
 
-#[test]
-fn initialize_negotiates_each_known_version_and_answers_the_latest_for_unknown_ones() {
-    let db = Db::new();
-    for version in VERSIONS {
-        let server = Server::init(&db, version);
-        assert_eq!(server.finish().0, 0);
-    }
-    for unknown in ["2023-01-01", "2099-12-31", "", "latest"] {
-        let mut server = Server::start(&db);
-        server.initialize(unknown, "2025-11-25");
-        server.assert_silent();
-        assert_eq!(server.finish().0, 0);
-    }
-    // Nothing was written to the database by a handshake.
-    assert!(!db.path.exists());
-}
-
-#[test]
-fn ping_answers_an_empty_result_with_the_same_id() {
-    let db = Db::new();
-    let mut server = Server::init(&db, "2025-11-25");
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
-        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
-    );
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":"abc","method":"ping","params":{}}"#,
-        r#"{"jsonrpc":"2.0","id":"abc","result":{}}"#,
-    );
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
-        r#"{"jsonrpc":"2.0","id":18446744073709551615,"result":{}}"#,
-    );
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#,
-        r#"{"jsonrpc":"2.0","id":-9223372036854775808,"result":{}}"#,
-    );
-    let (code, rest, _) = server.finish();
-    assert_eq!((code, rest.as_str()), (0, ""));
-}
-
-#[test]
-fn ping_works_before_initialize_and_a_second_initialize_is_refused() {
-    let db = Db::new();
-    let mut server = Server::start(&db);
-    server.assert_silent();
-    server.initialize("2025-03-26", "2025-03-26");
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
-        &error(
-            "5",
-            -32600,
-            "Invalid Request: initialize was already answered on this connection (protocol version 2025-03-26); start a new tl-mcp process to negotiate again",
-        ),
-    );
-}
-
-#[test]
-fn initialize_needs_a_protocol_version_string() {
-    let db = Db::new();
-    let mut server = Server::start(&db);
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
-        &error(
-            "1",
-            -32602,
-            "Invalid params: initialize needs params.protocolVersion, such as \"2025-11-25\"",
-        ),
-    );
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":20250618}}"#,
-        &error(
-            "2",
-            -32602,
-            "Invalid params: protocolVersion must be a string such as \"2025-11-25\", got an integer",
-        ),
-    );
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":3,"method":"initialize"}"#,
-        &error(
-            "3",
-            -32602,
-            "Invalid params: initialize needs params.protocolVersion, such as \"2025-11-25\"",
-        ),
-    );
-    // A failed initialize negotiates nothing: a proper one still works.
-    server.initialize("2024-11-05", "2024-11-05");
-}
-
 // ---- P1, P2: framing and protocol errors ----
-
-#[test]
-fn an_oversize_frame_is_discarded_and_the_next_request_succeeds() {
-    let db = Db::new();
-    let mut server = Server::init(&db, "2025-11-25");
-    // 8 MiB + 1 bytes of a JSON string: valid JSON, one byte too long.
-    let mut big = Vec::with_capacity(LIMIT + 2);
-    big.extend_from_slice(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":""#);
-    let tail = br#""}}"#;
-    big.resize(LIMIT + 1 - tail.len(), b'a');
-    big.extend_from_slice(tail);
-    assert_eq!(big.len(), LIMIT + 1);
-    big.push(b'\n');
-    server.send_raw(&big);
-    assert_eq!(
-        server.recv(),
-        error(
-            "null",
-            -32600,
-            "Invalid Request: the message is 8388609 bytes long, over the limit of 8388608 bytes (8 MiB) per line; it was discarded"
-        )
-    );
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
-        r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
-    );
-    // Exactly the limit is accepted, even with a CR before the LF.
-    let mut exact = big[..LIMIT - tail.len()].to_vec();
-    exact.extend_from_slice(tail);
-    exact.extend_from_slice(b"\r\n");
-    server.send_raw(&exact);
-    assert_eq!(server.recv(), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
-    // A much larger line with no JSON at all is skipped the same way.
-    let mut huge = vec![b'x'; 3 * LIMIT];
-    huge.push(b'\n');
-    server.send_raw(&huge);
-    assert_eq!(
-        server.recv(),
-        error(
-            "null",
-            -32600,
-            "Invalid Request: the message is 25165824 bytes long, over the limit of 8388608 bytes (8 MiB) per line; it was discarded"
-        )
-    );
-    server.assert_silent();
-    let (code, rest, stderr) = server.finish();
-    assert_eq!((code, rest.as_str()), (0, ""));
-    assert!(stderr.contains("8388609 bytes"), "{stderr}");
-}
-
-#[test]
-fn invalid_utf8_is_a_parse_error_and_the_server_goes_on() {
-    let db = Db::new();
-    let mut server = Server::init(&db, "2025-11-25");
-    server.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"}\n");
-    assert_eq!(
-        server.recv(),
-        error(
-            "null",
-            -32700,
-            "Parse error: the message is not valid UTF-8 (invalid byte at offset 35)"
-        )
-    );
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
-        r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
-    );
-}
-
-#[test]
-fn invalid_json_is_a_parse_error() {
-    let db = Db::new();
-    let mut server = Server::init(&db, "2025-11-25");
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":1,"method":"ping""#,
-        &error(
-            "null",
-            -32700,
-            "Parse error: the message is not valid JSON (EOF while parsing an object at line 1 column 39)",
-        ),
-    );
-    server.ask(
-        "hello",
-        &error(
-            "null",
-            -32700,
-            "Parse error: the message is not valid JSON (expected value at line 1 column 1)",
-        ),
-    );
-    // Nesting deeper than the parser's limit, and numbers out of range, are parse errors, not crashes.
-    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-    let answer: Value = server.ask_json(&deep);
-    assert_eq!(answer["error"]["code"], -32700, "{answer}");
-    assert_eq!(
-        answer["error"]["message"],
-        "Parse error: the message is not valid JSON (recursion limit exceeded at line 1 column 128)"
-    );
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":1e999,"method":"ping"}"#,
-        &error(
-            "null",
-            -32700,
-            "Parse error: the message is not valid JSON (number out of range at line 1 column 27)",
-        ),
-    );
-    // Blank lines carry no message and get no answer.
-    server.send("");
-    server.send("   \r");
-    server.assert_silent();
-}
-
-#[test]
-fn invalid_requests_are_answered_with_32600() {
-    let db = Db::new();
-    let mut server = Server::init(&db, "2025-11-25");
-    let not_object = "Invalid Request: a message must be a JSON object with \"jsonrpc\": \"2.0\" and a \"method\"";
-    for line in ["5", "\"ping\"", "null", "true"] {
-        server.ask(line, &error("null", -32600, not_object));
-    }
-    let cases = [
-        (
-            r#"{"id":1,"method":"ping"}"#,
-            "1",
-            "Invalid Request: \"jsonrpc\" must be the string \"2.0\"",
-        ),
-        (
-            r#"{"jsonrpc":"1.0","id":"a","method":"ping"}"#,
-            "\"a\"",
-            "Invalid Request: \"jsonrpc\" must be the string \"2.0\"",
-        ),
-        (
-            r#"{"jsonrpc":2.0,"id":2,"method":"ping"}"#,
-            "2",
-            "Invalid Request: \"jsonrpc\" must be the string \"2.0\"",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":3}"#,
-            "3",
-            "Invalid Request: \"method\" is missing",
-        ),
-        (
-            r#"{"jsonrpc":"2.0"}"#,
-            "null",
-            "Invalid Request: \"method\" is missing",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":4,"method":7}"#,
-            "4",
-            "Invalid Request: \"method\" must be a string, got an integer",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","method":["ping"]}"#,
-            "null",
-            "Invalid Request: \"method\" must be a string, got an array",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
-            "null",
-            "Invalid Request: \"id\" must be a string or an integer, got a boolean",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
-            "null",
-            "Invalid Request: \"id\" must be a string or an integer, got null",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
-            "null",
-            "Invalid Request: \"id\" must be a string or an integer, got a non-integer number",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
-            "null",
-            "Invalid Request: \"id\" must be a string or an integer, got an object",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":5,"method":"ping","params":"x"}"#,
-            "5",
-            "Invalid Request: \"params\" must be an object, got a string",
-        ),
-    ];
-    for (line, id, message) in cases {
-        server.ask(line, &error(id, -32600, message));
-    }
-    // A response from the client (this server sends no requests) is ignored.
-    server.send(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#);
-    server.send(r#"{"jsonrpc":"2.0","id":9,"error":{"code":1,"message":"x"}}"#);
-    server.assert_silent();
-}
-
-#[test]
-fn unknown_methods_are_32601_and_unknown_notifications_are_ignored() {
-    let db = Db::new();
-    let mut server = Server::init(&db, "2025-11-25");
-    for method in ["resources/list", "prompts/list", "tools/delete", ""] {
-        server.ask(
-            &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}"}}"#),
-            &error(
-                "1",
-                -32601,
-                &format!(
-                    "Method not found: {method} (this server offers initialize, ping, tools/list and tools/call)"
-                ),
-            ),
-        );
-    }
-    // A long method name is cut in the answer.
-    server.ask(
-        &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"{}"}}"#, "m".repeat(100_000)),
-        &error(
-            "2",
-            -32601,
-            &format!(
-                "Method not found: {}... (this server offers initialize, ping, tools/list and tools/call)",
-                "m".repeat(60)
-            ),
-        ),
-    );
-    server.send(r#"{"jsonrpc":"2.0","method":"notifications/whatever","params":{"a":1}}"#);
-    server.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#);
-    server.assert_silent();
-}
-
-#[test]
-fn bad_params_are_32602() {
-    let db = Db::new();
-    let mut server = Server::init(&db, "2025-11-25");
-    let cases = [
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
-            "Invalid params: tools/call needs params.name, the tool to call (tools/list names them)",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
-            "Invalid params: tools/call needs params.name, the tool to call (tools/list names them)",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}"#,
-            "Invalid params: name must be a string naming a tool, got an integer",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["timeline_create"]}"#,
-            "Invalid params: params of tools/call must be an object, got an array",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_export"}}"#,
-            "Invalid params: unknown tool \"timeline_export\"; tools/list names the 15 tools of this server",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":[]}}"#,
-            "Invalid params: arguments must be an object, got an array",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":{"timeline_id":"tl0"}}}"#,
-            "invalid argument timeline_id: timeline_create takes no such argument (it takes: nothing)",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_append","arguments":{"role":"user","text":"x"}}}"#,
-            "invalid argument timeline_id: required; pass the ID that timeline_create returned, such as \"tl0\"",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_context_budget","arguments":{"timeline_id":"tl0","node":"n1","max_tokens":-1}}}"#,
-            "invalid argument max_tokens: must be a non-negative integer, got -1",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_context_budget","arguments":{"timeline_id":"tl0","node":"n1","max_tokens":1e30}}}"#,
-            "invalid argument max_tokens: is larger than the maximum 18446744073709551615",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":{"idempotency_key":7}}}"#,
-            "invalid argument idempotency_key: arguments.idempotency_key must be a string such as \"request-001\", got an integer",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","idempotency_key":""}}"#,
-            "invalid argument idempotency_key: must be 1 to 256 bytes, such as request-001",
-        ),
-    ];
-    for (line, message) in cases {
-        server.ask(line, &error("1", -32602, message));
-    }
-    // None of these touched the database.
-    assert!(!db.path.exists());
-}
 
 // ---- P4: batches ----
 
-#[test]
-fn batches_are_served_serially_with_2024_11_05_and_2025_03_26() {
-    for version in OLD {
-        let db = Db::new();
-        let mut server = Server::init(&db, version);
-        let create = r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"timeline_create","arguments":{}}}"#;
-        let append = r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"hello","tokens":3}}}"#;
-        let silent = r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"never"}}}"#;
-        let context = r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"timeline_context","arguments":{"timeline_id":"tl0","node":"n1"}}}"#;
-        let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
-        server.ask(
-            &format!("[{create},{append},{silent},{context},{ping},5,{{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"nope\"}}]"),
-            &format!(
-                "[{},{},{},{},{},{}]",
-                r#"{"jsonrpc":"2.0","id":"c","result":{"content":[{"type":"text","text":"{\"timeline_id\":\"tl0\"}"}]}}"#,
-                r#"{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"{\"node\":\"n1\"}"}]}}"#,
-                r#"{"jsonrpc":"2.0","id":"x","result":{"content":[{"type":"text","text":"[{\"node\":\"n1\",\"role\":\"user\",\"text\":\"hello\",\"tokens\":3}]"}]}}"#,
-                r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
-                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON object with \"jsonrpc\": \"2.0\" and a \"method\""}}"#,
-                r#"{"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"Method not found: nope (this server offers initialize, ping, tools/list and tools/call)"}}"#,
-            ),
-        );
-        // A batch of notifications only has no answer at all.
-        server.send(&format!(
-            "[{silent},{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}]"
-        ));
-        server.assert_silent();
-        server.ask(
-            "[]",
-            &error(
-                "null",
-                -32600,
-                "Invalid Request: the batch is an empty array",
-            ),
-        );
-        // initialize cannot come again inside a batch.
-        server.ask(
-            r#"[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}]"#,
-            &format!(
-                "[{}]",
-                error(
-                    "1",
-                    -32600,
-                    &format!(
-                        "Invalid Request: initialize was already answered on this connection (protocol version {version}); start a new tl-mcp process to negotiate again"
-                    )
-                )
-            ),
-        );
-        drop(server);
-        // The notification inside the batch appended nothing.
-        db.tl(&["branches"])
-            .ok(r#"[{"name":"main","head":"n1","current":true}]"#);
-    }
-}
-
-#[test]
-fn batches_are_invalid_requests_from_2025_06_18_and_before_initialize() {
-    for version in NEW {
-        let db = Db::new();
-        let mut server = Server::init(&db, version);
-        server.ask(
-            r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":{}}},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
-            &error(
-                "null",
-                -32600,
-                &format!(
-                    "Invalid Request: JSON-RPC batches (arrays) are accepted only with protocol versions 2024-11-05 and 2025-03-26, and protocol version {version} was negotiated; send one message per line"
-                ),
-            ),
-        );
-        server.ask(
-            "[]",
-            &error(
-                "null",
-                -32600,
-                &format!(
-                    "Invalid Request: JSON-RPC batches (arrays) are accepted only with protocol versions 2024-11-05 and 2025-03-26, and protocol version {version} was negotiated; send one message per line"
-                ),
-            ),
-        );
-        drop(server);
-        // Nothing in the rejected batch ran.
-        assert!(!db.path.exists());
-    }
-    let db = Db::new();
-    let mut server = Server::start(&db);
-    server.ask(
-        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
-        &error(
-            "null",
-            -32600,
-            "Invalid Request: JSON-RPC batches (arrays) are accepted only with protocol versions 2024-11-05 and 2025-03-26, and before initialize the server follows the latest protocol version, 2025-11-25; send one message per line",
-        ),
-    );
-}
-
 // ---- P3: notifications never run tools ----
-
-#[test]
-fn a_tools_call_notification_changes_nothing() {
-    let db = Db::new();
-    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    db.append("user", "first", 2);
-    let before = db.bytes();
-    for version in VERSIONS {
-        let mut server = Server::init(&db, version);
-        for (tool, args) in [
-            (
-                "timeline_append",
-                r#"{"timeline_id":"tl0","role":"user","text":"x"}"#,
-            ),
-            ("timeline_create", "{}"),
-            ("timeline_pin", r#"{"timeline_id":"tl0","node":"n1"}"#),
-            (
-                "timeline_fork",
-                r#"{"timeline_id":"tl0","node":"n1","name":"b"}"#,
-            ),
-        ] {
-            server.send(&format!(
-                r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
-            ));
-        }
-        server.assert_silent();
-        let (code, rest, stderr) = server.finish();
-        assert_eq!((code, rest.as_str()), (0, ""));
-        assert!(
-            stderr.contains("ignored the notification tools/call"),
-            "{stderr}"
-        );
-    }
-    assert_eq!(db.bytes(), before);
-    db.tl(&["branches"])
-        .ok(r#"[{"name":"main","head":"n1","current":true}]"#);
-    assert_eq!(
-        db.tl(&["node", "--node", "n1"]).json()["pinned"],
-        json!(false)
-    );
-}
 
 // ---- P5: tools/list ----
 
-#[test]
-fn tools_list_serves_the_15_generated_tools_without_output_schema_for_old_versions() {
-    let full = tools_json();
-    let names: Vec<&str> = full["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "timeline_create",
-            "timeline_append",
-            "timeline_fork",
-            "timeline_switch",
-            "timeline_drop_branch",
-            "timeline_context",
-            "timeline_context_budget",
-            "timeline_pin",
-            "timeline_unpin",
-            "timeline_summarize",
-            "timeline_branches",
-            "timeline_node",
-            "timeline_archive_check",
-            "timeline_archive_branch",
-            "timeline_db_info"
-        ]
-    );
-    let mut stripped = full.clone();
-    for tool in stripped["tools"].as_array_mut().unwrap() {
-        tool.as_object_mut().unwrap().remove("outputSchema");
-    }
-    let db = Db::new();
-    for version in VERSIONS {
-        let expected = if OLD.contains(&version) {
-            &stripped
-        } else {
-            &full
-        };
-        let mut server = Server::init(&db, version);
-        server.ask(
-            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-            &format!(r#"{{"jsonrpc":"2.0","id":2,"result":{expected}}}"#),
-        );
-        // A cursor is accepted; everything fits in one page.
-        server.ask(
-            r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"x"}}"#,
-            &format!(r#"{{"jsonrpc":"2.0","id":3,"result":{expected}}}"#),
-        );
-        let answer = server.ask_json(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
-        let tools = answer["result"]["tools"].as_array().unwrap();
-        assert_eq!(tools.len(), 15);
-        let with_schema = tools
-            .iter()
-            .filter(|t| t.get("outputSchema").is_some())
-            .count();
-        assert_eq!(with_schema, if OLD.contains(&version) { 0 } else { 13 });
-    }
-    // Before initialize the latest version's list is served.
-    let mut server = Server::start(&db);
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-        &format!(r#"{{"jsonrpc":"2.0","id":2,"result":{full}}}"#),
-    );
-}
-
 // ---- P6: tool results and errors ----
-
-#[test]
-fn structured_content_only_from_2025_06_18_and_only_for_objects() {
-    for version in VERSIONS {
-        let structured = NEW.contains(&version);
-        let db = Db::new();
-        let mut server = Server::init(&db, version);
-        assert_eq!(
-            server.call(1, "timeline_create", "{}"),
-            tool_ok(1, r#"{"timeline_id":"tl0"}"#, structured)
-        );
-        assert_eq!(
-            server.call(
-                2,
-                "timeline_append",
-                r#"{"timeline_id":"tl0","role":"user","text":"Hello, world"}"#
-            ),
-            tool_ok(2, r#"{"node":"n1"}"#, structured)
-        );
-        assert_eq!(
-            server.call(
-                3,
-                "timeline_context",
-                r#"{"timeline_id":"tl0","node":"n1"}"#
-            ),
-            tool_ok(
-                3,
-                r#"[{"node":"n1","role":"user","text":"Hello, world","tokens":3}]"#,
-                false
-            )
-        );
-        assert_eq!(
-            server.call(4, "timeline_branches", r#"{"timeline_id":"tl0"}"#),
-            tool_ok(4, r#"[{"name":"main","head":"n1","current":true}]"#, false)
-        );
-        assert_eq!(
-            server.call(
-                5,
-                "timeline_fork",
-                r#"{"timeline_id":"tl0","node":"n1","name":"alt"}"#
-            ),
-            tool_ok(5, r#"{"branch":"alt","head":"n1"}"#, structured)
-        );
-        assert_eq!(
-            server.call(6, "timeline_node", r#"{"timeline_id":"tl0","node":"n1"}"#),
-            tool_ok(
-                6,
-                r#"{"node":"n1","timeline_id":"tl0","role":"user","text":"Hello, world","tokens":3,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":3,"intent":null,"summary":null}"#,
-                structured
-            )
-        );
-        assert_eq!(
-            server.call(
-                7,
-                "timeline_context_budget",
-                r#"{"timeline_id":"tl0","node":"n1","max_tokens":10}"#
-            ),
-            tool_ok(
-                7,
-                r#"{"messages":[{"node":"n1","role":"user","text":"Hello, world","tokens":3}],"total_tokens":3,"summaries_created":[]}"#,
-                structured
-            )
-        );
-        // The same answers as the CLI gives for the same database.
-        db.tl(&["context", "--node", "n1"])
-            .ok(r#"[{"node":"n1","role":"user","text":"Hello, world","tokens":3}]"#);
-    }
-}
-
-#[test]
-fn budget_infeasible_is_a_32000_error_with_data() {
-    let db = Db::new();
-    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    db.append("user", "a", 1000);
-    db.append("user", "b", 1);
-    db.append("user", "c", 1000);
-    db.append("user", "d", 0);
-    db.tl(&["pin", "--node", "n2"]).ok(r#"{"pinned":"n2"}"#);
-    let before = db.bytes();
-    for version in VERSIONS {
-        let mut server = Server::init(&db, version);
-        assert_eq!(
-            server.call(
-                1,
-                "timeline_context_budget",
-                r#"{"timeline_id":"tl0","node":"n4","max_tokens":1}"#
-            ),
-            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"budget infeasible","data":{"required_tokens":65,"max_tokens":1}}}"#
-        );
-        // Domain errors without data carry only code and message.
-        let answer: Value = serde_json::from_str(&server.call(
-            2,
-            "timeline_node",
-            r#"{"timeline_id":"tl0","node":"n99"}"#,
-        ))
-        .unwrap();
-        assert_eq!(answer["error"]["code"], -32000, "{answer}");
-        assert!(answer["error"].get("data").is_none(), "{answer}");
-        assert_eq!(
-            answer["error"]["message"],
-            db.tl(&["node", "--node", "n99"])
-                .stderr
-                .trim_end()
-                .strip_prefix(r#"{"error":""#)
-                .unwrap()
-                .strip_suffix(r#""}"#)
-                .unwrap()
-        );
-    }
-    // A failed budget commits nothing.
-    assert_eq!(db.bytes(), before);
-}
 
 // ---- I3: idempotency keys ----
 
-#[test]
-fn idempotency_key_in_arguments_in_params_or_both_when_equal() {
-    let db = Db::new();
-    let mut server = Server::init(&db, "2025-11-25");
-    let append = |place: &str| -> String {
-        match place {
-            "arguments" => r#"{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"once","idempotency_key":"k1"}}"#.into(),
-            "params" => r#"{"name":"timeline_append","idempotency_key":"k1","arguments":{"timeline_id":"tl0","role":"user","text":"once"}}"#.into(),
-            _ => r#"{"name":"timeline_append","idempotency_key":"k1","arguments":{"timeline_id":"tl0","role":"user","text":"once","idempotency_key":"k1"}}"#.into(),
-        }
-    };
-    assert_eq!(
-        server.call(1, "timeline_create", r#"{"idempotency_key":"c1"}"#),
-        tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
-    );
-    // The same create key gives the first timeline back instead of a second one.
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_create","idempotency_key":"c1"}}"#,
-        &tool_ok(2, r#"{"timeline_id":"tl0"}"#, true),
-    );
-    for (i, place) in ["arguments", "params", "both", "arguments"]
-        .iter()
-        .enumerate()
-    {
-        server.ask(
-            &format!(
-                r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{}}}"#,
-                10 + i,
-                append(place)
-            ),
-            &tool_ok(10 + i as u64, r#"{"node":"n1"}"#, true),
-        );
-    }
-    server.ask(
-        r#"{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"timeline_append","idempotency_key":"k1","arguments":{"timeline_id":"tl0","role":"user","text":"once","idempotency_key":"k2"}}}"#,
-        &error(
-            "20",
-            -32602,
-            "invalid argument idempotency_key: arguments.idempotency_key and params.idempotency_key differ; give the key once, or the same key in both places",
-        ),
-    );
-    // Read-only tools accept a key and ignore it.
-    assert_eq!(
-        server.call(
-            21,
-            "timeline_branches",
-            r#"{"timeline_id":"tl0","idempotency_key":"k1"}"#
-        ),
-        tool_ok(21, r#"[{"name":"main","head":"n1","current":true}]"#, false)
-    );
-    // Without a key a new message is appended.
-    assert_eq!(
-        server.call(
-            22,
-            "timeline_append",
-            r#"{"timeline_id":"tl0","role":"user","text":"once"}"#
-        ),
-        tool_ok(22, r#"{"node":"n2"}"#, true)
-    );
-    drop(server);
-    db.tl(&["create"]).ok(r#"{"timeline_id":"tl1"}"#);
-    // The CLI sees the same key mapping: --idempotency-key k1 returns the MCP result.
-    db.tl(&[
-        "--idempotency-key",
-        "k1",
-        "append",
-        "--role",
-        "user",
-        "--text",
-        "once",
-    ])
-    .ok(r#"{"node":"n1"}"#);
-}
-
 // ---- G4, S1: database path and concurrent CLI use ----
 
-#[test]
-fn cli_changes_made_while_the_server_runs_are_seen_by_the_next_call() {
-    let db = Db::new();
-    let mut server = Server::init(&db, "2025-06-18");
-    assert_eq!(
-        server.call(1, "timeline_create", "{}"),
-        tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
-    );
-    let n1 = db.append("user", "from the CLI", 4);
-    assert_eq!(n1, "n1");
-    assert_eq!(
-        server.call(
-            2,
-            "timeline_context",
-            r#"{"timeline_id":"tl0","node":"n1"}"#
-        ),
-        tool_ok(
-            2,
-            r#"[{"node":"n1","role":"user","text":"from the CLI","tokens":4}]"#,
-            false
-        )
-    );
-    assert_eq!(
-        server.call(
-            3,
-            "timeline_append",
-            r#"{"timeline_id":"tl0","role":"assistant","text":"from MCP","tokens":2}"#
-        ),
-        tool_ok(3, r#"{"node":"n2"}"#, true)
-    );
-    db.tl(&["fork", "--node", "n1", "--name", "cli-branch"])
-        .ok(r#"{"branch":"cli-branch","head":"n1"}"#);
-    assert_eq!(
-        server.call(4, "timeline_branches", r#"{"timeline_id":"tl0"}"#),
-        tool_ok(
-            4,
-            r#"[{"name":"main","head":"n2","current":true},{"name":"cli-branch","head":"n1","current":false}]"#,
-            false
-        )
-    );
-    db.tl(&["context", "--node", "n2"]).ok(
-        r#"[{"node":"n1","role":"user","text":"from the CLI","tokens":4},{"node":"n2","role":"assistant","text":"from MCP","tokens":2}]"#,
-    );
-}
-
-#[test]
-fn the_database_comes_from_timeline_db_when_db_is_not_given() {
-    let mut db = Db::new();
-    let path = db.path.to_str().unwrap().to_string();
-    db.env("TIMELINE_DB", &path);
-    let mut server = Server::spawn(db.command(TL_MCP));
-    server.initialize("2025-11-25", "2025-11-25");
-    assert_eq!(
-        server.call(1, "timeline_create", "{}"),
-        tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
-    );
-    let (code, _, stderr) = server.finish();
-    assert_eq!(code, 0);
-    assert!(stderr.contains(&path), "{stderr}");
-    assert!(db.path.exists());
-    // --db wins over TIMELINE_DB.
-    let other = db.dir.path().join("other.json");
-    let mut cmd = db.command(TL_MCP);
-    cmd.arg("--db").arg(&other);
-    let mut server = Server::spawn(cmd);
-    assert_eq!(
-        server.call(1, "timeline_create", "{}"),
-        tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
-    );
-    drop(server);
-    assert!(other.exists());
-    // Without both, the SQLite database in the data directory (no ~/.timeline.json exists).
-    let home = db.dir.path().join("home");
-    std::fs::create_dir(&home).unwrap();
-    let mut cmd = db.command(TL_MCP);
-    cmd.env_remove("TIMELINE_DB")
-        .env_remove("XDG_DATA_HOME")
-        .env("HOME", &home)
-        .env("USERPROFILE", &home);
-    let mut server = Server::spawn(cmd);
-    assert_eq!(
-        server.call(1, "timeline_create", "{}"),
-        tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
-    );
-    drop(server);
-    assert!(home.join(".local/share/timeline/timeline.db").exists());
-    assert!(!home.join(".timeline.json").exists());
-}
-
-#[test]
-fn a_missing_database_folder_is_a_tool_error_not_a_crash() {
-    let db = Db::new();
-    let mut cmd = db.command(TL_MCP);
-    cmd.arg("--db")
-        .arg(db.dir.path().join("no-such-dir").join("db.json"));
-    let mut server = Server::spawn(cmd);
-    let answer: Value = serde_json::from_str(&server.call(1, "timeline_create", "{}")).unwrap();
-    assert_eq!(answer["error"]["code"], -32000, "{answer}");
-    server.assert_silent();
-}
-
 // ---- command line ----
-
-#[test]
-fn help_version_and_bad_arguments() {
-    let db = Db::new();
-    let out = db.command(TL_MCP).arg("--version").output().unwrap();
-    assert_eq!(
-        (
-            out.status.code(),
-            String::from_utf8(out.stdout).unwrap(),
-            out.stderr.len()
-        ),
-        (
-            Some(0),
-            format!("tl-mcp {}\n", env!("CARGO_PKG_VERSION")),
-            0
-        )
-    );
-    for flag in ["--help", "-h"] {
-        let out = db.command(TL_MCP).arg(flag).output().unwrap();
-        let text = String::from_utf8(out.stdout).unwrap();
-        assert_eq!(out.status.code(), Some(0));
-        assert!(text.contains("Usage: tl-mcp [--db PATH]"), "{text}");
-        assert!(
-            text.contains("2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25"),
-            "{text}"
-        );
-        assert!(text.contains("Tools (15): timeline_create,"), "{text}");
-    }
-    for (args, message) in [
-        (&["--bogus"][..], "tl-mcp: unknown argument --bogus"),
-        (
-            &["--db"][..],
-            "tl-mcp: --db needs a value: the path of the database file",
-        ),
-        (&["serve"][..], "tl-mcp: unknown argument serve"),
-    ] {
-        let out = db
-            .command(TL_MCP)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert_eq!(
-            (
-                out.status.code(),
-                String::from_utf8(out.stdout).unwrap(),
-                String::from_utf8(out.stderr).unwrap()
-            ),
-            (
-                Some(2),
-                String::new(),
-                format!("{message}\nUsage: tl-mcp [--db PATH]; run tl-mcp --help for more.\n")
-            )
-        );
-    }
-}
-
-#[test]
-fn end_of_input_exits_zero_even_mid_line() {
-    let db = Db::new();
-    let mut server = Server::start(&db);
-    server.send_raw(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
-    let (code, rest, _) = server.finish();
-    assert_eq!(
-        (code, rest.as_str()),
-        (0, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
-    );
-    let server = Server::start(&db);
-    let (code, rest, _) = server.finish();
-    assert_eq!((code, rest.as_str()), (0, ""));
-}
 
 // ---- robustness ----
 
@@ -1150,262 +215,1200 @@ impl Rng {
     }
 }
 
-#[test]
-fn mangled_messages_never_stop_the_server() {
-    let templates: [&[u8]; 7] = [
-        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"hi","tokens":3}}}"#,
-        br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_context_budget","arguments":{"timeline_id":"tl0","node":"n1","max_tokens":18446744073709551615}}}"#,
-        br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"timeline_summarize","arguments":{"timeline_id":"tl0","from":"n1","to":"n2","summary":"s","derived_from":["n1"],"intent":{"tag":"t","note":"n"}}}}"#,
-        br#"{"jsonrpc":"2.0","id":"x","method":"initialize","params":{"protocolVersion":"2024-11-05"}}"#,
-        br#"[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","method":"tools/call","params":{"name":"timeline_create"}}]"#,
-        br#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":null}}"#,
-        "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"timeline_fork\",\"arguments\":{\"timeline_id\":\"tl0\",\"node\":\"n1\",\"name\":\"ветка 🌿\"}}}".as_bytes(),
-    ];
-    let db = Db::new();
-    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    let mut server = Server::start(&db);
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
-    let mut input = Vec::new();
-    for _ in 0..600 {
-        let mut line = templates[rng.below(templates.len())].to_vec();
-        for _ in 0..rng.below(4) {
-            let at = rng.below(line.len());
-            match rng.below(4) {
-                0 => line[at] = rng.next() as u8,
-                1 => line.truncate(at),
-                2 => {
-                    let piece = line[at..].to_vec();
-                    line.extend_from_slice(&piece);
+// ---- G7: the same operations through tl and tl-mcp give the same JSON ----
+
+// Every test below runs on both storage engines (json::… and sqlite::…).
+on_both_engines! {
+    #[test]
+    fn initialize_negotiates_each_known_version_and_answers_the_latest_for_unknown_ones() {
+        let db = Db::new();
+        for version in VERSIONS {
+            let server = Server::init(&db, version);
+            assert_eq!(server.finish().0, 0);
+        }
+        for unknown in ["2023-01-01", "2099-12-31", "", "latest"] {
+            let mut server = Server::start(&db);
+            server.initialize(unknown, "2025-11-25");
+            server.assert_silent();
+            assert_eq!(server.finish().0, 0);
+        }
+        // Nothing was written to the database by a handshake.
+        assert!(!db.path.exists());
+    }
+
+    #[test]
+    fn ping_answers_an_empty_result_with_the_same_id() {
+        let db = Db::new();
+        let mut server = Server::init(&db, "2025-11-25");
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        );
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":"abc","method":"ping","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"abc","result":{}}"#,
+        );
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"result":{}}"#,
+        );
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":-9223372036854775808,"result":{}}"#,
+        );
+        let (code, rest, _) = server.finish();
+        assert_eq!((code, rest.as_str()), (0, ""));
+    }
+
+    #[test]
+    fn ping_works_before_initialize_and_a_second_initialize_is_refused() {
+        let db = Db::new();
+        let mut server = Server::start(&db);
+        server.assert_silent();
+        server.initialize("2025-03-26", "2025-03-26");
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+            &error(
+                "5",
+                -32600,
+                "Invalid Request: initialize was already answered on this connection (protocol version 2025-03-26); start a new tl-mcp process to negotiate again",
+            ),
+        );
+    }
+
+    #[test]
+    fn initialize_needs_a_protocol_version_string() {
+        let db = Db::new();
+        let mut server = Server::start(&db);
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+            &error(
+                "1",
+                -32602,
+                "Invalid params: initialize needs params.protocolVersion, such as \"2025-11-25\"",
+            ),
+        );
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":20250618}}"#,
+            &error(
+                "2",
+                -32602,
+                "Invalid params: protocolVersion must be a string such as \"2025-11-25\", got an integer",
+            ),
+        );
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":3,"method":"initialize"}"#,
+            &error(
+                "3",
+                -32602,
+                "Invalid params: initialize needs params.protocolVersion, such as \"2025-11-25\"",
+            ),
+        );
+        // A failed initialize negotiates nothing: a proper one still works.
+        server.initialize("2024-11-05", "2024-11-05");
+    }
+
+    #[test]
+    fn an_oversize_frame_is_discarded_and_the_next_request_succeeds() {
+        let db = Db::new();
+        let mut server = Server::init(&db, "2025-11-25");
+        // 8 MiB + 1 bytes of a JSON string: valid JSON, one byte too long.
+        let mut big = Vec::with_capacity(LIMIT + 2);
+        big.extend_from_slice(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":""#);
+        let tail = br#""}}"#;
+        big.resize(LIMIT + 1 - tail.len(), b'a');
+        big.extend_from_slice(tail);
+        assert_eq!(big.len(), LIMIT + 1);
+        big.push(b'\n');
+        server.send_raw(&big);
+        assert_eq!(
+            server.recv(),
+            error(
+                "null",
+                -32600,
+                "Invalid Request: the message is 8388609 bytes long, over the limit of 8388608 bytes (8 MiB) per line; it was discarded"
+            )
+        );
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
+        );
+        // Exactly the limit is accepted, even with a CR before the LF.
+        let mut exact = big[..LIMIT - tail.len()].to_vec();
+        exact.extend_from_slice(tail);
+        exact.extend_from_slice(b"\r\n");
+        server.send_raw(&exact);
+        assert_eq!(server.recv(), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        // A much larger line with no JSON at all is skipped the same way.
+        let mut huge = vec![b'x'; 3 * LIMIT];
+        huge.push(b'\n');
+        server.send_raw(&huge);
+        assert_eq!(
+            server.recv(),
+            error(
+                "null",
+                -32600,
+                "Invalid Request: the message is 25165824 bytes long, over the limit of 8388608 bytes (8 MiB) per line; it was discarded"
+            )
+        );
+        server.assert_silent();
+        let (code, rest, stderr) = server.finish();
+        assert_eq!((code, rest.as_str()), (0, ""));
+        assert!(stderr.contains("8388609 bytes"), "{stderr}");
+    }
+
+    #[test]
+    fn invalid_utf8_is_a_parse_error_and_the_server_goes_on() {
+        let db = Db::new();
+        let mut server = Server::init(&db, "2025-11-25");
+        server.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"}\n");
+        assert_eq!(
+            server.recv(),
+            error(
+                "null",
+                -32700,
+                "Parse error: the message is not valid UTF-8 (invalid byte at offset 35)"
+            )
+        );
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
+        );
+    }
+
+    #[test]
+    fn invalid_json_is_a_parse_error() {
+        let db = Db::new();
+        let mut server = Server::init(&db, "2025-11-25");
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping""#,
+            &error(
+                "null",
+                -32700,
+                "Parse error: the message is not valid JSON (EOF while parsing an object at line 1 column 39)",
+            ),
+        );
+        server.ask(
+            "hello",
+            &error(
+                "null",
+                -32700,
+                "Parse error: the message is not valid JSON (expected value at line 1 column 1)",
+            ),
+        );
+        // Nesting deeper than the parser's limit, and numbers out of range, are parse errors, not crashes.
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let answer: Value = server.ask_json(&deep);
+        assert_eq!(answer["error"]["code"], -32700, "{answer}");
+        assert_eq!(
+            answer["error"]["message"],
+            "Parse error: the message is not valid JSON (recursion limit exceeded at line 1 column 128)"
+        );
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":1e999,"method":"ping"}"#,
+            &error(
+                "null",
+                -32700,
+                "Parse error: the message is not valid JSON (number out of range at line 1 column 27)",
+            ),
+        );
+        // Blank lines carry no message and get no answer.
+        server.send("");
+        server.send("   \r");
+        server.assert_silent();
+    }
+
+    #[test]
+    fn invalid_requests_are_answered_with_32600() {
+        let db = Db::new();
+        let mut server = Server::init(&db, "2025-11-25");
+        let not_object = "Invalid Request: a message must be a JSON object with \"jsonrpc\": \"2.0\" and a \"method\"";
+        for line in ["5", "\"ping\"", "null", "true"] {
+            server.ask(line, &error("null", -32600, not_object));
+        }
+        let cases = [
+            (
+                r#"{"id":1,"method":"ping"}"#,
+                "1",
+                "Invalid Request: \"jsonrpc\" must be the string \"2.0\"",
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":"a","method":"ping"}"#,
+                "\"a\"",
+                "Invalid Request: \"jsonrpc\" must be the string \"2.0\"",
+            ),
+            (
+                r#"{"jsonrpc":2.0,"id":2,"method":"ping"}"#,
+                "2",
+                "Invalid Request: \"jsonrpc\" must be the string \"2.0\"",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":3}"#,
+                "3",
+                "Invalid Request: \"method\" is missing",
+            ),
+            (
+                r#"{"jsonrpc":"2.0"}"#,
+                "null",
+                "Invalid Request: \"method\" is missing",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":4,"method":7}"#,
+                "4",
+                "Invalid Request: \"method\" must be a string, got an integer",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":["ping"]}"#,
+                "null",
+                "Invalid Request: \"method\" must be a string, got an array",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+                "null",
+                "Invalid Request: \"id\" must be a string or an integer, got a boolean",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+                "null",
+                "Invalid Request: \"id\" must be a string or an integer, got null",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+                "null",
+                "Invalid Request: \"id\" must be a string or an integer, got a non-integer number",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+                "null",
+                "Invalid Request: \"id\" must be a string or an integer, got an object",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":5,"method":"ping","params":"x"}"#,
+                "5",
+                "Invalid Request: \"params\" must be an object, got a string",
+            ),
+        ];
+        for (line, id, message) in cases {
+            server.ask(line, &error(id, -32600, message));
+        }
+        // A response from the client (this server sends no requests) is ignored.
+        server.send(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#);
+        server.send(r#"{"jsonrpc":"2.0","id":9,"error":{"code":1,"message":"x"}}"#);
+        server.assert_silent();
+    }
+
+    #[test]
+    fn unknown_methods_are_32601_and_unknown_notifications_are_ignored() {
+        let db = Db::new();
+        let mut server = Server::init(&db, "2025-11-25");
+        for method in ["resources/list", "prompts/list", "tools/delete", ""] {
+            server.ask(
+                &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}"}}"#),
+                &error(
+                    "1",
+                    -32601,
+                    &format!(
+                        "Method not found: {method} (this server offers initialize, ping, tools/list and tools/call)"
+                    ),
+                ),
+            );
+        }
+        // A long method name is cut in the answer.
+        server.ask(
+            &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"{}"}}"#, "m".repeat(100_000)),
+            &error(
+                "2",
+                -32601,
+                &format!(
+                    "Method not found: {}... (this server offers initialize, ping, tools/list and tools/call)",
+                    "m".repeat(60)
+                ),
+            ),
+        );
+        server.send(r#"{"jsonrpc":"2.0","method":"notifications/whatever","params":{"a":1}}"#);
+        server.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#);
+        server.assert_silent();
+    }
+
+    #[test]
+    fn bad_params_are_32602() {
+        let db = Db::new();
+        let mut server = Server::init(&db, "2025-11-25");
+        let cases = [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+                "Invalid params: tools/call needs params.name, the tool to call (tools/list names them)",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+                "Invalid params: tools/call needs params.name, the tool to call (tools/list names them)",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}"#,
+                "Invalid params: name must be a string naming a tool, got an integer",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["timeline_create"]}"#,
+                "Invalid params: params of tools/call must be an object, got an array",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_export"}}"#,
+                "Invalid params: unknown tool \"timeline_export\"; tools/list names the 15 tools of this server",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":[]}}"#,
+                "Invalid params: arguments must be an object, got an array",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":{"timeline_id":"tl0"}}}"#,
+                "invalid argument timeline_id: timeline_create takes no such argument (it takes: nothing)",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_append","arguments":{"role":"user","text":"x"}}}"#,
+                "invalid argument timeline_id: required; pass the ID that timeline_create returned, such as \"tl0\"",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_context_budget","arguments":{"timeline_id":"tl0","node":"n1","max_tokens":-1}}}"#,
+                "invalid argument max_tokens: must be a non-negative integer, got -1",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_context_budget","arguments":{"timeline_id":"tl0","node":"n1","max_tokens":1e30}}}"#,
+                "invalid argument max_tokens: is larger than the maximum 18446744073709551615",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":{"idempotency_key":7}}}"#,
+                "invalid argument idempotency_key: arguments.idempotency_key must be a string such as \"request-001\", got an integer",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","idempotency_key":""}}"#,
+                "invalid argument idempotency_key: must be 1 to 256 bytes, such as request-001",
+            ),
+        ];
+        for (line, message) in cases {
+            server.ask(line, &error("1", -32602, message));
+        }
+        // None of these touched the database.
+        assert!(!db.path.exists());
+    }
+
+    #[test]
+    fn batches_are_served_serially_with_2024_11_05_and_2025_03_26() {
+        for version in OLD {
+            let db = Db::new();
+            let mut server = Server::init(&db, version);
+            let create = r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"timeline_create","arguments":{}}}"#;
+            let append = r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"hello","tokens":3}}}"#;
+            let silent = r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"never"}}}"#;
+            let context = r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"timeline_context","arguments":{"timeline_id":"tl0","node":"n1"}}}"#;
+            let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+            server.ask(
+                &format!("[{create},{append},{silent},{context},{ping},5,{{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"nope\"}}]"),
+                &format!(
+                    "[{},{},{},{},{},{}]",
+                    r#"{"jsonrpc":"2.0","id":"c","result":{"content":[{"type":"text","text":"{\"timeline_id\":\"tl0\"}"}]}}"#,
+                    r#"{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"{\"node\":\"n1\"}"}]}}"#,
+                    r#"{"jsonrpc":"2.0","id":"x","result":{"content":[{"type":"text","text":"[{\"node\":\"n1\",\"role\":\"user\",\"text\":\"hello\",\"tokens\":3}]"}]}}"#,
+                    r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+                    r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON object with \"jsonrpc\": \"2.0\" and a \"method\""}}"#,
+                    r#"{"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"Method not found: nope (this server offers initialize, ping, tools/list and tools/call)"}}"#,
+                ),
+            );
+            // A batch of notifications only has no answer at all.
+            server.send(&format!(
+                "[{silent},{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}]"
+            ));
+            server.assert_silent();
+            server.ask(
+                "[]",
+                &error(
+                    "null",
+                    -32600,
+                    "Invalid Request: the batch is an empty array",
+                ),
+            );
+            // initialize cannot come again inside a batch.
+            server.ask(
+                r#"[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}]"#,
+                &format!(
+                    "[{}]",
+                    error(
+                        "1",
+                        -32600,
+                        &format!(
+                            "Invalid Request: initialize was already answered on this connection (protocol version {version}); start a new tl-mcp process to negotiate again"
+                        )
+                    )
+                ),
+            );
+            drop(server);
+            // The notification inside the batch appended nothing.
+            db.tl(&["branches"])
+                .ok(r#"[{"name":"main","head":"n1","current":true}]"#);
+        }
+    }
+
+    #[test]
+    fn batches_are_invalid_requests_from_2025_06_18_and_before_initialize() {
+        for version in NEW {
+            let db = Db::new();
+            let mut server = Server::init(&db, version);
+            server.ask(
+                r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":{}}},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+                &error(
+                    "null",
+                    -32600,
+                    &format!(
+                        "Invalid Request: JSON-RPC batches (arrays) are accepted only with protocol versions 2024-11-05 and 2025-03-26, and protocol version {version} was negotiated; send one message per line"
+                    ),
+                ),
+            );
+            server.ask(
+                "[]",
+                &error(
+                    "null",
+                    -32600,
+                    &format!(
+                        "Invalid Request: JSON-RPC batches (arrays) are accepted only with protocol versions 2024-11-05 and 2025-03-26, and protocol version {version} was negotiated; send one message per line"
+                    ),
+                ),
+            );
+            drop(server);
+            // Nothing in the rejected batch ran.
+            assert!(!db.path.exists());
+        }
+        let db = Db::new();
+        let mut server = Server::start(&db);
+        server.ask(
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            &error(
+                "null",
+                -32600,
+                "Invalid Request: JSON-RPC batches (arrays) are accepted only with protocol versions 2024-11-05 and 2025-03-26, and before initialize the server follows the latest protocol version, 2025-11-25; send one message per line",
+            ),
+        );
+    }
+
+    #[test]
+    fn a_tools_call_notification_changes_nothing() {
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db.append("user", "first", 2);
+        let before = db.bytes();
+        for version in VERSIONS {
+            let mut server = Server::init(&db, version);
+            for (tool, args) in [
+                (
+                    "timeline_append",
+                    r#"{"timeline_id":"tl0","role":"user","text":"x"}"#,
+                ),
+                ("timeline_create", "{}"),
+                ("timeline_pin", r#"{"timeline_id":"tl0","node":"n1"}"#),
+                (
+                    "timeline_fork",
+                    r#"{"timeline_id":"tl0","node":"n1","name":"b"}"#,
+                ),
+            ] {
+                server.send(&format!(
+                    r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
+                ));
+            }
+            server.assert_silent();
+            let (code, rest, stderr) = server.finish();
+            assert_eq!((code, rest.as_str()), (0, ""));
+            assert!(
+                stderr.contains("ignored the notification tools/call"),
+                "{stderr}"
+            );
+        }
+        assert_eq!(db.bytes(), before);
+        db.tl(&["branches"])
+            .ok(r#"[{"name":"main","head":"n1","current":true}]"#);
+        assert_eq!(
+            db.tl(&["node", "--node", "n1"]).json()["pinned"],
+            json!(false)
+        );
+    }
+
+    #[test]
+    fn tools_list_serves_the_15_generated_tools_without_output_schema_for_old_versions() {
+        let full = tools_json();
+        let names: Vec<&str> = full["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "timeline_create",
+                "timeline_append",
+                "timeline_fork",
+                "timeline_switch",
+                "timeline_drop_branch",
+                "timeline_context",
+                "timeline_context_budget",
+                "timeline_pin",
+                "timeline_unpin",
+                "timeline_summarize",
+                "timeline_branches",
+                "timeline_node",
+                "timeline_archive_check",
+                "timeline_archive_branch",
+                "timeline_db_info"
+            ]
+        );
+        let mut stripped = full.clone();
+        for tool in stripped["tools"].as_array_mut().unwrap() {
+            tool.as_object_mut().unwrap().remove("outputSchema");
+        }
+        let db = Db::new();
+        for version in VERSIONS {
+            let expected = if OLD.contains(&version) {
+                &stripped
+            } else {
+                &full
+            };
+            let mut server = Server::init(&db, version);
+            server.ask(
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+                &format!(r#"{{"jsonrpc":"2.0","id":2,"result":{expected}}}"#),
+            );
+            // A cursor is accepted; everything fits in one page.
+            server.ask(
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"x"}}"#,
+                &format!(r#"{{"jsonrpc":"2.0","id":3,"result":{expected}}}"#),
+            );
+            let answer = server.ask_json(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
+            let tools = answer["result"]["tools"].as_array().unwrap();
+            assert_eq!(tools.len(), 15);
+            let with_schema = tools
+                .iter()
+                .filter(|t| t.get("outputSchema").is_some())
+                .count();
+            assert_eq!(with_schema, if OLD.contains(&version) { 0 } else { 13 });
+        }
+        // Before initialize the latest version's list is served.
+        let mut server = Server::start(&db);
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            &format!(r#"{{"jsonrpc":"2.0","id":2,"result":{full}}}"#),
+        );
+    }
+
+    #[test]
+    fn structured_content_only_from_2025_06_18_and_only_for_objects() {
+        for version in VERSIONS {
+            let structured = NEW.contains(&version);
+            let db = Db::new();
+            let mut server = Server::init(&db, version);
+            assert_eq!(
+                server.call(1, "timeline_create", "{}"),
+                tool_ok(1, r#"{"timeline_id":"tl0"}"#, structured)
+            );
+            assert_eq!(
+                server.call(
+                    2,
+                    "timeline_append",
+                    r#"{"timeline_id":"tl0","role":"user","text":"Hello, world"}"#
+                ),
+                tool_ok(2, r#"{"node":"n1"}"#, structured)
+            );
+            assert_eq!(
+                server.call(
+                    3,
+                    "timeline_context",
+                    r#"{"timeline_id":"tl0","node":"n1"}"#
+                ),
+                tool_ok(
+                    3,
+                    r#"[{"node":"n1","role":"user","text":"Hello, world","tokens":3}]"#,
+                    false
+                )
+            );
+            assert_eq!(
+                server.call(4, "timeline_branches", r#"{"timeline_id":"tl0"}"#),
+                tool_ok(4, r#"[{"name":"main","head":"n1","current":true}]"#, false)
+            );
+            assert_eq!(
+                server.call(
+                    5,
+                    "timeline_fork",
+                    r#"{"timeline_id":"tl0","node":"n1","name":"alt"}"#
+                ),
+                tool_ok(5, r#"{"branch":"alt","head":"n1"}"#, structured)
+            );
+            assert_eq!(
+                server.call(6, "timeline_node", r#"{"timeline_id":"tl0","node":"n1"}"#),
+                tool_ok(
+                    6,
+                    r#"{"node":"n1","timeline_id":"tl0","role":"user","text":"Hello, world","tokens":3,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":3,"intent":null,"summary":null}"#,
+                    structured
+                )
+            );
+            assert_eq!(
+                server.call(
+                    7,
+                    "timeline_context_budget",
+                    r#"{"timeline_id":"tl0","node":"n1","max_tokens":10}"#
+                ),
+                tool_ok(
+                    7,
+                    r#"{"messages":[{"node":"n1","role":"user","text":"Hello, world","tokens":3}],"total_tokens":3,"summaries_created":[]}"#,
+                    structured
+                )
+            );
+            // The same answers as the CLI gives for the same database.
+            db.tl(&["context", "--node", "n1"])
+                .ok(r#"[{"node":"n1","role":"user","text":"Hello, world","tokens":3}]"#);
+        }
+    }
+
+    #[test]
+    fn budget_infeasible_is_a_32000_error_with_data() {
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db.append("user", "a", 1000);
+        db.append("user", "b", 1);
+        db.append("user", "c", 1000);
+        db.append("user", "d", 0);
+        db.tl(&["pin", "--node", "n2"]).ok(r#"{"pinned":"n2"}"#);
+        let before = db.bytes();
+        for version in VERSIONS {
+            let mut server = Server::init(&db, version);
+            assert_eq!(
+                server.call(
+                    1,
+                    "timeline_context_budget",
+                    r#"{"timeline_id":"tl0","node":"n4","max_tokens":1}"#
+                ),
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"budget infeasible","data":{"required_tokens":65,"max_tokens":1}}}"#
+            );
+            // Domain errors without data carry only code and message.
+            let answer: Value = serde_json::from_str(&server.call(
+                2,
+                "timeline_node",
+                r#"{"timeline_id":"tl0","node":"n99"}"#,
+            ))
+            .unwrap();
+            assert_eq!(answer["error"]["code"], -32000, "{answer}");
+            assert!(answer["error"].get("data").is_none(), "{answer}");
+            assert_eq!(
+                answer["error"]["message"],
+                db.tl(&["node", "--node", "n99"])
+                    .stderr
+                    .trim_end()
+                    .strip_prefix(r#"{"error":""#)
+                    .unwrap()
+                    .strip_suffix(r#""}"#)
+                    .unwrap()
+            );
+        }
+        // A failed budget commits nothing.
+        assert_eq!(db.bytes(), before);
+    }
+
+    #[test]
+    fn idempotency_key_in_arguments_in_params_or_both_when_equal() {
+        let db = Db::new();
+        let mut server = Server::init(&db, "2025-11-25");
+        let append = |place: &str| -> String {
+            match place {
+                "arguments" => r#"{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"once","idempotency_key":"k1"}}"#.into(),
+                "params" => r#"{"name":"timeline_append","idempotency_key":"k1","arguments":{"timeline_id":"tl0","role":"user","text":"once"}}"#.into(),
+                _ => r#"{"name":"timeline_append","idempotency_key":"k1","arguments":{"timeline_id":"tl0","role":"user","text":"once","idempotency_key":"k1"}}"#.into(),
+            }
+        };
+        assert_eq!(
+            server.call(1, "timeline_create", r#"{"idempotency_key":"c1"}"#),
+            tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
+        );
+        // The same create key gives the first timeline back instead of a second one.
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_create","idempotency_key":"c1"}}"#,
+            &tool_ok(2, r#"{"timeline_id":"tl0"}"#, true),
+        );
+        for (i, place) in ["arguments", "params", "both", "arguments"]
+            .iter()
+            .enumerate()
+        {
+            server.ask(
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{}}}"#,
+                    10 + i,
+                    append(place)
+                ),
+                &tool_ok(10 + i as u64, r#"{"node":"n1"}"#, true),
+            );
+        }
+        server.ask(
+            r#"{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"timeline_append","idempotency_key":"k1","arguments":{"timeline_id":"tl0","role":"user","text":"once","idempotency_key":"k2"}}}"#,
+            &error(
+                "20",
+                -32602,
+                "invalid argument idempotency_key: arguments.idempotency_key and params.idempotency_key differ; give the key once, or the same key in both places",
+            ),
+        );
+        // Read-only tools accept a key and ignore it.
+        assert_eq!(
+            server.call(
+                21,
+                "timeline_branches",
+                r#"{"timeline_id":"tl0","idempotency_key":"k1"}"#
+            ),
+            tool_ok(21, r#"[{"name":"main","head":"n1","current":true}]"#, false)
+        );
+        // Without a key a new message is appended.
+        assert_eq!(
+            server.call(
+                22,
+                "timeline_append",
+                r#"{"timeline_id":"tl0","role":"user","text":"once"}"#
+            ),
+            tool_ok(22, r#"{"node":"n2"}"#, true)
+        );
+        drop(server);
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl1"}"#);
+        // The CLI sees the same key mapping: --idempotency-key k1 returns the MCP result.
+        db.tl(&[
+            "--idempotency-key",
+            "k1",
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "once",
+        ])
+        .ok(r#"{"node":"n1"}"#);
+    }
+
+    #[test]
+    fn cli_changes_made_while_the_server_runs_are_seen_by_the_next_call() {
+        let db = Db::new();
+        let mut server = Server::init(&db, "2025-06-18");
+        assert_eq!(
+            server.call(1, "timeline_create", "{}"),
+            tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
+        );
+        let n1 = db.append("user", "from the CLI", 4);
+        assert_eq!(n1, "n1");
+        assert_eq!(
+            server.call(
+                2,
+                "timeline_context",
+                r#"{"timeline_id":"tl0","node":"n1"}"#
+            ),
+            tool_ok(
+                2,
+                r#"[{"node":"n1","role":"user","text":"from the CLI","tokens":4}]"#,
+                false
+            )
+        );
+        assert_eq!(
+            server.call(
+                3,
+                "timeline_append",
+                r#"{"timeline_id":"tl0","role":"assistant","text":"from MCP","tokens":2}"#
+            ),
+            tool_ok(3, r#"{"node":"n2"}"#, true)
+        );
+        db.tl(&["fork", "--node", "n1", "--name", "cli-branch"])
+            .ok(r#"{"branch":"cli-branch","head":"n1"}"#);
+        assert_eq!(
+            server.call(4, "timeline_branches", r#"{"timeline_id":"tl0"}"#),
+            tool_ok(
+                4,
+                r#"[{"name":"main","head":"n2","current":true},{"name":"cli-branch","head":"n1","current":false}]"#,
+                false
+            )
+        );
+        db.tl(&["context", "--node", "n2"]).ok(
+            r#"[{"node":"n1","role":"user","text":"from the CLI","tokens":4},{"node":"n2","role":"assistant","text":"from MCP","tokens":2}]"#,
+        );
+    }
+
+    #[test]
+    fn the_database_comes_from_timeline_db_when_db_is_not_given() {
+        let mut db = Db::new();
+        let path = db.path.to_str().unwrap().to_string();
+        db.env("TIMELINE_DB", &path);
+        let mut server = Server::spawn(db.command(TL_MCP));
+        server.initialize("2025-11-25", "2025-11-25");
+        assert_eq!(
+            server.call(1, "timeline_create", "{}"),
+            tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
+        );
+        let (code, _, stderr) = server.finish();
+        assert_eq!(code, 0);
+        assert!(stderr.contains(&path), "{stderr}");
+        assert!(db.path.exists());
+        // --db wins over TIMELINE_DB.
+        let other = db.dir.path().join("other.json");
+        let mut cmd = db.command(TL_MCP);
+        cmd.arg("--db").arg(&other);
+        let mut server = Server::spawn(cmd);
+        assert_eq!(
+            server.call(1, "timeline_create", "{}"),
+            tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
+        );
+        drop(server);
+        assert!(other.exists());
+        // Without both, the SQLite database in the data directory (no ~/.timeline.json exists).
+        let home = db.dir.path().join("home");
+        std::fs::create_dir(&home).unwrap();
+        let mut cmd = db.command(TL_MCP);
+        cmd.env_remove("TIMELINE_DB")
+            .env_remove("XDG_DATA_HOME")
+            .env("HOME", &home)
+            .env("USERPROFILE", &home);
+        let mut server = Server::spawn(cmd);
+        assert_eq!(
+            server.call(1, "timeline_create", "{}"),
+            tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
+        );
+        drop(server);
+        assert!(home.join(".local/share/timeline/timeline.db").exists());
+        assert!(!home.join(".timeline.json").exists());
+    }
+
+    #[test]
+    fn a_missing_database_folder_is_a_tool_error_not_a_crash() {
+        let db = Db::new();
+        let mut cmd = db.command(TL_MCP);
+        cmd.arg("--db")
+            .arg(db.dir.path().join("no-such-dir").join("db.json"));
+        let mut server = Server::spawn(cmd);
+        let answer: Value = serde_json::from_str(&server.call(1, "timeline_create", "{}")).unwrap();
+        assert_eq!(answer["error"]["code"], -32000, "{answer}");
+        server.assert_silent();
+    }
+
+    #[test]
+    fn help_version_and_bad_arguments() {
+        let db = Db::new();
+        let out = db.command(TL_MCP).arg("--version").output().unwrap();
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8(out.stdout).unwrap(),
+                out.stderr.len()
+            ),
+            (
+                Some(0),
+                format!("tl-mcp {}\n", env!("CARGO_PKG_VERSION")),
+                0
+            )
+        );
+        for flag in ["--help", "-h"] {
+            let out = db.command(TL_MCP).arg(flag).output().unwrap();
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert_eq!(out.status.code(), Some(0));
+            assert!(text.contains("Usage: tl-mcp [--db PATH]"), "{text}");
+            assert!(
+                text.contains("2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25"),
+                "{text}"
+            );
+            assert!(text.contains("Tools (15): timeline_create,"), "{text}");
+        }
+        for (args, message) in [
+            (&["--bogus"][..], "tl-mcp: unknown argument --bogus"),
+            (
+                &["--db"][..],
+                "tl-mcp: --db needs a value: the path of the database file",
+            ),
+            (&["serve"][..], "tl-mcp: unknown argument serve"),
+        ] {
+            let out = db
+                .command(TL_MCP)
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert_eq!(
+                (
+                    out.status.code(),
+                    String::from_utf8(out.stdout).unwrap(),
+                    String::from_utf8(out.stderr).unwrap()
+                ),
+                (
+                    Some(2),
+                    String::new(),
+                    format!("{message}\nUsage: tl-mcp [--db PATH]; run tl-mcp --help for more.\n")
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn end_of_input_exits_zero_even_mid_line() {
+        let db = Db::new();
+        let mut server = Server::start(&db);
+        server.send_raw(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+        let (code, rest, _) = server.finish();
+        assert_eq!(
+            (code, rest.as_str()),
+            (0, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
+        );
+        let server = Server::start(&db);
+        let (code, rest, _) = server.finish();
+        assert_eq!((code, rest.as_str()), (0, ""));
+    }
+
+    #[test]
+    fn mangled_messages_never_stop_the_server() {
+        let templates: [&[u8]; 7] = [
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"hi","tokens":3}}}"#,
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_context_budget","arguments":{"timeline_id":"tl0","node":"n1","max_tokens":18446744073709551615}}}"#,
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"timeline_summarize","arguments":{"timeline_id":"tl0","from":"n1","to":"n2","summary":"s","derived_from":["n1"],"intent":{"tag":"t","note":"n"}}}}"#,
+            br#"{"jsonrpc":"2.0","id":"x","method":"initialize","params":{"protocolVersion":"2024-11-05"}}"#,
+            br#"[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","method":"tools/call","params":{"name":"timeline_create"}}]"#,
+            br#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":null}}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"timeline_fork\",\"arguments\":{\"timeline_id\":\"tl0\",\"node\":\"n1\",\"name\":\"ветка 🌿\"}}}".as_bytes(),
+        ];
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        let mut server = Server::start(&db);
+        let mut rng = Rng(0x5eed_1234_abcd_0001);
+        let mut input = Vec::new();
+        for _ in 0..600 {
+            let mut line = templates[rng.below(templates.len())].to_vec();
+            for _ in 0..rng.below(4) {
+                let at = rng.below(line.len());
+                match rng.below(4) {
+                    0 => line[at] = rng.next() as u8,
+                    1 => line.truncate(at),
+                    2 => {
+                        let piece = line[at..].to_vec();
+                        line.extend_from_slice(&piece);
+                    }
+                    _ => {
+                        line.remove(at);
+                    }
                 }
-                _ => {
-                    line.remove(at);
+                if line.is_empty() {
+                    break;
                 }
             }
-            if line.is_empty() {
+            line.retain(|&b| b != b'\n');
+            input.extend_from_slice(&line);
+            input.push(b'\n');
+        }
+        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"end\",\"method\":\"ping\"}\n");
+        let mut stdin = server.stdin.take().unwrap();
+        let feeder = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+        let mut answers = 0;
+        loop {
+            let line = server.recv();
+            let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            for answer in value
+                .as_array()
+                .cloned()
+                .unwrap_or_else(|| vec![value.clone()])
+            {
+                assert_eq!(answer["jsonrpc"], "2.0", "{line}");
+                assert!(
+                    answer.get("result").is_some() != answer.get("error").is_some(),
+                    "{line}"
+                );
+            }
+            answers += 1;
+            if line == r#"{"jsonrpc":"2.0","id":"end","result":{}}"# {
                 break;
             }
         }
-        line.retain(|&b| b != b'\n');
-        input.extend_from_slice(&line);
-        input.push(b'\n');
+        feeder.join().unwrap();
+        assert!(answers > 300, "{answers}");
+        let (code, rest, stderr) = server.finish();
+        assert_eq!((code, rest.as_str()), (0, ""));
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        // The database is still a valid database.
+        assert_eq!(db.tl(&["branches"]).code, 0);
     }
-    input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"end\",\"method\":\"ping\"}\n");
-    let mut stdin = server.stdin.take().unwrap();
-    let feeder = std::thread::spawn(move || stdin.write_all(&input).unwrap());
-    let mut answers = 0;
-    loop {
-        let line = server.recv();
-        let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        for answer in value
-            .as_array()
-            .cloned()
-            .unwrap_or_else(|| vec![value.clone()])
-        {
-            assert_eq!(answer["jsonrpc"], "2.0", "{line}");
-            assert!(
-                answer.get("result").is_some() != answer.get("error").is_some(),
-                "{line}"
-            );
-        }
-        answers += 1;
-        if line == r#"{"jsonrpc":"2.0","id":"end","result":{}}"# {
-            break;
-        }
-    }
-    feeder.join().unwrap();
-    assert!(answers > 300, "{answers}");
-    let (code, rest, stderr) = server.finish();
-    assert_eq!((code, rest.as_str()), (0, ""));
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    // The database is still a valid database.
-    assert_eq!(db.tl(&["branches"]).code, 0);
-}
 
-// ---- G7: the same operations through tl and tl-mcp give the same JSON ----
-
-#[test]
-fn cli_and_mcp_give_the_same_results_under_mapped_names() {
-    let steps: &[(&[&str], &str, &str)] = &[
-        (&["create"], "timeline_create", "{}"),
-        (
-            &[
-                "append",
-                "--role",
-                "user",
-                "--text",
-                "plan it",
-                "--tokens",
-                "10",
-                "--intent-tag",
-                "plan",
-                "--intent-note",
-                "first",
-            ],
-            "timeline_append",
-            r#"{"role":"user","text":"plan it","tokens":10,"intent":{"tag":"plan","note":"first"}}"#,
-        ),
-        (
-            &[
-                "append",
-                "--role",
-                "assistant",
-                "--text",
-                "ok, here is a plan",
-            ],
-            "timeline_append",
-            r#"{"role":"assistant","text":"ok, here is a plan"}"#,
-        ),
-        (
-            &[
-                "summarize",
-                "--from",
-                "n1",
-                "--to",
-                "n2",
-                "--summary",
-                "a plan",
-                "--tokens",
-                "3",
-                "--intent-tag",
-                "sum",
-            ],
-            "timeline_summarize",
-            r#"{"from":"n1","to":"n2","summary":"a plan","tokens":3,"intent":{"tag":"sum"}}"#,
-        ),
-        (
-            &[
-                "summarize",
-                "--from",
-                "n1",
-                "--to",
-                "n2",
-                "--summary",
-                "a better plan",
-                "--supersede",
-                "n3",
-            ],
-            "timeline_summarize",
-            r#"{"from":"n1","to":"n2","summary":"a better plan","supersede":"n3"}"#,
-        ),
-        (
-            &[
-                "summarize",
-                "--from",
-                "n1",
-                "--to",
-                "n2",
-                "--summary",
-                "built on v1",
-                "--derived-from",
-                "n3",
-            ],
-            "timeline_summarize",
-            r#"{"from":"n1","to":"n2","summary":"built on v1","derived_from":["n3"]}"#,
-        ),
-        (
-            &["fork", "--node", "n2", "--name", "side"],
-            "timeline_fork",
-            r#"{"node":"n2","name":"side"}"#,
-        ),
-        (
-            &["budget", "--node", "n2", "--max", "50"],
-            "timeline_context_budget",
-            r#"{"node":"n2","max_tokens":50}"#,
-        ),
-        (
-            &["budget", "--node", "n2", "--max", "0"],
-            "timeline_context_budget",
-            r#"{"node":"n2","max_tokens":0}"#,
-        ),
-        (&["pin", "--node", "n1"], "timeline_pin", r#"{"node":"n1"}"#),
-        (
-            &["unpin", "--node", "n1"],
-            "timeline_unpin",
-            r#"{"node":"n1"}"#,
-        ),
-        (
-            &["archive-check", "--name", "side"],
-            "timeline_archive_check",
-            r#"{"branch":"side"}"#,
-        ),
-        (
-            &["switch", "--name", "side"],
-            "timeline_switch",
-            r#"{"name":"side"}"#,
-        ),
-        (
-            &["drop-branch", "--name", "main"],
-            "timeline_drop_branch",
-            r#"{"name":"main"}"#,
-        ),
-        (
-            &["archive-branch", "--name", "side"],
-            "timeline_archive_branch",
-            r#"{"branch":"side"}"#,
-        ),
-        (
-            &["node", "--node", "n4"],
-            "timeline_node",
-            r#"{"node":"n4"}"#,
-        ),
-        (
-            &["node", "--node", "n5"],
-            "timeline_node",
-            r#"{"node":"n5"}"#,
-        ),
-        (
-            &["context", "--node", "n2"],
-            "timeline_context",
-            r#"{"node":"n2"}"#,
-        ),
-        (&["branches"], "timeline_branches", "{}"),
-        (
-            &["fork", "--node", "n9", "--name", "x"],
-            "timeline_fork",
-            r#"{"node":"n9","name":"x"}"#,
-        ),
-    ];
-    let mut cli = Db::new();
-    cli.env("TIMELINE_NOW", "1700000000");
-    let mut mcp_db = Db::new();
-    mcp_db.env("TIMELINE_NOW", "1700000000");
-    let mut server = Server::init(&mcp_db, "2025-11-25");
-    for (i, (argv, tool, args)) in steps.iter().enumerate() {
-        let run = cli.tl(argv);
-        let mut arguments: Value = serde_json::from_str(args).unwrap();
-        if *tool != "timeline_create" {
-            arguments["timeline_id"] = json!("tl0");
+    #[test]
+    fn cli_and_mcp_give_the_same_results_under_mapped_names() {
+        let steps: &[(&[&str], &str, &str)] = &[
+            (&["create"], "timeline_create", "{}"),
+            (
+                &[
+                    "append",
+                    "--role",
+                    "user",
+                    "--text",
+                    "plan it",
+                    "--tokens",
+                    "10",
+                    "--intent-tag",
+                    "plan",
+                    "--intent-note",
+                    "first",
+                ],
+                "timeline_append",
+                r#"{"role":"user","text":"plan it","tokens":10,"intent":{"tag":"plan","note":"first"}}"#,
+            ),
+            (
+                &[
+                    "append",
+                    "--role",
+                    "assistant",
+                    "--text",
+                    "ok, here is a plan",
+                ],
+                "timeline_append",
+                r#"{"role":"assistant","text":"ok, here is a plan"}"#,
+            ),
+            (
+                &[
+                    "summarize",
+                    "--from",
+                    "n1",
+                    "--to",
+                    "n2",
+                    "--summary",
+                    "a plan",
+                    "--tokens",
+                    "3",
+                    "--intent-tag",
+                    "sum",
+                ],
+                "timeline_summarize",
+                r#"{"from":"n1","to":"n2","summary":"a plan","tokens":3,"intent":{"tag":"sum"}}"#,
+            ),
+            (
+                &[
+                    "summarize",
+                    "--from",
+                    "n1",
+                    "--to",
+                    "n2",
+                    "--summary",
+                    "a better plan",
+                    "--supersede",
+                    "n3",
+                ],
+                "timeline_summarize",
+                r#"{"from":"n1","to":"n2","summary":"a better plan","supersede":"n3"}"#,
+            ),
+            (
+                &[
+                    "summarize",
+                    "--from",
+                    "n1",
+                    "--to",
+                    "n2",
+                    "--summary",
+                    "built on v1",
+                    "--derived-from",
+                    "n3",
+                ],
+                "timeline_summarize",
+                r#"{"from":"n1","to":"n2","summary":"built on v1","derived_from":["n3"]}"#,
+            ),
+            (
+                &["fork", "--node", "n2", "--name", "side"],
+                "timeline_fork",
+                r#"{"node":"n2","name":"side"}"#,
+            ),
+            (
+                &["budget", "--node", "n2", "--max", "50"],
+                "timeline_context_budget",
+                r#"{"node":"n2","max_tokens":50}"#,
+            ),
+            (
+                &["budget", "--node", "n2", "--max", "0"],
+                "timeline_context_budget",
+                r#"{"node":"n2","max_tokens":0}"#,
+            ),
+            (&["pin", "--node", "n1"], "timeline_pin", r#"{"node":"n1"}"#),
+            (
+                &["unpin", "--node", "n1"],
+                "timeline_unpin",
+                r#"{"node":"n1"}"#,
+            ),
+            (
+                &["archive-check", "--name", "side"],
+                "timeline_archive_check",
+                r#"{"branch":"side"}"#,
+            ),
+            (
+                &["switch", "--name", "side"],
+                "timeline_switch",
+                r#"{"name":"side"}"#,
+            ),
+            (
+                &["drop-branch", "--name", "main"],
+                "timeline_drop_branch",
+                r#"{"name":"main"}"#,
+            ),
+            (
+                &["archive-branch", "--name", "side"],
+                "timeline_archive_branch",
+                r#"{"branch":"side"}"#,
+            ),
+            (
+                &["node", "--node", "n4"],
+                "timeline_node",
+                r#"{"node":"n4"}"#,
+            ),
+            (
+                &["node", "--node", "n5"],
+                "timeline_node",
+                r#"{"node":"n5"}"#,
+            ),
+            (
+                &["context", "--node", "n2"],
+                "timeline_context",
+                r#"{"node":"n2"}"#,
+            ),
+            (&["branches"], "timeline_branches", "{}"),
+            (
+                &["fork", "--node", "n9", "--name", "x"],
+                "timeline_fork",
+                r#"{"node":"n9","name":"x"}"#,
+            ),
+        ];
+        let mut cli = Db::new();
+        cli.env("TIMELINE_NOW", "1700000000");
+        let mut mcp_db = Db::new();
+        mcp_db.env("TIMELINE_NOW", "1700000000");
+        let mut server = Server::init(&mcp_db, "2025-11-25");
+        for (i, (argv, tool, args)) in steps.iter().enumerate() {
+            let run = cli.tl(argv);
+            let mut arguments: Value = serde_json::from_str(args).unwrap();
+            if *tool != "timeline_create" {
+                arguments["timeline_id"] = json!("tl0");
+            }
+            let answer = server.ask_json(&format!(
+                r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+            ));
+            if run.code == 0 {
+                assert_eq!(
+                    answer["result"]["content"][0]["text"].as_str(),
+                    Some(run.stdout.trim_end()),
+                    "{argv:?}: {answer}"
+                );
+            } else {
+                let expected: Value = serde_json::from_str(&run.stderr).unwrap();
+                assert_eq!(
+                    answer["error"]["message"], expected["error"],
+                    "{argv:?}: {answer}"
+                );
+                assert_eq!(
+                    answer["error"].get("data"),
+                    expected.get("data"),
+                    "{argv:?}: {answer}"
+                );
+                assert_eq!(
+                    answer["error"]["code"],
+                    if run.code == 2 { -32602 } else { -32000 }
+                );
+            }
         }
-        let answer = server.ask_json(&format!(
-            r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
-        ));
-        if run.code == 0 {
-            assert_eq!(
-                answer["result"]["content"][0]["text"].as_str(),
-                Some(run.stdout.trim_end()),
-                "{argv:?}: {answer}"
-            );
-        } else {
-            let expected: Value = serde_json::from_str(&run.stderr).unwrap();
-            assert_eq!(
-                answer["error"]["message"], expected["error"],
-                "{argv:?}: {answer}"
-            );
-            assert_eq!(
-                answer["error"].get("data"),
-                expected.get("data"),
-                "{argv:?}: {answer}"
-            );
-            assert_eq!(
-                answer["error"]["code"],
-                if run.code == 2 { -32602 } else { -32000 }
-            );
-        }
+        drop(server);
+        // Both databases hold the same timeline.
+        assert_eq!(
+            cli.tl(&["export", "--format", "ascii"]).stdout,
+            mcp_db.tl(&["export", "--format", "ascii"]).stdout
+        );
     }
-    drop(server);
-    // Both databases hold the same timeline.
-    assert_eq!(
-        cli.tl(&["export", "--format", "ascii"]).stdout,
-        mcp_db.tl(&["export", "--format", "ascii"]).stdout
-    );
 }

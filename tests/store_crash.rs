@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Db, TL};
+use common::{Db, Engine, TL, use_engine};
 use serde_json::Value;
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -63,9 +63,18 @@ fn killed_by_signal(status: &std::process::ExitStatus) -> bool {
 }
 
 #[test]
-fn s2_sigkill_at_random_moments_never_loses_a_reported_append() {
-    const KILLS: usize = 100;
-    const MAX_ATTEMPTS: usize = 800;
+fn s2_sigkill_at_random_moments_never_loses_a_reported_append_json() {
+    sigkill_at_random_moments(Engine::Json, 100);
+}
+
+#[test]
+fn s2_sigkill_at_random_moments_never_loses_a_reported_append_sqlite() {
+    sigkill_at_random_moments(Engine::Sqlite, 60);
+}
+
+fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
+    use_engine(engine);
+    let kills_max_attempts = kills_wanted * 8;
     let seed = seed();
     let mut rng = Rng(seed);
     let context =
@@ -112,11 +121,11 @@ fn s2_sigkill_at_random_moments_never_loses_a_reported_append() {
     let mut mid_write = 0;
     let mut committed_unreported = 0;
     let mut seen_temps = std::collections::BTreeSet::new();
-    while kills < KILLS {
+    while kills < kills_wanted {
         attempts += 1;
         assert!(
-            attempts <= MAX_ATTEMPTS,
-            "only {kills} kills landed in {MAX_ATTEMPTS} attempts; {}",
+            attempts <= kills_max_attempts,
+            "only {kills} kills landed in {kills_max_attempts} attempts; {}",
             context("")
         );
         let text = format!("attempt {attempts}");
@@ -134,11 +143,16 @@ fn s2_sigkill_at_random_moments_never_loses_a_reported_append() {
             .unwrap();
         if killed_by_signal(&status) {
             kills += 1;
-            // A new temporary file means the kill landed inside a write.
+            // A new temporary file (JSON) or a write-ahead log left open (SQLite) means the kill
+            // landed inside a write or a session.
             let temps: Vec<String> = std::fs::read_dir(db.dir.path())
                 .unwrap()
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|name| name.starts_with(".db.json."))
+                .filter(|name| match engine {
+                    Engine::Json => name.starts_with(".db.json."),
+                    Engine::Sqlite => name.ends_with("-wal"),
+                })
+                .map(|name| format!("{name} {attempts}"))
                 .collect();
             let before = seen_temps.len();
             seen_temps.extend(temps);
@@ -184,16 +198,25 @@ fn s2_sigkill_at_random_moments_never_loses_a_reported_append() {
         if messages.len() > confirmed.len() + committed_unreported {
             committed_unreported += 1;
         }
-        // The backup is an earlier snapshot that loads on its own.
-        let copy = Db::new();
-        std::fs::copy(db.backup_path(), &copy.path).unwrap();
-        let run = copy.tl(&["branches"]);
-        assert_eq!(
-            run.code,
-            0,
-            "the backup does not load: {run:?}; {}",
-            context(&where_)
-        );
+        // The backup (JSON) is an earlier snapshot that loads on its own.
+        if engine == Engine::Json {
+            let copy = Db::new();
+            std::fs::copy(db.backup_path(), &copy.path).unwrap();
+            let run = copy.tl(&["branches"]);
+            assert_eq!(
+                run.code,
+                0,
+                "the backup does not load: {run:?}; {}",
+                context(&where_)
+            );
+        }
+    }
+    // SQLite's own check finds nothing wrong after the kills.
+    if engine == Engine::Sqlite {
+        db.tl(&["db", "check"]).ok(&format!(
+            r#"{{"ok":true,"engine":"sqlite","path":"{}","problems":[]}}"#,
+            db.path.display()
+        ));
     }
 
     // One last clean write removes what dead writers left behind.
@@ -216,22 +239,28 @@ fn s2_sigkill_at_random_moments_never_loses_a_reported_append() {
     )
     .unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    for file in [db.path.clone(), db.backup_path()] {
-        let value: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let snapshots = match engine {
+        Engine::Json => vec![
+            std::fs::read(&db.path).unwrap(),
+            std::fs::read(db.backup_path()).unwrap(),
+        ],
+        Engine::Sqlite => vec![db.bytes()],
+    };
+    for bytes in snapshots {
+        let value: Value = serde_json::from_slice(&bytes).unwrap();
         assert!(
             validator.is_valid(&value),
-            "{} does not match the schema",
-            file.display()
+            "a snapshot does not match the schema"
         );
     }
-    assert_eq!(
-        names,
-        ["db.json", "db.json.bak", "db.json.lock"],
-        "{}",
-        context("")
-    );
+    // A clean close leaves only the database (and for JSON its backup and lock).
+    let expected: &[&str] = match engine {
+        Engine::Json => &["db.json", "db.json.bak", "db.json.lock"],
+        Engine::Sqlite => &["db.sqlite"],
+    };
+    assert_eq!(names, expected, "{}", context(""));
     eprintln!(
-        "crash test: {kills} kills ({mid_write} inside a write, {committed_unreported} after the commit), {} confirmed appends, {attempts} attempts, {}",
+        "crash test on {engine:?}: {kills} kills ({mid_write} inside a write, {committed_unreported} after the commit), {} confirmed appends, {attempts} attempts, {}",
         confirmed.len(),
         context("")
     );

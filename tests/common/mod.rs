@@ -2,6 +2,7 @@
 //! a fresh temporary directory and returns exactly what they printed.
 #![allow(dead_code)]
 
+use std::cell::Cell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -9,6 +10,59 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const TL: &str = env!("CARGO_BIN_EXE_tl");
 pub const TL_MCP: &str = env!("CARGO_BIN_EXE_tl-mcp");
+
+/// The storage engine of the databases `Db::new` makes on this test's thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Json,
+    Sqlite,
+}
+
+impl Engine {
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Engine::Json => "db.json",
+            Engine::Sqlite => "db.sqlite",
+        }
+    }
+}
+
+thread_local! {
+    static ENGINE: Cell<Engine> = const { Cell::new(Engine::Json) };
+}
+
+/// Make `Db::new` on this thread create databases of `engine` (each test runs on its own thread).
+pub fn use_engine(engine: Engine) {
+    ENGINE.with(|e| e.set(engine));
+}
+
+pub fn engine() -> Engine {
+    ENGINE.with(Cell::get)
+}
+
+/// Every test inside runs twice, as `json::<name>` and `sqlite::<name>`, each with `Db::new` making a
+/// database of that engine: the same assertions hold on both storage engines (S8).
+#[macro_export]
+macro_rules! on_both_engines {
+    ($( $(#[$meta:meta])* fn $name:ident() $body:block )*) => {
+        mod json {
+            #[allow(unused_imports)]
+            use super::*;
+            $( $(#[$meta])* fn $name() {
+                $crate::common::use_engine($crate::common::Engine::Json);
+                $body
+            } )*
+        }
+        mod sqlite {
+            #[allow(unused_imports)]
+            use super::*;
+            $( $(#[$meta])* fn $name() {
+                $crate::common::use_engine($crate::common::Engine::Sqlite);
+                $body
+            } )*
+        }
+    };
+}
 
 /// A temporary directory removed on drop.
 pub struct TempDir {
@@ -98,9 +152,10 @@ pub struct Db {
 }
 
 impl Db {
+    /// A database of this thread's engine (see `use_engine`), not created yet.
     pub fn new() -> Db {
         let dir = TempDir::new();
-        let path = dir.path().join("db.json");
+        let path = dir.path().join(engine().file_name());
         Db {
             dir,
             path,
@@ -181,14 +236,38 @@ impl Db {
         db
     }
 
-    pub fn bytes(&self) -> Vec<u8> {
-        std::fs::read(&self.path).unwrap_or_default()
+    pub fn engine(&self) -> Engine {
+        if self.path.extension().is_some_and(|e| e == "json") {
+            Engine::Json
+        } else {
+            Engine::Sqlite
+        }
     }
 
-    /// The database file parsed as JSON.
+    /// What a change alters. For the JSON snapshot, the file's bytes. For SQLite, whose bytes move
+    /// between the file and its write-ahead log when a process closes, the whole database as the
+    /// library reads it, in the snapshot format (every node, branch, idempotency record and audit
+    /// entry). Empty when there is no database.
+    pub fn bytes(&self) -> Vec<u8> {
+        match self.engine() {
+            Engine::Json => std::fs::read(&self.path).unwrap_or_default(),
+            Engine::Sqlite if !self.path.exists() => Vec::new(),
+            Engine::Sqlite => timeline::store::encode(
+                &timeline::store::load_database(&self.path).expect("the database loads"),
+            ),
+        }
+    }
+
+    /// The database in the snapshot format, parsed as JSON (either engine).
     #[track_caller]
     pub fn value(&self) -> serde_json::Value {
         serde_json::from_slice(&self.bytes()).unwrap()
+    }
+
+    /// The JSON engine's `.bak` file (which must exist); `None` on SQLite, which keeps no such file.
+    #[track_caller]
+    pub fn json_backup(&self) -> Option<Vec<u8>> {
+        (self.engine() == Engine::Json).then(|| std::fs::read(self.backup_path()).unwrap())
     }
 
     pub fn backup_path(&self) -> PathBuf {

@@ -69,8 +69,40 @@ fn display_name(origin: Origin, mcp_path: &str, cli_flag: &str) -> String {
 }
 
 /// Validate `args` for `op`. Unknown keys, missing required parameters and values that break a type's
-/// rules are errors of kind `invalid_argument` that name the parameter and say what is expected.
+/// rules are errors of kind `invalid_argument` that name the parameter and say what is expected; they
+/// are marked as errors of the argument check (`Error::schema`), since they enforce what the tool's
+/// `inputSchema` states.
 pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Result<Args> {
+    check_args(op, args, origin).map_err(Error::from_schema_check)
+}
+
+/// The idempotency key rules (1 to `max_idempotency_key_bytes` bytes; refused by operations that
+/// take no key), as an error of the argument check. The service applies the same rules; the MCP
+/// server checks first so that it can tell an argument error from a failure of the tool.
+pub fn check_idempotency_key(op: &Operation, key: Option<&str>, origin: Origin) -> Result<()> {
+    let Some(key) = key else { return Ok(()) };
+    let name = match origin {
+        Origin::Cli => "--idempotency-key",
+        Origin::Mcp => "idempotency_key",
+    };
+    if op.idempotency == super::KeyUse::Rejected {
+        return Err(Error::invalid(format!(
+            "invalid argument {name}: {} does not take an idempotency key; it changes nothing in the database, so it is always safe to run again",
+            op.cli
+        ))
+        .from_schema_check());
+    }
+    let limit = spec().constants.max_idempotency_key_bytes;
+    if key.is_empty() || key.len() > limit {
+        return Err(Error::invalid(format!(
+            "invalid argument {name}: must be 1 to {limit} bytes, such as request-001"
+        ))
+        .from_schema_check());
+    }
+    Ok(())
+}
+
+fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Result<Args> {
     let spec = spec();
     let mut values = Map::new();
     let timeline_global = &spec

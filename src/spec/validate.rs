@@ -140,7 +140,7 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
             }
             None | Some(Value::Null) => {}
             Some(value) => {
-                check_value(spec, spec.type_def("timeline_id"), value, &name)?;
+                check_value(spec, spec.type_def("timeline_id"), value, &name, origin)?;
                 values.insert("timeline_id".into(), value.clone());
             }
         }
@@ -153,10 +153,7 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
                 return Err(Error::invalid(format!(
                     "invalid argument {}: required ({})",
                     display_name(origin, &param.name, &param.flag()),
-                    match origin {
-                        Origin::Cli => param.cli_help(),
-                        Origin::Mcp => param.help.clone(),
-                    }
+                    param.help_for(origin)
                 )));
             }
             continue;
@@ -170,6 +167,7 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
                 def,
                 value,
                 &display_name(origin, &param.name, &param.flag()),
+                origin,
             )?;
             values.insert(param.name.clone(), value.clone());
         }
@@ -187,7 +185,7 @@ fn check_object(
     let Value::Object(object) = value else {
         return Err(Error::invalid(format!(
             "invalid argument {name}: must be an object ({})",
-            def.description
+            def.description_for(origin)
         )));
     };
     for key in object.keys() {
@@ -220,12 +218,12 @@ fn check_object(
                 };
                 return Err(Error::invalid(format!(
                     "invalid argument {shown}: required{because} ({})",
-                    field.help
+                    field.help_for(origin)
                 )));
             }
             None => {}
             Some(v) => {
-                check_value(spec, spec.type_def(&field.ty), v, &shown)?;
+                check_value(spec, spec.type_def(&field.ty), v, &shown, origin)?;
                 out.insert(field.name.clone(), v.clone());
             }
         }
@@ -233,7 +231,14 @@ fn check_object(
     Ok(out)
 }
 
-fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<()> {
+fn check_value(
+    spec: &Spec,
+    def: &TypeDef,
+    value: &Value,
+    name: &str,
+    origin: Origin,
+) -> Result<()> {
+    let description = def.description_for(origin);
     let fail = |problem: String| {
         Err(Error::invalid(format!(
             "invalid argument {name}: {problem}"
@@ -268,7 +273,7 @@ fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<
                 && digits.bytes().all(|b| b.is_ascii_digit())
                 && (digits == "0" || !digits.starts_with('0'));
             if !canonical {
-                return fail(format!("{} Got {}", def.description, short(value)));
+                return fail(format!("{} Got {}", description, short(value)));
             }
             if digits.parse::<u64>().is_err() {
                 return fail(format!("the number in {} is too large", short(value)));
@@ -277,11 +282,11 @@ fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<
         }
         TypeKind::List => {
             let Value::Array(items) = value else {
-                return fail(format!("must be an array ({})", def.description));
+                return fail(format!("must be an array ({})", description));
             };
             let item_def = spec.type_def(def.items.as_deref().unwrap_or_default());
             for (i, item) in items.iter().enumerate() {
-                check_value(spec, item_def, item, &format!("{name}[{i}]"))?;
+                check_value(spec, item_def, item, &format!("{name}[{i}]"), origin)?;
             }
             Ok(())
         }
@@ -289,7 +294,7 @@ fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<
             let Value::String(s) = value else {
                 return fail(format!(
                     "must be a string ({}), got {}",
-                    def.description,
+                    description,
                     short(value)
                 ));
             };
@@ -304,7 +309,7 @@ fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<
             if let Some(min) = def.min_chars
                 && s.chars().count() < min
             {
-                return fail(format!("must not be empty ({})", def.description));
+                return fail(format!("must not be empty ({})", description));
             }
             for forbidden in &def.forbidden_chars {
                 if s.contains(forbidden.as_str()) {

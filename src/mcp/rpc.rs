@@ -48,11 +48,12 @@ impl RpcError {
 }
 
 impl From<crate::error::Error> for RpcError {
-    /// A library error keeps its message and data; its code comes from the spec's error table.
+    /// A library error keeps its message (worded for MCP) and data; its code comes from the spec's
+    /// error table.
     fn from(error: crate::error::Error) -> Self {
         RpcError {
             code: error.kind.mcp_code(),
-            message: error.message,
+            message: error.render(crate::spec::validate::Origin::Mcp),
             data: error.data,
         }
     }

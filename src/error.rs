@@ -57,7 +57,9 @@ impl ErrorKind {
         crate::spec::spec().error(self.code()).exit_code
     }
 
-    pub fn mcp_code(self) -> i64 {
+    /// The JSON-RPC code when this kind is answered as a protocol error; `None` when it is always a
+    /// tool error.
+    pub fn mcp_code(self) -> Option<i64> {
         crate::spec::spec().error(self.code()).mcp_code
     }
 }

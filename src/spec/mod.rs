@@ -133,7 +133,9 @@ impl Field {
 #[serde(deny_unknown_fields)]
 pub struct ErrorDef {
     pub exit_code: i32,
-    pub mcp_code: i64,
+    /// The JSON-RPC error code when an error of this kind is a protocol error (argument errors
+    /// before 2025-11-25); `null` for kinds that are always tool errors (`isError: true`).
+    pub mcp_code: Option<i64>,
     pub description: String,
 }
 

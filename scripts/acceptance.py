@@ -54,11 +54,20 @@ class Spec:
         self.errors = value["errors"]
         self.globals = {g["name"]: g["cli_flag"] for g in value["globals"]}
         self.structured_from = value["constants"]["mcp_structured_content_from"]
+        self.argument_tool_errors_from = value["constants"]["mcp_argument_errors_as_tool_errors_from"]
+        self.latest = value["constants"]["mcp_protocol_versions"][-1]
 
 
 def dumps(value):
     """Compact JSON as the binaries print it (key order kept, non-ASCII unescaped)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def expected_message(expected, front_end):
+    """An expected error message: one string for both front-ends, or {"cli": ..., "mcp": ...}."""
+    if isinstance(expected, dict):
+        return expected.get(front_end)
+    return expected
 
 
 def text_of(value):
@@ -173,7 +182,8 @@ class McpSession:
         threading.Thread(target=self._pump_stdout, daemon=True).start()
         threading.Thread(target=self._pump_stderr, daemon=True).start()
         self.next_id = 1
-        self.protocol = ""
+        # Before initialize the server follows the latest version.
+        self.protocol = load_json(ROOT / "spec" / "timeline.json")["constants"]["mcp_protocol_versions"][-1]
         if protocol is not None:
             response = self.request(
                 {
@@ -363,7 +373,7 @@ class CaseRunner:
                 except ValueError:
                     raise StepFailure("stderr is not one JSON object")
                 if expect and "error" in expect:
-                    wanted = {"error": expect["error"]}
+                    wanted = {"error": expected_message(expect["error"], "cli")}
                     if "data" in expect:
                         wanted["data"] = expect["data"]
                     if err != dumps(wanted) + "\n":
@@ -393,26 +403,45 @@ class CaseRunner:
                 outcome = ("err", error.get("code"), error.get("message"), error.get("data"))
             else:
                 result = response.get("result") or {}
-                if result.get("isError") is True:
-                    raise StepFailure("tool result flagged isError")
                 try:
                     value = json.loads(result["content"][0]["text"])
                 except (KeyError, IndexError, TypeError, ValueError):
                     raise StepFailure("no JSON in result.content[0].text")
-                if (
-                    isinstance(value, dict)
-                    and session.protocol >= self.spec.structured_from
-                    and not same(value, result.get("structuredContent"))
-                ):
-                    raise StepFailure("structuredContent differs from the text result")
-                outcome = ("ok", value)
+                if session.protocol >= self.spec.structured_from:
+                    if not same(value, result.get("structuredContent")):
+                        raise StepFailure("structuredContent differs from the text result")
+                elif "structuredContent" in result:
+                    raise StepFailure("structuredContent before %s" % self.spec.structured_from)
+                if result.get("isError") is True:
+                    # A tool error: no JSON-RPC code.
+                    outcome = ("err", None, value.get("error"), value.get("data"))
+                elif op.get("mcp_result_key"):
+                    key = op["mcp_result_key"]
+                    if not isinstance(value, dict) or key not in value:
+                        raise StepFailure("the list result is not wrapped under %r" % key)
+                    outcome = ("ok", value[key])
+                else:
+                    outcome = ("ok", value)
         self.check(expect, outcome)
 
-    def wanted_code(self, kind):
-        if kind not in self.spec.errors:
+    def check_form(self, kind, code, message):
+        """The CLI exits with the kind's code; over MCP a failure is a tool error (code None), and only
+        an argument error may be a JSON-RPC -32602 error, before 2025-11-25."""
+        if kind is not None and kind not in self.spec.errors:
             raise StepFailure("unknown error_kind %s" % kind)
-        entry = self.spec.errors[kind]
-        return entry["exit_code"] if self.fe == "cli" else entry["mcp_code"]
+        invalid = self.spec.errors["invalid_argument"]
+        if self.fe == "cli":
+            if kind is not None and code != self.spec.errors[kind]["exit_code"]:
+                raise StepFailure("expected error kind %s, got code %s: %s" % (kind, code, message))
+            if kind is None and code == invalid["exit_code"]:
+                raise StepFailure("expected a domain error, got invalid argument: %s" % message)
+            return
+        if code is None:
+            return
+        protocol = self.mcp.protocol if self.mcp is not None else self.spec.latest
+        if kind == "invalid_argument" and code == invalid["mcp_code"] and protocol < self.spec.argument_tool_errors_from:
+            return
+        raise StepFailure("expected a tool error (isError) for %s, got JSON-RPC error %s: %s" % (kind or "a domain error", code, message))
 
     def check(self, expect, outcome):
         if outcome[0] == "ok":
@@ -426,15 +455,11 @@ class CaseRunner:
         _, code, message, data = outcome
         if expect is None or "result" in expect:
             raise StepFailure("expected success, got error %s: %s %s" % (code, message, dumps(data)))
-        kind = expect.get("error_kind")
-        if kind is not None:
-            if code != self.wanted_code(kind):
-                raise StepFailure("expected error kind %s, got code %s: %s" % (kind, code, message))
-        elif code == self.wanted_code("invalid_argument"):
-            raise StepFailure("expected a domain error, got invalid argument: %s" % message)
+        self.check_form(expect.get("error_kind"), code, message)
         if "error" in expect:
-            if message != expect["error"]:
-                raise StepFailure("expected error %r\n got %r" % (expect["error"], message))
+            wanted = expected_message(expect["error"], self.fe)
+            if message != wanted:
+                raise StepFailure("expected error %r\n got %r" % (wanted, message))
             if not same(expect.get("data"), data):
                 raise StepFailure("expected data %s, got %s" % (dumps(expect.get("data")), dumps(data)))
 
@@ -582,12 +607,12 @@ def run_tour(spec, bins, out):
                     {"jsonrpc": "2.0", "id": session.fresh_id(), "method": "tools/call",
                      "params": {"name": name, "arguments": arguments}}
                 )
-                if "error" in response:
+                if "error" in response or response["result"].get("isError"):
                     raise StepFailure("%s failed: %s" % (name, dumps(response)))
                 return json.loads(response["result"]["content"][0]["text"])
 
             seen = call("timeline_context", {"timeline_id": "tl0", "node": "n1"})
-            if seen != [{"node": "n1", "role": "user", "text": "from the CLI", "tokens": 3}]:
+            if seen != {"messages": [{"node": "n1", "role": "user", "text": "from the CLI", "tokens": 3}]}:
                 raise StepFailure("tl-mcp did not see the CLI's message: %s" % dumps(seen))
             added = call("timeline_append", {"timeline_id": "tl0", "role": "assistant", "text": "from MCP", "tokens": 2})
             if added != {"node": "n2"}:
@@ -597,7 +622,7 @@ def run_tour(spec, bins, out):
                 raise StepFailure("tl did not see the MCP message: %s" % dumps(both))
             third = tl("append", "--role", "user", "--text", "again from the CLI", "--tokens", "4")
             seen = call("timeline_branches", {"timeline_id": "tl0"})
-            if seen != [{"name": "main", "head": third["node"], "current": True}]:
+            if seen != {"branches": [{"name": "main", "head": third["node"], "current": True}]}:
                 raise StepFailure("tl-mcp did not see the CLI's new head: %s" % dumps(seen))
         finally:
             session.close()

@@ -1,8 +1,14 @@
 //! The library's error: a kind from the spec's error table, a message for people, optional data.
 //!
 //! Front-ends never invent errors of their own kinds: the CLI maps a kind to its exit code and the MCP
-//! server to its JSON-RPC code, both read from the spec.
+//! server to its JSON-RPC code or tool error, both read from the spec.
+//!
+//! A message may name a next step ("list branches with `tl branches`"). Such steps are typed
+//! ([`Step`]: an operation and its arguments, [`Message::arg`]: a parameter) inside a [`Message`], so
+//! one wording renders in the vocabulary of each front-end: `tl branches` and `--tokens` for the
+//! command line, `timeline_branches` with `timeline_id: "tl0"` and `tokens` over MCP.
 
+use crate::spec::validate::Origin;
 use serde_json::{Map, Value, json};
 use std::fmt;
 
@@ -51,7 +57,9 @@ impl ErrorKind {
         crate::spec::spec().error(self.code()).exit_code
     }
 
-    pub fn mcp_code(self) -> i64 {
+    /// The JSON-RPC code when this kind is answered as a protocol error; `None` when it is always a
+    /// tool error.
+    pub fn mcp_code(self) -> Option<i64> {
         crate::spec::spec().error(self.code()).mcp_code
     }
 }
@@ -59,18 +67,29 @@ impl ErrorKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Error {
     pub kind: ErrorKind,
+    /// The message as `tl` prints it: next steps named as commands and flags. [`Error::render`] gives
+    /// the wording for another front-end.
     pub message: String,
     pub data: Option<Value>,
+    /// The message with its next steps typed, when it has any (else `message` is the only wording).
+    wording: Option<Box<Message>>,
+    /// Raised by the spec's argument check (`spec::validate`), which enforces what a tool's
+    /// `inputSchema` states, before anything ran. MCP versions before 2025-11-25 answer such an
+    /// error as a protocol error ("invalid arguments"); everything else is a tool execution error.
+    pub schema: bool,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorKind, message: impl Into<Message>) -> Self {
+        let wording = message.into();
         Error {
             kind,
-            message: message.into(),
+            message: wording.render(Origin::Cli),
             data: None,
+            wording: wording.has_steps().then(|| Box::new(wording)),
+            schema: false,
         }
     }
 
@@ -79,37 +98,258 @@ impl Error {
         self
     }
 
-    pub fn invalid(message: impl Into<String>) -> Self {
+    /// Mark an error of the spec's argument check (see [`Error::schema`]).
+    pub fn from_schema_check(mut self) -> Self {
+        self.schema = true;
+        self
+    }
+
+    pub fn invalid(message: impl Into<Message>) -> Self {
         Error::new(ErrorKind::InvalidArgument, message)
     }
 
-    pub fn not_found(message: impl Into<String>) -> Self {
+    pub fn not_found(message: impl Into<Message>) -> Self {
         Error::new(ErrorKind::NotFound, message)
     }
 
-    pub fn conflict(message: impl Into<String>) -> Self {
+    pub fn conflict(message: impl Into<Message>) -> Self {
         Error::new(ErrorKind::Conflict, message)
     }
 
-    pub fn database(message: impl Into<String>) -> Self {
+    pub fn database(message: impl Into<Message>) -> Self {
         Error::new(ErrorKind::Database, message)
     }
 
     pub fn overflow() -> Self {
         Error::new(
             ErrorKind::LimitExceeded,
-            "token arithmetic overflow: the sum of token counts does not fit in 64 bits; use smaller --tokens values",
+            Message::from(
+                "token arithmetic overflow: the sum of token counts does not fit in 64 bits; use smaller ",
+            )
+            .arg("tokens")
+            .text(" values"),
         )
+    }
+
+    /// The message in the vocabulary of `origin` (for `Origin::Cli` this is [`Error::message`]).
+    pub fn render(&self, origin: Origin) -> String {
+        match (origin, &self.wording) {
+            (Origin::Mcp, Some(wording)) => wording.render(origin),
+            _ => self.message.clone(),
+        }
     }
 
     /// The CLI's stderr object: `{"error": message}` plus `data` where the error has it.
     pub fn to_json(&self) -> Value {
+        self.to_json_for(Origin::Cli)
+    }
+
+    /// The same object with the message worded for `origin` (an MCP tool error's structured content).
+    pub fn to_json_for(&self, origin: Origin) -> Value {
         let mut object = Map::new();
-        object.insert("error".into(), json!(self.message));
+        object.insert("error".into(), json!(self.render(origin)));
         if let Some(data) = &self.data {
             object.insert("data".into(), data.clone());
         }
         Value::Object(object)
+    }
+}
+
+/// A message whose next steps are typed: plain text, [`Step`]s and argument names, in order.
+///
+/// `Error::not_found(Message::from(format!("node not found: {id}; list branches with "))
+/// .step(Step::new("branches").timeline(tl)))` is printed by `tl` as "... list branches with
+/// `tl branches`" and over MCP as "... list branches with `timeline_branches` with
+/// `timeline_id: "tl0"`". A plain `String` or `&str` converts into a message without steps.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Message(Vec<Piece>);
+
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Text(String),
+    Step(Step),
+    Arg(String),
+}
+
+impl Message {
+    /// Append text.
+    pub fn text(mut self, text: impl Into<String>) -> Self {
+        self.0.push(Piece::Text(text.into()));
+        self
+    }
+
+    /// Append a next step.
+    pub fn step(mut self, step: Step) -> Self {
+        self.0.push(Piece::Step(step));
+        self
+    }
+
+    /// Append the name of a parameter (its MCP name): `--max` for `tl`, `max_tokens` over MCP.
+    pub fn arg(mut self, name: impl Into<String>) -> Self {
+        self.0.push(Piece::Arg(name.into()));
+        self
+    }
+
+    fn has_steps(&self) -> bool {
+        self.0.iter().any(|p| !matches!(p, Piece::Text(_)))
+    }
+
+    pub fn render(&self, origin: Origin) -> String {
+        let mut out = String::new();
+        for piece in &self.0 {
+            match piece {
+                Piece::Text(text) => out.push_str(text),
+                Piece::Step(step) => out.push_str(&step.render(origin)),
+                Piece::Arg(name) => out.push_str(&arg_name(name, origin)),
+            }
+        }
+        out
+    }
+}
+
+impl From<String> for Message {
+    fn from(text: String) -> Self {
+        Message(vec![Piece::Text(text)])
+    }
+}
+
+impl From<&str> for Message {
+    fn from(text: &str) -> Self {
+        Message::from(text.to_string())
+    }
+}
+
+impl From<&String> for Message {
+    fn from(text: &String) -> Self {
+        Message::from(text.clone())
+    }
+}
+
+/// A next step named by a message: an operation of the spec, the timeline, and arguments.
+///
+/// `tl` renders it as the command to type, in backticks (`` `tl context --node n19` ``; the
+/// timeline is left out, as the command line defaults it); MCP as the tool and its arguments
+/// (`` `timeline_context` with `timeline_id: "tl0"`, `node: "n19"` ``). [`Step::needs`] names an
+/// argument the caller still has to choose (`--summary ...`, `` `summary: ...` ``).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    op: String,
+    timeline: Option<String>,
+    args: Vec<(String, Value)>,
+    needs: Vec<String>,
+}
+
+impl Step {
+    /// A step running the spec operation `op` (its spec name: "context", "branches", "summarize").
+    pub fn new(op: impl Into<String>) -> Self {
+        Step {
+            op: op.into(),
+            timeline: None,
+            args: Vec::new(),
+            needs: Vec::new(),
+        }
+    }
+
+    /// The timeline the step works on, such as "tl0" (required by every MCP tool but create).
+    pub fn timeline(mut self, id: impl Into<String>) -> Self {
+        self.timeline = Some(id.into());
+        self
+    }
+
+    /// An argument by its MCP name, with its value (`"n19"`, `5`, `["n9", "n10"]`).
+    pub fn arg(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.args.push((name.into(), value.into()));
+        self
+    }
+
+    /// An argument the caller still has to supply, by its MCP name.
+    pub fn needs(mut self, name: impl Into<String>) -> Self {
+        self.needs.push(name.into());
+        self
+    }
+
+    pub fn render(&self, origin: Origin) -> String {
+        let spec = crate::spec::spec();
+        let op = spec.operation(&self.op);
+        match origin {
+            Origin::Cli => {
+                let mut words = vec![
+                    "tl".to_string(),
+                    op.map_or(self.op.clone(), |op| op.cli.clone()),
+                ];
+                for (name, value) in &self.args {
+                    words.push(cli_flag(op, name));
+                    words.push(cli_value(value));
+                }
+                for name in &self.needs {
+                    words.push(cli_flag(op, name));
+                    words.push("...".into());
+                }
+                format!("`{}`", words.join(" "))
+            }
+            Origin::Mcp => {
+                let tool = op
+                    .and_then(|op| op.mcp.clone())
+                    .unwrap_or_else(|| self.op.clone());
+                let mut args: Vec<String> = Vec::new();
+                if let Some(timeline) = &self.timeline {
+                    args.push(format!("`timeline_id: {}`", json!(timeline)));
+                }
+                for (name, value) in &self.args {
+                    args.push(format!("`{name}: {value}`"));
+                }
+                for name in &self.needs {
+                    args.push(format!("`{name}: ...`"));
+                }
+                if args.is_empty() {
+                    format!("`{tool}`")
+                } else {
+                    format!("`{tool}` with {}", args.join(", "))
+                }
+            }
+        }
+    }
+}
+
+/// The `tl` flag of an argument of `op` (its `cli_flag`, or the name with `-` for `_`).
+fn cli_flag(op: Option<&crate::spec::Operation>, name: &str) -> String {
+    match op.and_then(|op| op.params.iter().find(|p| p.name == name)) {
+        Some(param) => format!("--{}", param.flag()),
+        None => arg_name(name, Origin::Cli),
+    }
+}
+
+/// A parameter named for a front-end: MCP uses the name itself; `tl` the flag of the first
+/// operation (or global option) that has it.
+fn arg_name(name: &str, origin: Origin) -> String {
+    if origin == Origin::Mcp {
+        return format!("`{name}`");
+    }
+    let spec = crate::spec::spec();
+    if let Some(global) = spec.globals.iter().find(|g| g.name == name) {
+        return format!("--{}", global.cli_flag);
+    }
+    spec.operations
+        .iter()
+        .flat_map(|op| op.params.iter())
+        .find(|p| p.name == name)
+        .map(|p| format!("--{}", p.flag()))
+        .unwrap_or_else(|| format!("--{}", name.replace('_', "-")))
+}
+
+/// A value as typed on a command line: IDs and plain words as they are, lists joined by commas,
+/// anything else quoted.
+fn cli_value(value: &Value) -> String {
+    match value {
+        Value::String(s)
+            if !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_alphanumeric() || "-_.,:".contains(c)) =>
+        {
+            s.clone()
+        }
+        Value::Array(items) => items.iter().map(cli_value).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
     }
 }
 
@@ -139,6 +379,89 @@ mod tests {
             spec.errors.len(),
             ErrorKind::ALL.len(),
             "spec has error kinds the code does not"
+        );
+    }
+    #[test]
+    fn a_plain_message_reads_the_same_everywhere() {
+        let error = Error::not_found(format!("branch {:?} not found", "a{}b"));
+        assert_eq!(error.message, "branch \"a{}b\" not found");
+        assert_eq!(error.render(Origin::Mcp), error.message);
+        assert!(!error.schema);
+    }
+
+    #[test]
+    fn steps_render_in_each_front_ends_vocabulary() {
+        let error = Error::not_found(
+            Message::from("node not found: n7; list branches with ")
+                .step(Step::new("branches").timeline("tl0")),
+        );
+        assert_eq!(
+            error.message,
+            "node not found: n7; list branches with `tl branches`"
+        );
+        assert_eq!(
+            error.render(Origin::Mcp),
+            "node not found: n7; list branches with `timeline_branches` with `timeline_id: \"tl0\"`"
+        );
+        let step = Step::new("summarize")
+            .timeline("tl1")
+            .arg("from", "n1")
+            .arg("to", "n3")
+            .needs("summary");
+        assert_eq!(
+            step.render(Origin::Cli),
+            "`tl summarize --from n1 --to n3 --summary ...`"
+        );
+        assert_eq!(
+            step.render(Origin::Mcp),
+            "`timeline_summarize` with `timeline_id: \"tl1\"`, `from: \"n1\"`, `to: \"n3\"`, `summary: ...`"
+        );
+        // Flags come from the spec; lists are comma-joined on the command line, arrays over MCP.
+        let budget = Step::new("context_budget")
+            .arg("node", "n4")
+            .arg("max_tokens", 65);
+        assert_eq!(budget.render(Origin::Cli), "`tl budget --node n4 --max 65`");
+        assert_eq!(
+            budget.render(Origin::Mcp),
+            "`timeline_context_budget` with `node: \"n4\"`, `max_tokens: 65`"
+        );
+        let derived = Step::new("summarize").arg("derived_from", json!(["n9", "n10"]));
+        assert_eq!(
+            derived.render(Origin::Cli),
+            "`tl summarize --derived-from n9,n10`"
+        );
+        let fork = Step::new("fork").arg("node", "n2").arg("name", "my branch");
+        assert_eq!(
+            fork.render(Origin::Cli),
+            "`tl fork --node n2 --name \"my branch\"`"
+        );
+    }
+
+    #[test]
+    fn argument_names_follow_the_front_end() {
+        let overflow = Error::overflow();
+        assert_eq!(
+            overflow.message,
+            "token arithmetic overflow: the sum of token counts does not fit in 64 bits; use smaller --tokens values"
+        );
+        assert_eq!(
+            overflow.render(Origin::Mcp),
+            "token arithmetic overflow: the sum of token counts does not fit in 64 bits; use smaller `tokens` values"
+        );
+        let max = Message::from("raise ").arg("max_tokens");
+        assert_eq!(max.render(Origin::Cli), "raise --max");
+        assert_eq!(max.render(Origin::Mcp), "raise `max_tokens`");
+        let global = Message::from("pass ").arg("timeline_id");
+        assert_eq!(global.render(Origin::Cli), "pass --timeline");
+    }
+
+    #[test]
+    fn json_for_each_front_end() {
+        let error = Error::overflow().with_data(json!({"x": 1}));
+        assert_eq!(error.to_json()["error"], json!(error.message));
+        assert_eq!(
+            error.to_json_for(Origin::Mcp),
+            json!({"error": error.render(Origin::Mcp), "data": {"x": 1}})
         );
     }
 }

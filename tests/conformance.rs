@@ -156,11 +156,68 @@ fn subset(expected: &Value, actual: &Value) -> bool {
 enum Outcome {
     Ok(Value),
     Err {
-        /// CLI exit code or JSON-RPC error code.
-        code: i64,
+        /// CLI exit code or JSON-RPC error code; `None` for an MCP tool error (`isError: true`).
+        code: Option<i64>,
         message: String,
         data: Option<Value>,
     },
+}
+
+/// The expected error message for a front-end: a string for both, or `{"cli": ..., "mcp": ...}`
+/// where the message names a next step (a command for `tl`, a tool and arguments over MCP).
+fn expected_message(expected: &Value, fe: FrontEnd) -> Option<&Value> {
+    match expected {
+        Value::Object(by_front_end) => by_front_end.get(fe.name()),
+        other => Some(other),
+    }
+}
+
+/// The tools of `generated/tools.json` by name, with their schemas compiled (JSON Schema 2020-12).
+fn tool_schemas() -> &'static BTreeMap<String, (jsonschema::Validator, jsonschema::Validator)> {
+    static SCHEMAS: std::sync::OnceLock<
+        BTreeMap<String, (jsonschema::Validator, jsonschema::Validator)>,
+    > = std::sync::OnceLock::new();
+    SCHEMAS.get_or_init(|| {
+        let text = std::fs::read_to_string(root().join("generated/tools.json")).unwrap();
+        let tools: Value = serde_json::from_str(&text).unwrap();
+        tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| {
+                let compile = |schema: &Value| {
+                    jsonschema::draft202012::new(schema)
+                        .unwrap_or_else(|e| panic!("{}: {e}", tool["name"]))
+                };
+                (
+                    tool["name"].as_str().unwrap().to_string(),
+                    (
+                        compile(&tool["inputSchema"]),
+                        compile(&tool["outputSchema"]),
+                    ),
+                )
+            })
+            .collect()
+    })
+}
+
+/// Structured content must validate against the tool's `outputSchema`.
+fn check_structured(tool: &str, structured: &Value) -> Result<(), String> {
+    let (_, output) = tool_schemas()
+        .get(tool)
+        .ok_or_else(|| format!("{tool} is not in generated/tools.json"))?;
+    let problems: Vec<String> = output
+        .iter_errors(structured)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "structuredContent of {tool} does not match its outputSchema: {}: {structured}",
+            problems.join("; ")
+        ))
+    }
 }
 
 fn text_of(value: &Value) -> String {
@@ -303,7 +360,8 @@ impl McpSession {
             lines: rx,
             stderr: stderr_text,
             next_id: 1,
-            protocol: String::new(),
+            // Before initialize the server follows the latest version.
+            protocol: spec().latest_protocol_version().to_string(),
             env: env.clone(),
         };
         if let Some(version) = protocol {
@@ -592,7 +650,10 @@ impl<'a> Runner<'a> {
                     }
                     let value: Value = serde_json::from_str(&stderr)
                         .map_err(|e| format!("stderr is not one JSON object ({e}): {}", shown()))?;
-                    if let Some(message) = step.pointer("/expect/error") {
+                    if let Some(message) = step
+                        .pointer("/expect/error")
+                        .and_then(|m| expected_message(m, FrontEnd::Cli))
+                    {
                         let mut object = Map::new();
                         object.insert("error".into(), message.clone());
                         if let Some(data) = step.pointer("/expect/data") {
@@ -604,7 +665,7 @@ impl<'a> Runner<'a> {
                         }
                     }
                     Outcome::Err {
-                        code,
+                        code: Some(code),
                         message: value["error"].as_str().unwrap_or_default().to_string(),
                         data: value.get("data").cloned(),
                     }
@@ -644,34 +705,54 @@ impl<'a> Runner<'a> {
                 }
                 if let Some(error) = response.get("error") {
                     Outcome::Err {
-                        code: error["code"].as_i64().unwrap_or(0),
+                        code: Some(error["code"].as_i64().unwrap_or(0)),
                         message: error["message"].as_str().unwrap_or_default().to_string(),
                         data: error.get("data").filter(|d| !d.is_null()).cloned(),
                     }
                 } else {
                     let result = &response["result"];
-                    if result.get("isError") == Some(&Value::Bool(true)) {
-                        return Err(format!("tool result flagged isError: {response}"));
-                    }
                     let text = result
                         .pointer("/content/0/text")
                         .and_then(Value::as_str)
                         .ok_or_else(|| format!("no result.content[0].text: {response}"))?;
                     let value: Value = serde_json::from_str(text)
                         .map_err(|e| format!("content[0].text is not JSON ({e}): {response}"))?;
-                    if value.is_object()
-                        && protocol.as_str() >= structured_from.as_str()
-                        && result.get("structuredContent") != Some(&value)
-                    {
+                    // From 2025-06-18 every result, error results included, carries the same object
+                    // as structuredContent, and it must match the tool's outputSchema.
+                    if protocol.as_str() >= structured_from.as_str() {
+                        if result.get("structuredContent") != Some(&value) {
+                            return Err(format!(
+                                "structuredContent must equal the text result for protocol {protocol}: {response}"
+                            ));
+                        }
+                        check_structured(&tool, &value)?;
+                    } else if result.get("structuredContent").is_some() {
                         return Err(format!(
-                            "structuredContent must equal the text result for protocol {protocol}: {response}"
+                            "no structuredContent before {structured_from}: {response}"
                         ));
                     }
-                    Outcome::Ok(value)
+                    match result.get("isError") {
+                        Some(Value::Bool(true)) => Outcome::Err {
+                            code: None,
+                            message: value["error"].as_str().unwrap_or_default().to_string(),
+                            data: value.get("data").cloned(),
+                        },
+                        None => match &op.mcp_result_key {
+                            // A list comes wrapped in an object; the cases hold the list.
+                            Some(key) => Outcome::Ok(value.get(key).cloned().ok_or_else(|| {
+                                format!("the result is not wrapped under {key:?}: {response}")
+                            })?),
+                            None => Outcome::Ok(value),
+                        },
+                        Some(other) => {
+                            return Err(format!("isError must be true or absent, got {other}"));
+                        }
+                    }
                 }
             }
         };
-        check_outcome(self.fe, step, outcome)
+        let protocol = self.mcp.as_ref().map(|m| m.protocol.clone());
+        check_outcome(self.fe, protocol.as_deref(), step, outcome)
     }
 
     fn raw_step(&mut self, step: &Value) -> Result<(), String> {
@@ -714,21 +795,16 @@ impl<'a> Runner<'a> {
     }
 }
 
-fn check_outcome(fe: FrontEnd, step: &Value, outcome: Outcome) -> Result<(), String> {
+fn check_outcome(
+    fe: FrontEnd,
+    protocol: Option<&str>,
+    step: &Value,
+    outcome: Outcome,
+) -> Result<(), String> {
     let expect = step.get("expect");
     let kind = expect
         .and_then(|e| e.get("error_kind"))
         .and_then(Value::as_str);
-    let wanted_code = |kind: &str| -> Result<i64, String> {
-        let def = spec()
-            .errors
-            .get(kind)
-            .ok_or_else(|| format!("unknown error_kind {kind}"))?;
-        Ok(match fe {
-            FrontEnd::Cli => i64::from(def.exit_code),
-            FrontEnd::Mcp => def.mcp_code,
-        })
-    };
     match (expect, outcome) {
         (None, Outcome::Ok(_)) => Ok(()),
         (Some(e), Outcome::Ok(value)) if e.get("result_subset").is_some() => {
@@ -754,7 +830,7 @@ fn check_outcome(fe: FrontEnd, step: &Value, outcome: Outcome) -> Result<(), Str
         }
         (_, Outcome::Ok(value)) => Err(format!("expected an error, got result {value}")),
         (None, Outcome::Err { code, message, .. }) => {
-            Err(format!("expected success, got error {code}: {message}"))
+            Err(format!("expected success, got error {code:?}: {message}"))
         }
         (
             Some(e),
@@ -766,29 +842,15 @@ fn check_outcome(fe: FrontEnd, step: &Value, outcome: Outcome) -> Result<(), Str
         ) => {
             if e.get("result").is_some() {
                 return Err(format!(
-                    "expected result {}\n got error {code}: {message} {data:?}",
+                    "expected result {}\n got error {code:?}: {message} {data:?}",
                     e["result"]
                 ));
             }
-            match kind {
-                Some(kind) => {
-                    let want = wanted_code(kind)?;
-                    if code != want {
-                        return Err(format!(
-                            "expected error kind {kind} (code {want}), got code {code}: {message}"
-                        ));
-                    }
-                }
-                None => {
-                    // A domain error: not an invalid-argument error.
-                    if code == wanted_code("invalid_argument")? {
-                        return Err(format!(
-                            "expected a domain error, got invalid argument: {message}"
-                        ));
-                    }
-                }
-            }
-            if let Some(expected) = e.get("error") {
+            check_error_form(fe, protocol, kind, code, &message)?;
+            if let Some(expected) = e
+                .get("error")
+                .and_then(|expected| expected_message(expected, fe))
+            {
                 if expected.as_str() != Some(message.as_str()) {
                     return Err(format!("expected error {expected}\n got {message:?}"));
                 }
@@ -801,6 +863,60 @@ fn check_outcome(fe: FrontEnd, step: &Value, outcome: Outcome) -> Result<(), Str
             }
             Ok(())
         }
+    }
+}
+
+/// An error has the form its kind takes on the front-end: the spec's exit code on the CLI. Over MCP a
+/// failure of the tool is a result with `isError: true`; only an argument error may be a JSON-RPC
+/// error (-32602), and only before the version that made argument errors tool errors. Without
+/// `error_kind` the error is a domain error: not exit code 2, not a JSON-RPC error.
+fn check_error_form(
+    fe: FrontEnd,
+    protocol: Option<&str>,
+    kind: Option<&str>,
+    code: Option<i64>,
+    message: &str,
+) -> Result<(), String> {
+    let spec = spec();
+    let invalid = "invalid_argument";
+    if let Some(kind) = kind
+        && !spec.errors.contains_key(kind)
+    {
+        return Err(format!("unknown error_kind {kind}"));
+    }
+    match fe {
+        FrontEnd::Cli => {
+            let want = i64::from(spec.errors[kind.unwrap_or(invalid)].exit_code);
+            match kind {
+                Some(kind) if code != Some(want) => Err(format!(
+                    "expected error kind {kind} (exit code {want}), got {code:?}: {message}"
+                )),
+                None if code == Some(want) => Err(format!(
+                    "expected a domain error, got invalid argument: {message}"
+                )),
+                _ => Ok(()),
+            }
+        }
+        FrontEnd::Mcp => match code {
+            None => Ok(()),
+            Some(code) => {
+                let before = protocol.is_some_and(|p| {
+                    p < spec
+                        .constants
+                        .mcp_argument_errors_as_tool_errors_from
+                        .as_str()
+                });
+                let want = spec.errors[invalid].mcp_code;
+                if kind == Some(invalid) && before && Some(code) == want {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "expected a tool error (isError) for {}, got JSON-RPC error {code}: {message}",
+                        kind.unwrap_or("a domain error")
+                    ))
+                }
+            }
+        },
     }
 }
 
@@ -1112,4 +1228,33 @@ fn case_files_are_well_formed() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Every tool's `inputSchema` and `outputSchema` is a valid JSON Schema 2020-12 (the dialect MCP
+/// assumes when a schema names none) and compiles, `$ref`s included. The MCP runs above check every
+/// `structuredContent` against its tool's `outputSchema`.
+#[test]
+fn tool_schemas_are_json_schema_2020_12() {
+    let text = std::fs::read_to_string(root().join("generated/tools.json")).unwrap();
+    let tools: Value = serde_json::from_str(&text).unwrap();
+    let mut problems = Vec::new();
+    for tool in tools["tools"].as_array().unwrap() {
+        for which in ["inputSchema", "outputSchema"] {
+            let schema = &tool[which];
+            if let Err(e) = jsonschema::draft202012::meta::validate(schema) {
+                problems.push(format!("{} {which}: {e}", tool["name"]));
+            }
+            if schema["type"] != json!("object") {
+                problems.push(format!("{} {which}: MCP needs type object", tool["name"]));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // Compiling resolves every $ref; a broken one panics here.
+    assert_eq!(tool_schemas().len(), 15);
+    // The error object validates against every outputSchema, and a wrong result does not.
+    for name in tool_schemas().keys() {
+        check_structured(name, &json!({"error": "x", "data": {"k": 1}})).unwrap();
+        assert!(check_structured(name, &json!({"unexpected": true})).is_err());
+    }
 }

@@ -1,5 +1,5 @@
 //! The MCP server (P1–P6, I3, G4, G7): the real `tl-mcp` binary over pipes, one JSON line in, one JSON
-//! line out, compared byte for byte.
+//! line out, compared byte for byte, in each of the four protocol versions.
 //!
 //! A test never waits for "no answer" by time: after a message that must not be answered it sends a
 //! `ping` and checks that the very next line is the ping's answer.
@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::thread::JoinHandle;
+use timeline::spec::spec;
 
 const VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 const OLD: [&str; 2] = ["2024-11-05", "2025-03-26"];
@@ -69,8 +70,9 @@ impl Server {
                 r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{requested}","capabilities":{{}},"clientInfo":{{"name":"test","version":"0"}}}}}}"#
             ),
             &format!(
-                r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":"{expected}","capabilities":{{"tools":{{"listChanged":false}}}},"serverInfo":{{"name":"timeline","version":"{}"}}}}}}"#,
-                env!("CARGO_PKG_VERSION")
+                r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":"{expected}","capabilities":{{"tools":{{"listChanged":false}}}},"serverInfo":{{"name":"timeline","version":"{}"}},"instructions":{}}}}}"#,
+                env!("CARGO_PKG_VERSION"),
+                json!(spec().mcp_instructions)
             ),
         );
         self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
@@ -167,6 +169,28 @@ fn tool_ok(id: u64, text: &str, structured: bool) -> String {
         )
     } else {
         format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":{content}}}}}"#)
+    }
+}
+
+/// A tool execution error: `{"error", "data"?}` as text, as `structuredContent` when `structured`,
+/// and `isError: true`.
+fn tool_err(id: u64, error: &Value, structured: bool) -> String {
+    let content = json!([{"type": "text", "text": error.to_string()}]);
+    if structured {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":{content},"structuredContent":{error},"isError":true}}}}"#
+        )
+    } else {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":{content},"isError":true}}}}"#)
+    }
+}
+
+/// An argument error: a JSON-RPC -32602 error up to 2025-06-18, a tool error from 2025-11-25.
+fn argument_error(id: u64, version: &str, message: &str) -> String {
+    if version >= "2025-11-25" {
+        tool_err(id, &json!({ "error": message }), true)
+    } else {
+        error(&id.to_string(), -32602, message)
     }
 }
 
@@ -531,9 +555,7 @@ on_both_engines! {
     }
 
     #[test]
-    fn bad_params_are_32602() {
-        let db = Db::new();
-        let mut server = Server::init(&db, "2025-11-25");
+    fn malformed_tool_calls_are_32602_in_every_version() {
         let cases = [
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
@@ -559,36 +581,109 @@ on_both_engines! {
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":[]}}"#,
                 "Invalid params: arguments must be an object, got an array",
             ),
+        ];
+        let db = Db::new();
+        for version in VERSIONS {
+            let mut server = Server::init(&db, version);
+            for (line, message) in cases {
+                server.ask(line, &error("1", -32602, message));
+            }
+        }
+        assert!(!db.path.exists());
+    }
+
+    #[test]
+    fn argument_errors_are_32602_up_to_2025_06_18_and_tool_errors_from_2025_11_25() {
+        let cases = [
             (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":{"timeline_id":"tl0"}}}"#,
+                r#"{"name":"timeline_create","arguments":{"timeline_id":"tl0"}}"#,
                 "invalid argument timeline_id: timeline_create takes no such argument (it takes: nothing)",
             ),
             (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_append","arguments":{"role":"user","text":"x"}}}"#,
+                r#"{"name":"timeline_append","arguments":{"role":"user","text":"x"}}"#,
                 "invalid argument timeline_id: required; pass the ID that timeline_create returned, such as \"tl0\"",
             ),
             (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_context_budget","arguments":{"timeline_id":"tl0","node":"n1","max_tokens":-1}}}"#,
+                r#"{"name":"timeline_context_budget","arguments":{"timeline_id":"tl0","node":"n1","max_tokens":-1}}"#,
                 "invalid argument max_tokens: must be a non-negative integer, got -1",
             ),
             (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_context_budget","arguments":{"timeline_id":"tl0","node":"n1","max_tokens":1e30}}}"#,
+                r#"{"name":"timeline_context_budget","arguments":{"timeline_id":"tl0","node":"n1","max_tokens":1e30}}"#,
                 "invalid argument max_tokens: is larger than the maximum 18446744073709551615",
             ),
             (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":{"idempotency_key":7}}}"#,
+                r#"{"name":"timeline_node","arguments":{"timeline_id":"tl0","node":"x5"}}"#,
+                "invalid argument node: A node ID: \"n\" followed by digits, as returned by timeline_append or timeline_summarize. Got \"x5\"",
+            ),
+            (
+                r#"{"name":"timeline_summarize","arguments":{"timeline_id":"tl0","from":"n1","to":"n1","summary":"s","derived_from":"n9,n10"}}"#,
+                "invalid argument derived_from: must be an array (Node IDs, as an array such as [\"n9\", \"n10\"].)",
+            ),
+            (
+                r#"{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"x","intent":{"note":"n"}}}"#,
+                "invalid argument intent.tag: required when intent.note is given (Label the message with an intent tag (your own vocabulary).)",
+            ),
+            (
+                r#"{"name":"timeline_create","arguments":{"idempotency_key":7}}"#,
                 "invalid argument idempotency_key: arguments.idempotency_key must be a string such as \"request-001\", got an integer",
             ),
             (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","idempotency_key":""}}"#,
+                r#"{"name":"timeline_create","idempotency_key":""}"#,
                 "invalid argument idempotency_key: must be 1 to 256 bytes, such as request-001",
             ),
+            (
+                r#"{"name":"timeline_create","idempotency_key":"a","arguments":{"idempotency_key":"b"}}"#,
+                "invalid argument idempotency_key: arguments.idempotency_key and params.idempotency_key differ; give the key once, or the same key in both places",
+            ),
         ];
-        for (line, message) in cases {
-            server.ask(line, &error("1", -32602, message));
+        let db = Db::new();
+        for version in VERSIONS {
+            let mut server = Server::init(&db, version);
+            for (params, message) in cases {
+                server.ask(
+                    &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#),
+                    &argument_error(1, version, message),
+                );
+            }
         }
         // None of these touched the database.
         assert!(!db.path.exists());
+    }
+
+    #[test]
+    fn values_the_operation_refuses_are_tool_errors_in_every_version() {
+        // The arguments fit the inputSchema; the operation itself refuses them ("invalid input data").
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db.append("user", "a", 3);
+        db.tl(&["summarize", "--from", "n1", "--to", "n1", "--summary", "s"])
+            .ok(r#"{"node":"n2"}"#);
+        let before = db.bytes();
+        for version in VERSIONS {
+            let mut server = Server::init(&db, version);
+            let cli = db.tl(&[
+                "summarize",
+                "--from",
+                "n1",
+                "--to",
+                "n1",
+                "--summary",
+                "t",
+                "--derived-from",
+                "n2,n2",
+            ]);
+            assert_eq!(cli.code, 2, "{cli:?}");
+            let expected: Value = serde_json::from_str(&cli.stderr).unwrap();
+            assert_eq!(
+                server.call(
+                    1,
+                    "timeline_summarize",
+                    r#"{"timeline_id":"tl0","from":"n1","to":"n1","summary":"t","derived_from":["n2","n2"]}"#
+                ),
+                tool_err(1, &expected, NEW.contains(&version))
+            );
+        }
+        assert_eq!(db.bytes(), before);
     }
 
     #[test]
@@ -607,7 +702,7 @@ on_both_engines! {
                     "[{},{},{},{},{},{}]",
                     r#"{"jsonrpc":"2.0","id":"c","result":{"content":[{"type":"text","text":"{\"timeline_id\":\"tl0\"}"}]}}"#,
                     r#"{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"{\"node\":\"n1\"}"}]}}"#,
-                    r#"{"jsonrpc":"2.0","id":"x","result":{"content":[{"type":"text","text":"[{\"node\":\"n1\",\"role\":\"user\",\"text\":\"hello\",\"tokens\":3}]"}]}}"#,
+                    r#"{"jsonrpc":"2.0","id":"x","result":{"content":[{"type":"text","text":"{\"messages\":[{\"node\":\"n1\",\"role\":\"user\",\"text\":\"hello\",\"tokens\":3}]}"}]}}"#,
                     r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
                     r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON object with \"jsonrpc\": \"2.0\" and a \"method\""}}"#,
                     r#"{"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"Method not found: nope (this server offers initialize, ping, tools/list and tools/call)"}}"#,
@@ -730,7 +825,7 @@ on_both_engines! {
     }
 
     #[test]
-    fn tools_list_serves_the_15_generated_tools_without_output_schema_for_old_versions() {
+    fn tools_list_serves_the_14_generated_tools_without_output_schema_for_old_versions() {
         let full = tools_json();
         let names: Vec<&str> = full["tools"]
             .as_array()
@@ -758,16 +853,22 @@ on_both_engines! {
                 "timeline_db_info"
             ]
         );
-        let mut stripped = full.clone();
-        for tool in stripped["tools"].as_array_mut().unwrap() {
-            tool.as_object_mut().unwrap().remove("outputSchema");
-        }
+        // What each version defines: annotations from 2025-03-26, title and outputSchema from 2025-06-18.
+        let without = |fields: &[&str]| {
+            let mut list = full.clone();
+            for tool in list["tools"].as_array_mut().unwrap() {
+                for field in fields {
+                    tool.as_object_mut().unwrap().remove(*field);
+                }
+            }
+            list
+        };
         let db = Db::new();
         for version in VERSIONS {
-            let expected = if OLD.contains(&version) {
-                &stripped
-            } else {
-                &full
+            let expected = match version {
+                "2024-11-05" => without(&["annotations", "title", "outputSchema"]),
+                "2025-03-26" => without(&["title", "outputSchema"]),
+                _ => full.clone(),
             };
             let mut server = Server::init(&db, version);
             server.ask(
@@ -782,11 +883,14 @@ on_both_engines! {
             let answer = server.ask_json(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
             let tools = answer["result"]["tools"].as_array().unwrap();
             assert_eq!(tools.len(), 15);
-            let with_schema = tools
-                .iter()
-                .filter(|t| t.get("outputSchema").is_some())
-                .count();
-            assert_eq!(with_schema, if OLD.contains(&version) { 0 } else { 13 });
+            let count = |field: &str| tools.iter().filter(|t| t.get(field).is_some()).count();
+            let new = NEW.contains(&version);
+            assert_eq!(count("outputSchema"), if new { 15 } else { 0 });
+            assert_eq!(count("title"), if new { 15 } else { 0 });
+            assert_eq!(
+                count("annotations"),
+                if version == "2024-11-05" { 0 } else { 15 }
+            );
         }
         // Before initialize the latest version's list is served.
         let mut server = Server::start(&db);
@@ -797,7 +901,144 @@ on_both_engines! {
     }
 
     #[test]
-    fn structured_content_only_from_2025_06_18_and_only_for_objects() {
+    fn every_tool_has_a_title_and_annotations_true_to_what_it_does() {
+        let tools = tools_json();
+        let hints: Vec<(&str, &str, bool, bool, bool)> = tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                let a = &t["annotations"];
+                assert_eq!(a["openWorldHint"], json!(false), "{t}");
+                assert_eq!(a["title"], t["title"], "{t}");
+                (
+                    t["name"].as_str().unwrap(),
+                    t["title"].as_str().unwrap(),
+                    a["readOnlyHint"].as_bool().unwrap(),
+                    a["destructiveHint"].as_bool().unwrap(),
+                    a["idempotentHint"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            hints,
+            [
+                ("timeline_create", "Create a timeline", false, false, false),
+                ("timeline_append", "Append a message", false, false, false),
+                ("timeline_fork", "Fork a branch", false, false, true),
+                (
+                    "timeline_switch",
+                    "Switch the current branch",
+                    false,
+                    true,
+                    true
+                ),
+                ("timeline_drop_branch", "Drop a branch", false, true, true),
+                ("timeline_context", "Read a context", true, false, true),
+                (
+                    "timeline_context_budget",
+                    "Fit a context into a token budget",
+                    false,
+                    false,
+                    true
+                ),
+                ("timeline_pin", "Pin a message", false, false, true),
+                ("timeline_unpin", "Unpin a message", false, true, true),
+                (
+                    "timeline_summarize",
+                    "Summarize a range",
+                    false,
+                    false,
+                    true
+                ),
+                ("timeline_branches", "List branches", true, false, true),
+                ("timeline_node", "Show a node", true, false, true),
+                (
+                    "timeline_archive_check",
+                    "Check whether a branch can be archived",
+                    true,
+                    false,
+                    true
+                ),
+                (
+                    "timeline_archive_branch",
+                    "Archive a branch",
+                    false,
+                    true,
+                    true
+                ),
+                ("timeline_db_info", "Describe the database", true, false, true),
+            ]
+        );
+        // The budget tool writes placeholders, and says so.
+        let budget = &tools["tools"][6];
+        assert!(
+            budget["description"]
+                .as_str()
+                .unwrap()
+                .contains("Not read-only: new placeholders are stored"),
+            "{budget}"
+        );
+    }
+
+    #[test]
+    fn descriptions_and_schemas_speak_to_models_not_to_the_command_line() {
+        let text = tools_json().to_string();
+        for word in [
+            "(CLI",
+            "tl ",
+            "--",
+            "comma-separated",
+            "command line",
+            "in params",
+        ] {
+            assert!(!text.contains(word), "tools.json mentions {word:?}");
+        }
+        // Every limit the argument check enforces is in the schema.
+        let tools = tools_json();
+        let append = &tools["tools"][1]["inputSchema"]["properties"];
+        assert_eq!(append["text"]["maxLength"], json!(1048576));
+        assert_eq!(append["tokens"]["minimum"], json!(0));
+        assert_eq!(append["tokens"]["maximum"], json!(u64::MAX));
+        assert_eq!(append["intent"]["properties"]["tag"]["minLength"], json!(1));
+        assert_eq!(append["idempotency_key"]["maxLength"], json!(256));
+        assert_eq!(
+            append["timeline_id"]["pattern"],
+            json!("^tl(0|[1-9][0-9]*)$")
+        );
+        let fork = &tools["tools"][2]["inputSchema"]["properties"];
+        assert_eq!(fork["name"]["pattern"], json!("^[^/]*$"));
+        assert_eq!(fork["name"]["minLength"], json!(1));
+        let summarize = &tools["tools"][9]["inputSchema"]["properties"];
+        assert_eq!(summarize["derived_from"]["type"], json!("array"));
+        assert_eq!(summarize["derived_from"]["uniqueItems"], json!(true));
+    }
+
+    #[test]
+    fn initialize_returns_instructions_in_every_version() {
+        let db = Db::new();
+        for version in VERSIONS {
+            let mut server = Server::start(&db);
+            let answer = server.ask_json(&format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{version}"}}}}"#
+            ));
+            let instructions = answer["result"]["instructions"].as_str().unwrap();
+            for tool in [
+                "timeline_create",
+                "timeline_append",
+                "timeline_fork",
+                "timeline_context_budget",
+                "timeline_summarize",
+                "timeline_archive_branch",
+                "isError",
+            ] {
+                assert!(instructions.contains(tool), "{tool}: {instructions}");
+            }
+        }
+    }
+
+    #[test]
+    fn structured_content_from_2025_06_18_with_list_results_wrapped_in_every_version() {
         for version in VERSIONS {
             let structured = NEW.contains(&version);
             let db = Db::new();
@@ -822,13 +1063,17 @@ on_both_engines! {
                 ),
                 tool_ok(
                     3,
-                    r#"[{"node":"n1","role":"user","text":"Hello, world","tokens":3}]"#,
-                    false
+                    r#"{"messages":[{"node":"n1","role":"user","text":"Hello, world","tokens":3}]}"#,
+                    structured
                 )
             );
             assert_eq!(
                 server.call(4, "timeline_branches", r#"{"timeline_id":"tl0"}"#),
-                tool_ok(4, r#"[{"name":"main","head":"n1","current":true}]"#, false)
+                tool_ok(
+                    4,
+                    r#"{"branches":[{"name":"main","head":"n1","current":true}]}"#,
+                    structured
+                )
             );
             assert_eq!(
                 server.call(
@@ -858,14 +1103,17 @@ on_both_engines! {
                     structured
                 )
             );
-            // The same answers as the CLI gives for the same database.
+            // The CLI prints the lists themselves, as before.
             db.tl(&["context", "--node", "n1"])
                 .ok(r#"[{"node":"n1","role":"user","text":"Hello, world","tokens":3}]"#);
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n1","current":true},{"name":"alt","head":"n1","current":false}]"#,
+            );
         }
     }
 
     #[test]
-    fn budget_infeasible_is_a_32000_error_with_data() {
+    fn tool_failures_are_results_with_is_error_and_the_clis_error_object() {
         let db = Db::new();
         db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
         db.append("user", "a", 1000);
@@ -875,37 +1123,81 @@ on_both_engines! {
         db.tl(&["pin", "--node", "n2"]).ok(r#"{"pinned":"n2"}"#);
         let before = db.bytes();
         for version in VERSIONS {
+            let structured = NEW.contains(&version);
             let mut server = Server::init(&db, version);
+            // The requirement's counterexample: data carries what it would take.
             assert_eq!(
                 server.call(
                     1,
                     "timeline_context_budget",
                     r#"{"timeline_id":"tl0","node":"n4","max_tokens":1}"#
                 ),
-                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"budget infeasible","data":{"required_tokens":65,"max_tokens":1}}}"#
+                tool_err(
+                    1,
+                    &json!({"error": "budget infeasible", "data": {"required_tokens": 65, "max_tokens": 1}}),
+                    structured
+                )
             );
-            // Domain errors without data carry only code and message.
+            // Without data, only the message; the same object as tl's stderr.
+            let cli = db.tl(&["node", "--node", "n99"]);
+            assert_eq!(cli.code, 1);
+            let expected: Value = serde_json::from_str(&cli.stderr).unwrap();
+            assert_eq!(
+                server.call(2, "timeline_node", r#"{"timeline_id":"tl0","node":"n99"}"#),
+                tool_err(2, &expected, structured)
+            );
+            // A conflict, and a branch not eligible for archival (data holds the reasons).
             let answer: Value = serde_json::from_str(&server.call(
-                2,
-                "timeline_node",
-                r#"{"timeline_id":"tl0","node":"n99"}"#,
+                3,
+                "timeline_drop_branch",
+                r#"{"timeline_id":"tl0","name":"main"}"#,
             ))
             .unwrap();
-            assert_eq!(answer["error"]["code"], -32000, "{answer}");
-            assert!(answer["error"].get("data").is_none(), "{answer}");
+            assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+            let answer: Value = serde_json::from_str(&server.call(
+                4,
+                "timeline_archive_branch",
+                r#"{"timeline_id":"tl0","branch":"main"}"#,
+            ))
+            .unwrap();
+            let text: Value =
+                serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+            assert!(text["data"]["reasons"].is_array(), "{answer}");
             assert_eq!(
-                answer["error"]["message"],
-                db.tl(&["node", "--node", "n99"])
-                    .stderr
-                    .trim_end()
-                    .strip_prefix(r#"{"error":""#)
-                    .unwrap()
-                    .strip_suffix(r#""}"#)
-                    .unwrap()
+                answer["result"].get("structuredContent").is_some(),
+                structured
             );
         }
         // A failed budget commits nothing.
         assert_eq!(db.bytes(), before);
+    }
+
+    #[test]
+    fn mcp_messages_name_tool_arguments_and_tl_names_flags() {
+        // The overflow error is worded once, with its argument typed: `tokens` over MCP, --tokens in tl.
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db.append("user", "big", u64::MAX);
+        db.tl(&["append", "--role", "user", "--text", "x", "--tokens", "1"])
+            .err(
+                1,
+                r#"{"error":"token arithmetic overflow: the sum of token counts does not fit in 64 bits; use smaller --tokens values"}"#,
+            );
+        for version in VERSIONS {
+            let mut server = Server::init(&db, version);
+            assert_eq!(
+                server.call(
+                    1,
+                    "timeline_append",
+                    r#"{"timeline_id":"tl0","role":"user","text":"x","tokens":1}"#
+                ),
+                tool_err(
+                    1,
+                    &json!({"error": "token arithmetic overflow: the sum of token counts does not fit in 64 bits; use smaller `tokens` values"}),
+                    NEW.contains(&version)
+                )
+            );
+        }
     }
 
     #[test]
@@ -943,9 +1235,9 @@ on_both_engines! {
         }
         server.ask(
             r#"{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"timeline_append","idempotency_key":"k1","arguments":{"timeline_id":"tl0","role":"user","text":"once","idempotency_key":"k2"}}}"#,
-            &error(
-                "20",
-                -32602,
+            &argument_error(
+                20,
+                "2025-11-25",
                 "invalid argument idempotency_key: arguments.idempotency_key and params.idempotency_key differ; give the key once, or the same key in both places",
             ),
         );
@@ -956,7 +1248,11 @@ on_both_engines! {
                 "timeline_branches",
                 r#"{"timeline_id":"tl0","idempotency_key":"k1"}"#
             ),
-            tool_ok(21, r#"[{"name":"main","head":"n1","current":true}]"#, false)
+            tool_ok(
+                21,
+                r#"{"branches":[{"name":"main","head":"n1","current":true}]}"#,
+                true
+            )
         );
         // Without a key a new message is appended.
         assert_eq!(
@@ -1000,8 +1296,8 @@ on_both_engines! {
             ),
             tool_ok(
                 2,
-                r#"[{"node":"n1","role":"user","text":"from the CLI","tokens":4}]"#,
-                false
+                r#"{"messages":[{"node":"n1","role":"user","text":"from the CLI","tokens":4}]}"#,
+                true
             )
         );
         assert_eq!(
@@ -1018,8 +1314,8 @@ on_both_engines! {
             server.call(4, "timeline_branches", r#"{"timeline_id":"tl0"}"#),
             tool_ok(
                 4,
-                r#"[{"name":"main","head":"n2","current":true},{"name":"cli-branch","head":"n1","current":false}]"#,
-                false
+                r#"{"branches":[{"name":"main","head":"n2","current":true},{"name":"cli-branch","head":"n1","current":false}]}"#,
+                true
             )
         );
         db.tl(&["context", "--node", "n2"]).ok(
@@ -1079,7 +1375,11 @@ on_both_engines! {
             .arg(db.dir.path().join("no-such-dir").join("db.json"));
         let mut server = Server::spawn(cmd);
         let answer: Value = serde_json::from_str(&server.call(1, "timeline_create", "{}")).unwrap();
-        assert_eq!(answer["error"]["code"], -32000, "{answer}");
+        assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+        let message = answer["result"]["structuredContent"]["error"]
+            .as_str()
+            .unwrap();
+        assert!(message.contains("does not exist"), "{answer}");
         server.assert_silent();
     }
 
@@ -1381,27 +1681,36 @@ on_both_engines! {
             let answer = server.ask_json(&format!(
                 r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
             ));
+            let result = &answer["result"];
+            let text: Value =
+                serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+            assert_eq!(result["structuredContent"], text, "{argv:?}: {answer}");
             if run.code == 0 {
-                assert_eq!(
-                    answer["result"]["content"][0]["text"].as_str(),
-                    Some(run.stdout.trim_end()),
-                    "{argv:?}: {answer}"
-                );
+                // Lists come wrapped in an object over MCP; everything else is the same JSON.
+                let printed: Value = serde_json::from_str(&run.stdout).unwrap();
+                let expected = match *tool {
+                    "timeline_context" => json!({ "messages": printed }),
+                    "timeline_branches" => json!({ "branches": printed }),
+                    _ => printed,
+                };
+                assert_eq!(text, expected, "{argv:?}: {answer}");
+                assert!(result.get("isError").is_none(), "{answer}");
             } else {
+                // The same error object as tl's stderr: the same data, and the same message up to the
+                // next step, which each front-end names in its own vocabulary.
                 let expected: Value = serde_json::from_str(&run.stderr).unwrap();
-                assert_eq!(
-                    answer["error"]["message"], expected["error"],
-                    "{argv:?}: {answer}"
-                );
-                assert_eq!(
-                    answer["error"].get("data"),
-                    expected.get("data"),
-                    "{argv:?}: {answer}"
-                );
-                assert_eq!(
-                    answer["error"]["code"],
-                    if run.code == 2 { -32602 } else { -32000 }
-                );
+                assert_eq!(result["isError"], json!(true), "{answer}");
+                assert_eq!(text.get("data"), expected.get("data"), "{argv:?}: {answer}");
+                let first = |v: &Value| {
+                    v["error"]
+                        .as_str()
+                        .unwrap()
+                        .split(';')
+                        .next()
+                        .unwrap()
+                        .to_string()
+                };
+                assert_eq!(first(&text), first(&expected), "{argv:?}: {answer}");
             }
         }
         drop(server);

@@ -57,6 +57,7 @@ fn s5_a_summary_covering_itself_is_refused_on_load() {
 on_both_engines! {
     /// A whole-number float such as 100.0 is not "larger than the maximum"; only floats of 2^64 and
     /// more are (G6: tokens and budgets are non-negative integers).
+    /// (Before initialize the server follows 2025-11-25, where argument errors are tool errors.)
     #[test]
     fn g6_a_float_token_count_is_refused_as_not_an_integer_not_as_too_large() {
         let db = Db::new();
@@ -71,9 +72,9 @@ on_both_engines! {
         assert_eq!(
             out,
             concat!(
-                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid argument tokens: must be a non-negative integer, got 5.0"}}"#,
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"error\":\"invalid argument tokens: must be a non-negative integer, got 5.0\"}"}],"structuredContent":{"error":"invalid argument tokens: must be a non-negative integer, got 5.0"},"isError":true}}"#,
                 "\n",
-                r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"invalid argument tokens: is larger than the maximum 18446744073709551615"}}"#,
+                r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"error\":\"invalid argument tokens: is larger than the maximum 18446744073709551615\"}"}],"structuredContent":{"error":"invalid argument tokens: is larger than the maximum 18446744073709551615"},"isError":true}}"#,
                 "\n",
             )
         );
@@ -257,8 +258,14 @@ on_both_engines! {
         };
         let append = tool("timeline_append");
         let summarize = tool("timeline_summarize");
-        assert_eq!(append["text"]["description"], "The message text.");
-        assert_eq!(summarize["summary"]["description"], "The summary text.");
+        assert_eq!(
+            append["text"]["description"],
+            "The message text. At most 1 MiB (1048576 bytes) of UTF-8."
+        );
+        assert_eq!(
+            summarize["summary"]["description"],
+            "The summary text. At most 1 MiB (1048576 bytes) of UTF-8."
+        );
         assert_eq!(
             summarize["to"]["description"],
             "The last node of the range: the start itself or a descendant of it."
@@ -266,13 +273,13 @@ on_both_engines! {
         for intent in [&append["intent"], &summarize["intent"]] {
             assert_eq!(
                 intent["properties"]["note"]["description"],
-                "A note that explains the intent; needs the intent tag. Shown by node, never in context."
+                "A note that explains the intent; needs tag. Shown by timeline_node, never in context results. At most 1 MiB (1048576 bytes) of UTF-8."
             );
         }
         assert!(!lines[0].contains("--"), "{}", lines[0]);
         assert_eq!(
             lines[1],
-            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"invalid argument text: required (The message text.)"}}"#
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"error\":\"invalid argument text: required (The message text.)\"}"}],"structuredContent":{"error":"invalid argument text: required (The message text.)"},"isError":true}}"#
         );
         // The command line keeps its own instructions.
         db.tl(&["append", "--role", "user"]).err(

@@ -48,11 +48,13 @@ impl RpcError {
 }
 
 impl From<crate::error::Error> for RpcError {
-    /// A library error keeps its message and data; its code comes from the spec's error table.
+    /// A library error keeps its message (worded for MCP) and data; its code comes from the spec's
+    /// error table. Only argument errors are answered as JSON-RPC errors (see `mcp::session`); any
+    /// other kind would be an internal error (-32603).
     fn from(error: crate::error::Error) -> Self {
         RpcError {
-            code: error.kind.mcp_code(),
-            message: error.message,
+            code: error.kind.mcp_code().unwrap_or(-32603),
+            message: error.render(crate::spec::validate::Origin::Mcp),
             data: error.data,
         }
     }

@@ -1,10 +1,11 @@
 //! The state of one MCP connection: the negotiated protocol version, and the methods it serves.
 
 use super::rpc::{self, Message, RpcError};
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::service::{self, Output, Request};
+use crate::spec::emit::mcp_result;
 use crate::spec::spec;
-use crate::spec::validate::{Origin, shorten};
+use crate::spec::validate::{Origin, check_idempotency_key, shorten};
 use crate::store::Store;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -199,21 +200,68 @@ impl Session {
                 "name": spec().constants.mcp_server_name,
                 "version": env!("CARGO_PKG_VERSION"),
             },
+            "instructions": spec().mcp_instructions,
         }))
     }
 
+    /// The generated tool list (written for the newest version) without the fields the negotiated
+    /// version does not define: `annotations` came with 2025-03-26, `title` and `outputSchema`
+    /// with 2025-06-18.
     fn tools_list(&self) -> Value {
+        let c = &spec().constants;
+        let mut dropped = Vec::new();
+        if !self.at_least(&c.mcp_annotations_from) {
+            dropped.push("annotations");
+        }
+        if !self.at_least(&c.mcp_title_from) {
+            dropped.push("title");
+        }
+        if !self.at_least(&c.mcp_structured_content_from) {
+            dropped.push("outputSchema");
+        }
         let mut tools = tools().clone();
-        if !self.at_least(&spec().constants.mcp_structured_content_from)
-            && let Some(Value::Array(list)) = tools.get_mut("tools")
-        {
+        if let Some(Value::Array(list)) = tools.get_mut("tools") {
             for tool in list {
                 if let Value::Object(tool) = tool {
-                    tool.remove("outputSchema");
+                    for field in &dropped {
+                        tool.remove(*field);
+                    }
                 }
             }
         }
         tools
+    }
+
+    /// A tool result: the JSON as text and, from 2025-06-18, as `structuredContent`.
+    fn tool_result(&self, value: Value, is_error: bool) -> Value {
+        let mut result = Map::new();
+        result.insert(
+            "content".into(),
+            json!([{"type": "text", "text": value.to_string()}]),
+        );
+        if value.is_object() && self.at_least(&spec().constants.mcp_structured_content_from) {
+            result.insert("structuredContent".into(), value);
+        }
+        if is_error {
+            result.insert("isError".into(), Value::Bool(true));
+        }
+        Value::Object(result)
+    }
+
+    /// How a failed tool call is answered. A failure of the tool (not found, conflict, infeasible
+    /// budget, database problem, a value the operation refuses) is a result with `isError: true`
+    /// whose text and structured content are `{"error", "data"}` worded for MCP. Arguments that fail
+    /// the argument check (what `inputSchema` states) are "invalid arguments", a JSON-RPC -32602
+    /// error, up to 2025-06-18; from 2025-11-25 they are tool errors too (SEP-1303).
+    fn tool_failure(&self, error: Error) -> Result<Value, RpcError> {
+        let c = &spec().constants;
+        if error.schema
+            && error.kind == ErrorKind::InvalidArgument
+            && !self.at_least(&c.mcp_argument_errors_as_tool_errors_from)
+        {
+            return Err(RpcError::from(error));
+        }
+        Ok(self.tool_result(error.to_json_for(Origin::Mcp), true))
     }
 
     fn tools_call(&mut self, mut params: Map<String, Value>) -> Result<Value, RpcError> {
@@ -242,7 +290,7 @@ impl Session {
                     .count()
             ))
         })?;
-        let mut args = match params.remove("arguments") {
+        let args = match params.remove("arguments") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(args)) => args,
             Some(other) => {
@@ -252,6 +300,19 @@ impl Session {
                 )));
             }
         };
+        match self.run_tool(op, args, params) {
+            Ok(value) => Ok(self.tool_result(value, false)),
+            Err(error) => self.tool_failure(error),
+        }
+    }
+
+    /// Run a tool whose call is well formed; its result as MCP returns it.
+    fn run_tool(
+        &mut self,
+        op: &'static crate::spec::Operation,
+        mut args: Map<String, Value>,
+        mut params: Map<String, Value>,
+    ) -> Result<Value, Error> {
         let in_arguments = key_text(args.remove("idempotency_key"), "arguments")?;
         let in_params = key_text(params.remove("idempotency_key"), "params")?;
         let idempotency_key = match (in_arguments, in_params) {
@@ -259,10 +320,11 @@ impl Session {
                 return Err(Error::invalid(
                     "invalid argument idempotency_key: arguments.idempotency_key and params.idempotency_key differ; give the key once, or the same key in both places",
                 )
-                .into());
+                .from_schema_check());
             }
             (a, p) => a.or(p),
         };
+        check_idempotency_key(op, idempotency_key.as_deref(), Origin::Mcp)?;
         let store = match &mut self.store {
             Some(store) => store,
             None => self.store.insert(Store::open(self.db.clone()?)?),
@@ -276,21 +338,15 @@ impl Session {
                 origin: Origin::Mcp,
             },
         )?;
-        let (text, structured) = match output {
-            Output::Json(value) => (value.to_string(), value),
-            Output::Text(text) => (text, Value::Null),
-        };
-        let mut result = Map::new();
-        result.insert("content".into(), json!([{"type": "text", "text": text}]));
-        if structured.is_object() && self.at_least(&spec().constants.mcp_structured_content_from) {
-            result.insert("structuredContent".into(), structured);
-        }
-        Ok(Value::Object(result))
+        Ok(match output {
+            Output::Json(value) => mcp_result(op, value),
+            Output::Text(text) => Value::String(text),
+        })
     }
 }
 
 /// An idempotency key from `arguments` or `params`: absent or null is no key; it must be a string.
-fn key_text(value: Option<Value>, place: &str) -> Result<Option<String>, RpcError> {
+fn key_text(value: Option<Value>, place: &str) -> Result<Option<String>, Error> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(key)) => Ok(Some(key)),
@@ -298,7 +354,7 @@ fn key_text(value: Option<Value>, place: &str) -> Result<Option<String>, RpcErro
             "invalid argument idempotency_key: {place}.idempotency_key must be a string such as \"request-001\", got {}",
             rpc::describe(&other)
         ))
-        .into()),
+        .from_schema_check()),
     }
 }
 

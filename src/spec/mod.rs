@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
+use validate::Origin;
 
 /// The spec text, compiled into both binaries.
 pub const SPEC_JSON: &str = include_str!("../../spec/timeline.json");
@@ -21,10 +22,14 @@ pub struct Spec {
     pub spec_version: String,
     pub title: String,
     pub about: String,
+    /// The `instructions` of the MCP `initialize` result: a short workflow guide for the model.
+    pub mcp_instructions: String,
     pub constants: Constants,
     pub types: BTreeMap<String, TypeDef>,
     pub errors: BTreeMap<String, ErrorDef>,
     pub message_schema: Value,
+    /// The structured content of a failed MCP tool call (`isError: true`): `{"error", "data"?}`.
+    pub mcp_error_schema: Value,
     pub operations: Vec<Operation>,
     pub globals: Vec<Global>,
 }
@@ -41,7 +46,15 @@ pub struct Constants {
     pub mcp_frame_limit_bytes: usize,
     pub mcp_protocol_versions: Vec<String>,
     pub mcp_batch_protocol_versions: Vec<String>,
+    /// Tool `annotations` exist from this protocol version on.
+    pub mcp_annotations_from: String,
+    /// `outputSchema` and `structuredContent` exist from this protocol version on.
     pub mcp_structured_content_from: String,
+    /// A tool's top-level `title` exists from this protocol version on.
+    pub mcp_title_from: String,
+    /// From this version on, arguments that fail the argument check are tool execution errors
+    /// (`isError: true`, SEP-1303) instead of JSON-RPC "invalid params" errors.
+    pub mcp_argument_errors_as_tool_errors_from: String,
     pub mcp_server_name: String,
     pub root_node: String,
     pub first_branch: String,
@@ -67,6 +80,19 @@ pub struct TypeDef {
     #[serde(default)]
     pub fields: Vec<Field>,
     pub description: String,
+    /// The description in MCP schemas, where it differs (no command-line spelling).
+    #[serde(default)]
+    pub mcp_description: Option<String>,
+}
+
+impl TypeDef {
+    /// The description as `origin` shows it.
+    pub fn description_for(&self, origin: Origin) -> &str {
+        match (origin, &self.mcp_description) {
+            (Origin::Mcp, Some(text)) => text,
+            _ => &self.description,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -89,13 +115,27 @@ pub struct Field {
     pub required: bool,
     pub cli_flag: String,
     pub help: String,
+    /// The help over MCP, where it differs.
+    #[serde(default)]
+    pub mcp_help: Option<String>,
+}
+
+impl Field {
+    pub fn help_for(&self, origin: Origin) -> &str {
+        match (origin, &self.mcp_help) {
+            (Origin::Mcp, Some(text)) => text,
+            _ => &self.help,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorDef {
     pub exit_code: i32,
-    pub mcp_code: i64,
+    /// The JSON-RPC error code when an error of this kind is a protocol error (argument errors
+    /// before 2025-11-25); `null` for kinds that are always tool errors (`isError: true`).
+    pub mcp_code: Option<i64>,
     pub description: String,
 }
 
@@ -105,13 +145,39 @@ pub struct Operation {
     pub name: String,
     pub cli: String,
     pub mcp: Option<String>,
+    /// One line for `tl` help and the CLI reference.
     pub summary: String,
     pub mutating: bool,
+    /// The MCP tool's `title` (required for operations with an MCP tool).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The MCP tool's `description`, written for models (required with an MCP tool).
+    #[serde(default)]
+    pub mcp_description: Option<String>,
+    /// The MCP tool's behaviour hints (required with an MCP tool).
+    #[serde(default)]
+    pub annotations: Option<Annotations>,
     pub timeline: TimelineUse,
     pub idempotency: KeyUse,
     pub params: Vec<Param>,
+    /// For an array result: the key MCP wraps it under (`{"messages": [...]}`), since MCP
+    /// structured content is an object. `tl` prints the array itself.
+    #[serde(default)]
+    pub mcp_result_key: Option<String>,
     pub result: Value,
     pub errors: Vec<String>,
+}
+
+/// What an MCP tool does to its environment (the tool `annotations`; `openWorldHint` is always
+/// false: a tool touches only the local database).
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct Annotations {
+    pub read_only: bool,
+    /// Removes or replaces something (a branch, a pin, the current branch) rather than only adding.
+    pub destructive: bool,
+    /// Repeating the call with the same arguments has no further effect.
+    pub idempotent: bool,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -153,9 +219,21 @@ pub struct Param {
     #[serde(default)]
     pub file_flag: Option<String>,
     pub help: String,
+    /// The help over MCP, where it differs from `help`.
+    #[serde(default)]
+    pub mcp_help: Option<String>,
 }
 
 impl Param {
+    /// The help as `origin` shows it: `cli_help` for `tl`, `mcp_help` (else `help`) over MCP.
+    pub fn help_for(&self, origin: Origin) -> String {
+        match (origin, &self.mcp_help) {
+            (Origin::Cli, _) => self.cli_help(),
+            (Origin::Mcp, Some(text)) => text.clone(),
+            (Origin::Mcp, None) => self.help.clone(),
+        }
+    }
+
     pub fn flag(&self) -> String {
         self.cli_flag
             .clone()
@@ -184,6 +262,9 @@ pub struct Global {
     pub cli_flag: String,
     pub value_name: String,
     pub help: String,
+    /// The description of the matching MCP argument, where there is one.
+    #[serde(default)]
+    pub mcp_help: Option<String>,
 }
 
 impl Spec {
@@ -282,7 +363,11 @@ impl Spec {
                     op.name
                 ));
             }
+            if op.mcp.is_some() {
+                problems.extend(self.check_tool(op));
+            }
         }
+        problems.extend(self.check_mcp_wording());
         let mut cli_names = std::collections::BTreeSet::new();
         let mut mcp_names = std::collections::BTreeSet::new();
         for op in &self.operations {
@@ -333,10 +418,117 @@ impl Spec {
         {
             problems.push("mcp_structured_content_from must be a supported version".into());
         }
+        for (what, version) in [
+            ("mcp_annotations_from", &c.mcp_annotations_from),
+            ("mcp_title_from", &c.mcp_title_from),
+            (
+                "mcp_argument_errors_as_tool_errors_from",
+                &c.mcp_argument_errors_as_tool_errors_from,
+            ),
+        ] {
+            if !c.mcp_protocol_versions.contains(version) {
+                problems.push(format!("{what} must be a supported version"));
+            }
+        }
+        if self.mcp_instructions.trim().is_empty() {
+            problems.push("mcp_instructions must not be empty".into());
+        }
         if !c.mcp_protocol_versions.is_sorted() {
             problems.push(
                 "mcp_protocol_versions must be listed oldest first (the last is the latest)".into(),
             );
+        }
+        problems
+    }
+
+    /// What an MCP tool needs besides its name: title, description, annotations true to
+    /// `mutating`, and a wrapping key exactly when the result is an array.
+    fn check_tool(&self, op: &Operation) -> Vec<String> {
+        let mut problems = Vec::new();
+        if op.title.as_deref().is_none_or(str::is_empty) {
+            problems.push(format!("{}: an MCP tool needs a title", op.name));
+        }
+        if op.mcp_description.as_deref().is_none_or(str::is_empty) {
+            problems.push(format!("{}: an MCP tool needs an mcp_description", op.name));
+        }
+        match op.annotations {
+            None => problems.push(format!("{}: an MCP tool needs annotations", op.name)),
+            Some(a) if a.read_only == op.mutating => problems.push(format!(
+                "{}: annotations.read_only must be the opposite of mutating",
+                op.name
+            )),
+            Some(a) if a.read_only && a.destructive => problems.push(format!(
+                "{}: a read-only tool cannot be destructive",
+                op.name
+            )),
+            Some(_) => {}
+        }
+        let array = op.result.get("type").and_then(Value::as_str) == Some("array");
+        if array != op.mcp_result_key.is_some() {
+            problems.push(format!(
+                "{}: mcp_result_key is needed exactly when the result is an array (MCP structured content is an object)",
+                op.name
+            ));
+        }
+        problems
+    }
+
+    /// Every text that MCP clients and models read, paired with where it comes from.
+    pub fn mcp_texts(&self) -> Vec<(String, String)> {
+        let mut texts = vec![(
+            "mcp_instructions".to_string(),
+            self.mcp_instructions.clone(),
+        )];
+        for op in self.operations.iter().filter(|op| op.mcp.is_some()) {
+            if let Some(text) = &op.mcp_description {
+                texts.push((format!("{}.mcp_description", op.name), text.clone()));
+            }
+            for param in &op.params {
+                texts.push((
+                    format!("{}.{}", op.name, param.name),
+                    param.help_for(Origin::Mcp),
+                ));
+                let def = self.type_def(&param.ty);
+                texts.push((
+                    format!("type {}", param.ty),
+                    def.description_for(Origin::Mcp).to_string(),
+                ));
+                for field in &def.fields {
+                    texts.push((
+                        format!("{}.{}.{}", op.name, param.name, field.name),
+                        field.help_for(Origin::Mcp).to_string(),
+                    ));
+                }
+            }
+        }
+        for global in &self.globals {
+            if let Some(text) = &global.mcp_help {
+                texts.push((format!("global {}", global.name), text.clone()));
+            }
+        }
+        texts
+    }
+
+    /// MCP texts must not speak of the command line: a model cannot run `tl`.
+    fn check_mcp_wording(&self) -> Vec<String> {
+        const CLI_WORDS: [&str; 7] = [
+            "--",
+            "(CLI",
+            "tl ",
+            "comma-separated",
+            "command line",
+            "standard input",
+            "in params",
+        ];
+        let mut problems = Vec::new();
+        for (place, text) in self.mcp_texts() {
+            for word in CLI_WORDS {
+                if text.contains(word) {
+                    problems.push(format!(
+                        "{place}: MCP text speaks of the command line ({word:?}): {text}"
+                    ));
+                }
+            }
         }
         problems
     }

@@ -81,8 +81,40 @@ fn display_name(origin: Origin, mcp_path: &str, cli_flag: &str) -> String {
 }
 
 /// Validate `args` for `op`. Unknown keys, missing required parameters and values that break a type's
-/// rules are errors of kind `invalid_argument` that name the parameter and say what is expected.
+/// rules are errors of kind `invalid_argument` that name the parameter and say what is expected; they
+/// are marked as errors of the argument check (`Error::schema`), since they enforce what the tool's
+/// `inputSchema` states.
 pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Result<Args> {
+    check_args(op, args, origin).map_err(Error::from_schema_check)
+}
+
+/// The idempotency key rules (1 to `max_idempotency_key_bytes` bytes; refused by operations that
+/// take no key), as an error of the argument check. The service applies the same rules; the MCP
+/// server checks first so that it can tell an argument error from a failure of the tool.
+pub fn check_idempotency_key(op: &Operation, key: Option<&str>, origin: Origin) -> Result<()> {
+    let Some(key) = key else { return Ok(()) };
+    let name = match origin {
+        Origin::Cli => "--idempotency-key",
+        Origin::Mcp => "idempotency_key",
+    };
+    if op.idempotency == super::KeyUse::Rejected {
+        return Err(Error::invalid(format!(
+            "invalid argument {name}: {} does not take an idempotency key; it changes nothing in the database, so it is always safe to run again",
+            op.cli
+        ))
+        .from_schema_check());
+    }
+    let limit = spec().constants.max_idempotency_key_bytes;
+    if key.is_empty() || key.len() > limit {
+        return Err(Error::invalid(format!(
+            "invalid argument {name}: must be 1 to {limit} bytes, such as request-001"
+        ))
+        .from_schema_check());
+    }
+    Ok(())
+}
+
+fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Result<Args> {
     let spec = spec();
     let mut values = Map::new();
     let timeline_global = &spec
@@ -120,7 +152,7 @@ pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Re
             }
             None | Some(Value::Null) => {}
             Some(value) => {
-                check_value(spec, spec.type_def("timeline_id"), value, &name)?;
+                check_value(spec, spec.type_def("timeline_id"), value, &name, origin)?;
                 values.insert("timeline_id".into(), value.clone());
             }
         }
@@ -133,10 +165,7 @@ pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Re
                 return Err(Error::invalid(format!(
                     "invalid argument {}: required ({})",
                     display_name(origin, &param.name, &param.flag()),
-                    match origin {
-                        Origin::Cli => param.cli_help(),
-                        Origin::Mcp => param.help.clone(),
-                    }
+                    param.help_for(origin)
                 )));
             }
             continue;
@@ -150,6 +179,7 @@ pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Re
                 def,
                 value,
                 &display_name(origin, &param.name, &param.flag()),
+                origin,
             )?;
             values.insert(param.name.clone(), value.clone());
         }
@@ -167,7 +197,7 @@ fn check_object(
     let Value::Object(object) = value else {
         return Err(Error::invalid(format!(
             "invalid argument {name}: must be an object ({})",
-            def.description
+            def.description_for(origin)
         )));
     };
     for key in object.keys() {
@@ -200,12 +230,12 @@ fn check_object(
                 };
                 return Err(Error::invalid(format!(
                     "invalid argument {shown}: required{because} ({})",
-                    field.help
+                    field.help_for(origin)
                 )));
             }
             None => {}
             Some(v) => {
-                check_value(spec, spec.type_def(&field.ty), v, &shown)?;
+                check_value(spec, spec.type_def(&field.ty), v, &shown, origin)?;
                 out.insert(field.name.clone(), v.clone());
             }
         }
@@ -213,7 +243,14 @@ fn check_object(
     Ok(out)
 }
 
-fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<()> {
+fn check_value(
+    spec: &Spec,
+    def: &TypeDef,
+    value: &Value,
+    name: &str,
+    origin: Origin,
+) -> Result<()> {
+    let description = def.description_for(origin);
     let fail = |problem: String| {
         Err(Error::invalid(format!(
             "invalid argument {name}: {problem}"
@@ -248,7 +285,7 @@ fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<
                 && digits.bytes().all(|b| b.is_ascii_digit())
                 && (digits == "0" || !digits.starts_with('0'));
             if !canonical {
-                return fail(format!("{} Got {}", def.description, short(value)));
+                return fail(format!("{} Got {}", description, short(value)));
             }
             if digits.parse::<u64>().is_err() {
                 return fail(format!("the number in {} is too large", short(value)));
@@ -257,11 +294,11 @@ fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<
         }
         TypeKind::List => {
             let Value::Array(items) = value else {
-                return fail(format!("must be an array ({})", def.description));
+                return fail(format!("must be an array ({})", description));
             };
             let item_def = spec.type_def(def.items.as_deref().unwrap_or_default());
             for (i, item) in items.iter().enumerate() {
-                check_value(spec, item_def, item, &format!("{name}[{i}]"))?;
+                check_value(spec, item_def, item, &format!("{name}[{i}]"), origin)?;
             }
             Ok(())
         }
@@ -269,7 +306,7 @@ fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<
             let Value::String(s) = value else {
                 return fail(format!(
                     "must be a string ({}), got {}",
-                    def.description,
+                    description,
                     short(value)
                 ));
             };
@@ -284,7 +321,7 @@ fn check_value(spec: &Spec, def: &TypeDef, value: &Value, name: &str) -> Result<
             if let Some(min) = def.min_chars
                 && s.chars().count() < min
             {
-                return fail(format!("must not be empty ({})", def.description));
+                return fail(format!("must not be empty ({})", description));
             }
             for forbidden in &def.forbidden_chars {
                 if s.contains(forbidden.as_str()) {

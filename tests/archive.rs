@@ -33,7 +33,7 @@ fn zone(db: &Db, zone: &str) -> Vec<String> {
 
 fn unpin_refused(node: &str, branch: &str) -> String {
     format!(
-        r#"{{"error":"cannot unpin {node}: it lies inside the watermark of branch \"{branch}\" and no summary covers it; summarise it first (tl summarize --from {node} --to {node} ...)"}}"#
+        r#"{{"error":"cannot unpin {node}: it lies inside the watermark of branch \"{branch}\" and no summary covers it; summarise it first with `tl summarize --from {node} --to {node} --summary ...`"}}"#
     )
 }
 
@@ -142,7 +142,7 @@ on_both_engines! {
         db.tl(&["budget", "--node", "n4", "--max", "332"]).ok(concat!(
             r#"{"messages":[{"node":"n1","role":"user","text":"a","tokens":100},"#,
             r#"{"node":"n2","role":"assistant","text":"b","tokens":100},"#,
-            r#"{"node":"n6","role":"summary","text":"[placeholder] 1 message(s) n3..n3 (100 tokens) omitted to fit the budget; read them with `tl context --node n3`","tokens":32},"#,
+            r#"{"node":"n6","role":"summary","text":"[placeholder] 1 message(s) n3..n3 (100 tokens) omitted to fit the budget; read them as the context of n3 (MCP: timeline_context with node \"n3\"; CLI: tl context --node n3)","tokens":32},"#,
             r#"{"node":"n4","role":"assistant","text":"d","tokens":100}],"total_tokens":332,"summaries_created":["n6"]}"#
         ));
         assert_eq!(watermark(&db, "main"), "n4");
@@ -276,21 +276,21 @@ on_both_engines! {
         let db = branches_of(100);
         db.tl(&["archive-check", "--name", "main"]).ok(concat!(
             r#"{"eligible":false,"reasons":["\"main\" is the current branch; switch to another branch first","#,
-            r#""the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it"]}"#
+            r#""the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it"]}"#
         ));
         db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
         // A placeholder for n2..n3 on a's path (n1 pinned, n4 the target).
         db.tl(&["budget", "--node", "n4", "--max", "232"]).ok(concat!(
             r#"{"messages":[{"node":"n1","role":"user","text":"m1","tokens":100},"#,
-            r#"{"node":"n6","role":"summary","text":"[placeholder] 2 message(s) n2..n3 (200 tokens) omitted to fit the budget; read them with `tl context --node n3`","tokens":32},"#,
+            r#"{"node":"n6","role":"summary","text":"[placeholder] 2 message(s) n2..n3 (200 tokens) omitted to fit the budget; read them as the context of n3 (MCP: timeline_context with node \"n3\"; CLI: tl context --node n3)","tokens":32},"#,
             r#"{"node":"n4","role":"assistant","text":"a4","tokens":100}],"total_tokens":232,"summaries_created":["n6"]}"#
         ));
         assert_eq!(watermark(&db, "a"), "n3");
         db.tl(&["archive-check", "--name", "a"]).ok(concat!(
             r#"{"eligible":false,"reasons":["#,
-            r#""the watermark does not cover the whole branch: n4 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it","#,
+            r#""the watermark does not cover the whole branch: n4 is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it","#,
             r#""pinned nodes on the branch: n1; unpin them first","#,
-            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries with tl summarize"]}"#
+            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries (MCP: timeline_summarize; CLI: tl summarize)"]}"#
         ));
         // Covered but not yet advanced: pinning the head covers it; the watermark waits for a creation.
         db.tl(&["pin", "--node", "n4"]).ok(r#"{"pinned":"n4"}"#);
@@ -298,7 +298,7 @@ on_both_engines! {
             r#"{"eligible":false,"reasons":["#,
             r#""the watermark (n3) does not reach the head (n4); it advances when the next summary or placeholder is created","#,
             r#""pinned nodes on the branch: n1, n4; unpin them first","#,
-            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries with tl summarize"]}"#
+            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries (MCP: timeline_summarize; CLI: tl summarize)"]}"#
         ));
         // A summary of another range (n2 alone) does not release the placeholder, but it is a creation:
         // the watermark now reaches the head.
@@ -318,7 +318,7 @@ on_both_engines! {
         db.tl(&["archive-check", "--name", "a"]).ok(concat!(
             r#"{"eligible":false,"reasons":["#,
             r#""pinned nodes on the branch: n1, n4; unpin them first","#,
-            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries with tl summarize"]}"#
+            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries (MCP: timeline_summarize; CLI: tl summarize)"]}"#
         ));
         // A real summary of exactly n2..n3 releases the placeholder.
         db.tl(&[
@@ -377,15 +377,15 @@ on_both_engines! {
         db.tl(&["archive-branch", "--name", "b"]).err(
             1,
             concat!(
-                r#"{"error":"branch \"b\" cannot be archived: the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it","#,
-                r#""data":{"reasons":["the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it"]}}"#
+                r#"{"error":"branch \"b\" cannot be archived: the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it","#,
+                r#""data":{"reasons":["the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it"]}}"#
             ),
         );
         db.tl(&["--idempotency-key", "k", "archive-branch", "--name", "main"]).err(
             1,
             concat!(
-                r#"{"error":"branch \"main\" cannot be archived: \"main\" is the current branch; switch to another branch first; the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it","#,
-                r#""data":{"reasons":["\"main\" is the current branch; switch to another branch first","the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it"]}}"#
+                r#"{"error":"branch \"main\" cannot be archived: \"main\" is the current branch; switch to another branch first; the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it","#,
+                r#""data":{"reasons":["\"main\" is the current branch; switch to another branch first","the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it"]}}"#
             ),
         );
         assert_eq!(db.bytes(), before);

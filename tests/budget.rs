@@ -28,9 +28,9 @@ const INFEASIBLE: &str =
 
 const COUNTEREXAMPLE_AT_65: &str = concat!(
     r#"{"messages":["#,
-    r#"{"node":"n5","role":"summary","text":"[placeholder] 1 message(s) n1..n1 (1000 tokens) omitted to fit the budget; read them with `tl context --node n1`","tokens":32},"#,
+    r#"{"node":"n5","role":"summary","text":"[placeholder] 1 message(s) n1..n1 (1000 tokens) omitted to fit the budget; read them as the context of n1 (MCP: timeline_context with node \"n1\"; CLI: tl context --node n1)","tokens":32},"#,
     r#"{"node":"n2","role":"assistant","text":"key fact","tokens":1},"#,
-    r#"{"node":"n6","role":"summary","text":"[placeholder] 1 message(s) n3..n3 (1000 tokens) omitted to fit the budget; read them with `tl context --node n3`","tokens":32},"#,
+    r#"{"node":"n6","role":"summary","text":"[placeholder] 1 message(s) n3..n3 (1000 tokens) omitted to fit the budget; read them as the context of n3 (MCP: timeline_context with node \"n3\"; CLI: tl context --node n3)","tokens":32},"#,
     r#"{"node":"n4","role":"user","text":"","tokens":0}"#,
     r#"],"total_tokens":65,"summaries_created":["n5","n6"]}"#
 );
@@ -78,7 +78,7 @@ fn result(messages: &[&str], total: u64, created: &[&str]) -> String {
 
 fn placeholder(node: &str, count: u64, from: &str, to: &str, omitted: u64) -> String {
     format!(
-        r#"{{"node":"{node}","role":"summary","text":"[placeholder] {count} message(s) {from}..{to} ({omitted} tokens) omitted to fit the budget; read them with `tl context --node {to}`","tokens":32}}"#
+        r#"{{"node":"{node}","role":"summary","text":"[placeholder] {count} message(s) {from}..{to} ({omitted} tokens) omitted to fit the budget; read them as the context of {to} (MCP: timeline_context with node \"{to}\"; CLI: tl context --node {to})","tokens":32}}"#
     )
 }
 
@@ -202,7 +202,7 @@ on_both_engines! {
         // A larger budget keeps n3 and reuses only n5, which is still listed in summaries_created.
         db.tl(&["budget", "--node", "n4", "--max", "1033"]).ok(concat!(
             r#"{"messages":["#,
-            r#"{"node":"n5","role":"summary","text":"[placeholder] 1 message(s) n1..n1 (1000 tokens) omitted to fit the budget; read them with `tl context --node n1`","tokens":32},"#,
+            r#"{"node":"n5","role":"summary","text":"[placeholder] 1 message(s) n1..n1 (1000 tokens) omitted to fit the budget; read them as the context of n1 (MCP: timeline_context with node \"n1\"; CLI: tl context --node n1)","tokens":32},"#,
             r#"{"node":"n2","role":"assistant","text":"key fact","tokens":1},"#,
             r#"{"node":"n3","role":"user","text":"long answer","tokens":1000},"#,
             r#"{"node":"n4","role":"user","text":"","tokens":0}"#,
@@ -213,7 +213,7 @@ on_both_engines! {
         // A budget for n3 reuses n5 as well: same parent (n0), same range (n1..n1).
         db.tl(&["budget", "--node", "n3", "--max", "1033"]).ok(concat!(
             r#"{"messages":["#,
-            r#"{"node":"n5","role":"summary","text":"[placeholder] 1 message(s) n1..n1 (1000 tokens) omitted to fit the budget; read them with `tl context --node n1`","tokens":32},"#,
+            r#"{"node":"n5","role":"summary","text":"[placeholder] 1 message(s) n1..n1 (1000 tokens) omitted to fit the budget; read them as the context of n1 (MCP: timeline_context with node \"n1\"; CLI: tl context --node n1)","tokens":32},"#,
             r#"{"node":"n2","role":"assistant","text":"key fact","tokens":1},"#,
             r#"{"node":"n3","role":"user","text":"long answer","tokens":1000}"#,
             r#"],"total_tokens":1033,"summaries_created":["n5"]}"#
@@ -231,7 +231,7 @@ on_both_engines! {
         // A placeholder is a real node: 32 tokens, role summary, a sibling of the start of its range.
         db.tl(&["node", "--node", "n6"]).ok(concat!(
             r#"{"node":"n6","timeline_id":"tl0","role":"summary","#,
-            r#""text":"[placeholder] 1 message(s) n3..n3 (1000 tokens) omitted to fit the budget; read them with `tl context --node n3`","#,
+            r#""text":"[placeholder] 1 message(s) n3..n3 (1000 tokens) omitted to fit the budget; read them as the context of n3 (MCP: timeline_context with node \"n3\"; CLI: tl context --node n3)","#,
             r#""tokens":32,"parent":"n2","children":[],"zone":"hot","pinned":false,"path_tokens":1033,"intent":null,"#,
             r#""summary":{"kind":"placeholder","from":"n3","to":"n3","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false}}"#
         ));
@@ -359,7 +359,7 @@ on_both_engines! {
             r#"{"node":"n3","role":"user","text":"c","tokens":0}],"total_tokens":33,"summaries_created":[]}"#
         ));
         db.tl(&["budget", "--node", "n3", "--max", "32"]).ok(concat!(
-            r#"{"messages":[{"node":"n4","role":"summary","text":"[placeholder] 2 message(s) n1..n2 (33 tokens) omitted to fit the budget; read them with `tl context --node n2`","tokens":32},"#,
+            r#"{"messages":[{"node":"n4","role":"summary","text":"[placeholder] 2 message(s) n1..n2 (33 tokens) omitted to fit the budget; read them as the context of n2 (MCP: timeline_context with node \"n2\"; CLI: tl context --node n2)","tokens":32},"#,
             r#"{"node":"n3","role":"user","text":"c","tokens":0}],"total_tokens":32,"summaries_created":["n4"]}"#
         ));
     }
@@ -385,7 +385,7 @@ on_both_engines! {
         );
         db.tl(&["budget", "--node", "n0", "--max", "10"]).err(
             2,
-            r#"{"error":"invalid argument: n0 is the root of tl0 and not a message; use a node ID returned by append or summarize"}"#,
+            r#"{"error":"invalid argument: n0 is the root of tl0 and not a message; use a node ID returned by `tl append` or `tl summarize`"}"#,
         );
     }
 
@@ -404,7 +404,7 @@ on_both_engines! {
         );
         db.tl(&["summarize", "--from", "n0", "--to", "n2", "--summary", "x"]).err(
             2,
-            r#"{"error":"invalid argument: n0 is the root of tl0 and not a message; use a node ID returned by append or summarize"}"#,
+            r#"{"error":"invalid argument: n0 is the root of tl0 and not a message; use a node ID returned by `tl append` or `tl summarize`"}"#,
         );
         db.tl(&["summarize", "--from", "n1", "--to", "n7", "--summary", "x"]).err(
             1,
@@ -907,7 +907,7 @@ on_both_engines! {
         let db = counterexample();
         db.tl(&["budget", "--node", "n4", "--max", "65"])
             .ok(COUNTEREXAMPLE_AT_65);
-        let p6 = r#"{"node":"n6","role":"summary","text":"[placeholder] 1 message(s) n3..n3 (1000 tokens) omitted to fit the budget; read them with `tl context --node n3`","tokens":32}"#;
+        let p6 = r#"{"node":"n6","role":"summary","text":"[placeholder] 1 message(s) n3..n3 (1000 tokens) omitted to fit the budget; read them as the context of n3 (MCP: timeline_context with node \"n3\"; CLI: tl context --node n3)","tokens":32}"#;
         // The placeholder as the target: it is a placeholder used in the result.
         db.tl(&["budget", "--node", "n6", "--max", "1033"]).ok(&format!(
             r#"{{"messages":[{{"node":"n1","role":"user","text":"long question","tokens":1000}},{{"node":"n2","role":"assistant","text":"key fact","tokens":1}},{p6}],"total_tokens":1033,"summaries_created":["n6"]}}"#
@@ -919,9 +919,9 @@ on_both_engines! {
             .ok(r#"{"current_branch":"short"}"#);
         db.append("user", "next", 5);
         db.tl(&["budget", "--node", "n7", "--max", "70"]).ok(concat!(
-            r#"{"messages":[{"node":"n5","role":"summary","text":"[placeholder] 1 message(s) n1..n1 (1000 tokens) omitted to fit the budget; read them with `tl context --node n1`","tokens":32},"#,
+            r#"{"messages":[{"node":"n5","role":"summary","text":"[placeholder] 1 message(s) n1..n1 (1000 tokens) omitted to fit the budget; read them as the context of n1 (MCP: timeline_context with node \"n1\"; CLI: tl context --node n1)","tokens":32},"#,
             r#"{"node":"n2","role":"assistant","text":"key fact","tokens":1},"#,
-            r#"{"node":"n6","role":"summary","text":"[placeholder] 1 message(s) n3..n3 (1000 tokens) omitted to fit the budget; read them with `tl context --node n3`","tokens":32},"#,
+            r#"{"node":"n6","role":"summary","text":"[placeholder] 1 message(s) n3..n3 (1000 tokens) omitted to fit the budget; read them as the context of n3 (MCP: timeline_context with node \"n3\"; CLI: tl context --node n3)","tokens":32},"#,
             r#"{"node":"n7","role":"user","text":"next","tokens":5}],"total_tokens":70,"summaries_created":["n5","n6"]}"#
         ));
     }

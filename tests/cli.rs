@@ -582,7 +582,7 @@ on_both_engines! {
         db.tl(&["create"]).json();
         db.tl(&["pin", "--node", "n0"]).err(
             2,
-            r#"{"error":"invalid argument: n0 is the root of tl0 and not a message; use a node ID returned by append or summarize"}"#,
+            r#"{"error":"invalid argument: n0 is the root of tl0 and not a message; use a node ID returned by `tl append` or `tl summarize`"}"#,
         );
         db.append("user", "x", 1);
         db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);

@@ -29,7 +29,7 @@ fn reasons(
         let uncovered = path.iter().find(|r| !r.is_covered()).map(|r| r.id);
         reasons.push(match uncovered {
             Some(n) => format!(
-                "the watermark does not cover the whole branch: {} is neither pinned nor summarised; summarise it (tl summarize) or run a budget that covers it",
+                "the watermark does not cover the whole branch: {} is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it",
                 node_id(n)
             ),
             None => format!(
@@ -84,7 +84,7 @@ fn reasons(
             .map(|&(n, from, to)| format!("{} ({}..{})", node_id(n), node_id(from), node_id(to)))
             .collect();
         reasons.push(format!(
-            "placeholders without a real summary of the same range: {}; write those summaries with tl summarize",
+            "placeholders without a real summary of the same range: {}; write those summaries (MCP: timeline_summarize; CLI: tl summarize)",
             listed.join(", ")
         ));
     }

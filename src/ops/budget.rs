@@ -123,11 +123,13 @@ pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Va
                         let omitted = path[end].prefix_tokens
                             - (path[start].prefix_tokens - path[start].node.tokens);
                         let text = format!(
-                            "[placeholder] {} message(s) {}..{} ({} tokens) omitted to fit the budget; read them with `tl context --node {}`",
+                            "[placeholder] {} message(s) {}..{} ({} tokens) omitted to fit the budget; read them as the context of {} (MCP: timeline_context with node \"{}\"; CLI: tl context --node {})",
                             end - start + 1,
                             node_id(from),
                             node_id(to),
                             omitted,
+                            node_id(to),
+                            node_id(to),
                             node_id(to)
                         );
                         let summary = Summary {

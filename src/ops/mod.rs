@@ -11,7 +11,7 @@ mod summarize;
 mod tree;
 mod walk;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::model::{Intent, ROOT, node_id, timeline_id};
 use crate::store::{NodeRow, TimelineRow, Tx};
 use serde_json::Value;
@@ -92,7 +92,9 @@ pub fn timeline_of(tx: &mut dyn Tx, requested: Option<u64>) -> Result<TimelineRo
                     Error::database(format!("internal error: timeline tl{id} vanished"))
                 }),
                 None => Err(Error::not_found(
-                    "no timeline in this database yet; run `tl create` first (or pass --db to use another file)",
+                    Message::from("no timeline in this database yet; run ")
+                        .step(Step::new("create"))
+                        .text(" first (or pass --db to use another file)"),
                 )),
             }
         }
@@ -105,10 +107,14 @@ const LISTED_TIMELINES: usize = 20;
 fn timeline_not_found(tx: &mut dyn Tx, id: u64) -> Result<Error> {
     let ids = tx.timeline_ids(LISTED_TIMELINES + 1)?;
     if ids.is_empty() {
-        return Ok(Error::not_found(format!(
-            "timeline not found: {}; this database has no timeline yet, run `tl create` first",
-            timeline_id(id)
-        )));
+        return Ok(Error::not_found(
+            Message::from(format!(
+                "timeline not found: {}; this database has no timeline yet, run ",
+                timeline_id(id)
+            ))
+            .step(Step::new("create"))
+            .text(" first"),
+        ));
     }
     let mut names: Vec<String> = ids
         .iter()
@@ -128,27 +134,37 @@ fn timeline_not_found(tx: &mut dyn Tx, id: u64) -> Result<Error> {
 /// A message node (not the root) or a not-found error that says what to do.
 pub fn message(tx: &mut dyn Tx, timeline: &TimelineRow, n: u64) -> Result<NodeRow> {
     if n == ROOT {
-        return Err(Error::invalid(format!(
-            "invalid argument: n0 is the root of {} and not a message; use a node ID returned by append or summarize",
-            timeline_id(timeline.id)
-        )));
+        return Err(Error::invalid(
+            Message::from(format!(
+                "invalid argument: n0 is the root of {} and not a message; use a node ID returned by ",
+                timeline_id(timeline.id)
+            ))
+            .step(Step::new("append"))
+            .text(" or ")
+            .step(Step::new("summarize")),
+        ));
     }
     if let Some(row) = tx.node(timeline.id, n)? {
         return Ok(row);
     }
+    let tl = timeline_id(timeline.id);
     Err(if timeline.next_node <= 1 {
-        Error::not_found(format!(
-            "node not found: {} does not exist in timeline {} (it has no messages yet); add one with `tl append`",
-            node_id(n),
-            timeline_id(timeline.id)
-        ))
+        Error::not_found(
+            Message::from(format!(
+                "node not found: {} does not exist in timeline {tl} (it has no messages yet); add one with ",
+                node_id(n)
+            ))
+            .step(Step::new("append").timeline(&tl)),
+        )
     } else {
-        Error::not_found(format!(
-            "node not found: {} does not exist in timeline {} (it has n1..n{}); list branches with `tl branches`",
-            node_id(n),
-            timeline_id(timeline.id),
-            timeline.next_node - 1
-        ))
+        Error::not_found(
+            Message::from(format!(
+                "node not found: {} does not exist in timeline {tl} (it has n1..n{}); list branches with ",
+                node_id(n),
+                timeline.next_node - 1
+            ))
+            .step(Step::new("branches").timeline(&tl)),
+        )
     })
 }
 
@@ -221,9 +237,13 @@ fn output_cap(count: usize) -> Result<()> {
     if count > cap {
         return Err(Error::new(
             ErrorKind::LimitExceeded,
-            format!(
-                "the result would have {count} messages, over the limit of {cap}; use budget with a smaller target or summarise older history"
-            ),
+            Message::from(format!(
+                "the result would have {count} messages, over the limit of {cap}; use "
+            ))
+            .step(Step::new("context_budget"))
+            .text(" with a smaller target, or ")
+            .step(Step::new("summarize"))
+            .text(" older history"),
         ));
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 use super::walk::{advance_watermarks, cover_range, is_ancestor_or_self, new_row};
 use super::{Ctx, SummarizeArgs, message, timeline_of};
-use crate::error::{Error, Result};
+use crate::error::{Error, Message, Result, Step};
 use crate::model::file::AuditEntry;
 use crate::model::{
     Node, Role, Summary, SummaryKind, estimate_tokens, node_id, summary_request_digest,
@@ -17,12 +17,18 @@ pub fn summarize(tx: &mut dyn Tx, args: &SummarizeArgs, ctx: &Ctx) -> Result<Val
     let from_row = message(tx, &timeline, from)?;
     message(tx, &timeline, to)?;
     if !is_ancestor_or_self(tx, tl, from, to)? {
-        return Err(Error::invalid(format!(
-            "invalid range {}..{}: the end must be the start itself or a descendant of it; check the order with `tl context --node {}`",
-            node_id(from),
-            node_id(to),
-            node_id(to)
-        )));
+        return Err(Error::invalid(
+            Message::from(format!(
+                "invalid range {}..{}: the end must be the start itself or a descendant of it; check the order with ",
+                node_id(from),
+                node_id(to)
+            ))
+            .step(
+                Step::new("context")
+                    .timeline(crate::model::timeline_id(tl))
+                    .arg("node", node_id(to)),
+            ),
+        ));
     }
     let text = args.summary.clone();
     let tokens = args.tokens.unwrap_or_else(|| estimate_tokens(&text));

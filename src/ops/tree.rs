@@ -5,7 +5,7 @@ use super::{
     AppendArgs, DropBranchArgs, ForkArgs, PinArgs, SwitchArgs, UnpinArgs, branch_named, message,
     timeline_of,
 };
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::model::{Branch, Node, ROOT, Role, estimate_tokens, node_id};
 use crate::spec::spec;
 use crate::store::{NodeChange, Tx};
@@ -119,13 +119,20 @@ pub fn unpin(tx: &mut dyn Tx, args: &UnpinArgs) -> Result<Value> {
                 if branch.watermark != ROOT
                     && is_ancestor_or_self(tx, timeline.id, n, branch.watermark)?
                 {
-                    return Err(Error::conflict(format!(
-                        "cannot unpin {}: it lies inside the watermark of branch {:?} and no summary covers it; summarise it first (tl summarize --from {} --to {} ...)",
-                        node_id(n),
-                        branch.name,
-                        node_id(n),
-                        node_id(n)
-                    )));
+                    return Err(Error::conflict(
+                        Message::from(format!(
+                            "cannot unpin {}: it lies inside the watermark of branch {:?} and no summary covers it; summarise it first with ",
+                            node_id(n),
+                            branch.name
+                        ))
+                        .step(
+                            Step::new("summarize")
+                                .timeline(crate::model::timeline_id(timeline.id))
+                                .arg("from", node_id(n))
+                                .arg("to", node_id(n))
+                                .needs("summary"),
+                        ),
+                    ));
                 }
             }
         }

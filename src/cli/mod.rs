@@ -4,6 +4,7 @@ use crate::error::{Error, ErrorKind};
 use crate::service::{self, Output, Request};
 use crate::spec::validate::Origin;
 use crate::spec::{Operation, TimelineUse, TypeKind, spec};
+use crate::terminal;
 use clap::ArgMatches;
 use serde_json::{Map, Value};
 use std::ffi::OsString;
@@ -31,7 +32,7 @@ pub fn main() -> ExitCode {
     match run(std::env::args_os(), &mut std::io::stdin().lock()) {
         Ok(output) => {
             let text = match output {
-                Output::Json(value) => format!("{value}\n"),
+                Output::Json(value) => format!("{}\n", terminal::escape_json(&value.to_string())),
                 Output::Text(text) => text,
             };
             write_stdout(&text);
@@ -42,7 +43,11 @@ pub fn main() -> ExitCode {
             ExitCode::from(exit_code)
         }
         Err(CliError::Failed(error)) => {
-            let _ = writeln!(std::io::stderr().lock(), "{}", error.to_json());
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{}",
+                terminal::escape_json(&error.to_json().to_string())
+            );
             ExitCode::from(u8::try_from(error.kind.exit_code()).unwrap_or(1))
         }
     }

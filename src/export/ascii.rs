@@ -17,8 +17,9 @@
 //! when a branch head is n0. Texts and branch names longer than `MAX_SCALARS` Unicode scalars are cut
 //! and followed by `...` after the closing quote.
 
-use super::{Rendered, cut, describe, heads_by_node, json_quote};
+use super::{Rendered, cut, describe, heads_by_node};
 use crate::model::{ROOT, Timeline};
+use crate::terminal::json_quote;
 
 /// Longest text or branch name shown in full, in Unicode scalars.
 pub const MAX_SCALARS: usize = 64;

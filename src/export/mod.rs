@@ -207,39 +207,6 @@ fn describe(timeline: &Timeline, n: u64) -> String {
     parts.join(" ")
 }
 
-/// Characters written as `\uXXXX` even though JSON would allow them raw: C1 controls, line and
-/// paragraph separators, invisible direction overrides, the byte-order mark, and the two non-characters
-/// XML forbids. Keeps the ASCII tree one line per node and safe for terminals, and `text_json` valid XML.
-fn needs_unicode_escape(c: char) -> bool {
-    matches!(c,
-        '\u{0}'..='\u{1f}'
-        | '\u{7f}'..='\u{9f}'
-        | '\u{200e}' | '\u{200f}'
-        | '\u{2028}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{feff}'
-        | '\u{fffe}' | '\u{ffff}')
-}
-
-/// `text` as a JSON string literal (quotes included); decodes back to exactly `text`.
-pub fn json_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if needs_unicode_escape(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// The first `max` Unicode scalars of `text`, and whether anything was cut.
 pub fn cut(text: &str, max: usize) -> (&str, bool) {
     match text.char_indices().nth(max) {
@@ -251,24 +218,6 @@ pub fn cut(text: &str, max: usize) -> (&str, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn json_quote_round_trips() {
-        for text in [
-            "",
-            "plain",
-            "quote \" backslash \\ newline \n tab \t",
-            "\u{1b}[31mred\u{9b}",
-            "rtl \u{202e}olleh\u{2069} sep \u{2028}",
-            "non-characters \u{fffe}\u{ffff} bom \u{feff}",
-            "讨论目标 👨‍👩‍👧‍👦",
-        ] {
-            let quoted = json_quote(text);
-            assert_eq!(serde_json::from_str::<String>(&quoted).unwrap(), text);
-            assert!(!quoted.chars().any(|c| c != '"' && needs_unicode_escape(c)));
-        }
-        assert_eq!(json_quote("a\u{1}b"), "\"a\\u0001b\"");
-    }
 
     #[test]
     fn cut_counts_scalars_not_bytes() {

@@ -267,7 +267,11 @@ impl Session {
             },
         )?;
         let (text, structured) = match output {
-            Output::Json(value) => (value.to_string(), value),
+            // Exactly the bytes `tl` prints for the same command.
+            Output::Json(value) => (
+                crate::terminal::escape_json(&value.to_string()).into_owned(),
+                value,
+            ),
             Output::Text(text) => (text, Value::Null),
         };
         let mut result = Map::new();
@@ -292,7 +296,14 @@ fn key_text(value: Option<Value>, place: &str) -> Result<Option<String>, RpcErro
     }
 }
 
+/// One line on standard error, `tl-mcp: ` first. Control and bidirectional characters in `message`
+/// (which may quote a client's method name or a path) are written escaped (`\u{1b}`), so a client
+/// cannot act on the terminal of whoever watches the log.
 pub fn log(message: &str) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "tl-mcp: {message}");
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "tl-mcp: {}",
+        crate::terminal::escape_line(message)
+    );
 }

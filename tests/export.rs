@@ -556,10 +556,158 @@ fn ascii_matches_the_original_example() {
     step(&db, &["append", "--role", "assistant", "--text", "方案 B"]);
     step(&db, &["switch", "--name", "main"]);
     step(&db, &["pin", "--node", "n1"]);
-    // Exactly the tree of the product description.
+    // The tree of the product description, with its markers. Since issue 12 (item 3) the branch
+    // that splits off comes first and the current branch's history stays in the first column, so the
+    // tree grows no wider at each fork; the description drew plan A indented and plan B after it.
     assert_eq!(
         ascii(&db),
-        "[n1 user PIN] \"只使用本地数据\"\n|\n+-- [n2 assistant] \"方案 A\"\n| |\n| [n3 assistant] \"验证结果\" [HEAD* \"main\"]\n`-- [n4 assistant] \"方案 B\" [HEAD \"alternative\"]\n"
+        "[n1 user PIN] \"只使用本地数据\"\n|\n+-- [n4 assistant] \"方案 B\" [HEAD \"alternative\"]\n|\n[n2 assistant] \"方案 A\"\n|\n[n3 assistant] \"验证结果\" [HEAD* \"main\"]\n"
+    );
+    // When no child continues (every child is a single message) the last one gets `--.
+    step(&db, &["fork", "--node", "n2", "--name", "plan-c"]);
+    step(&db, &["switch", "--name", "plan-c"]);
+    step(&db, &["append", "--role", "user", "--text", "方案 C"]);
+    assert_eq!(
+        ascii(&db),
+        "[n1 user PIN] \"只使用本地数据\"\n|\n+-- [n4 assistant] \"方案 B\" [HEAD \"alternative\"]\n|\n[n2 assistant] \"方案 A\"\n|\n+-- [n3 assistant] \"验证结果\" [HEAD \"main\"]\n`-- [n5 user] \"方案 C\" [HEAD* \"plan-c\"]\n"
+    );
+}
+
+/// A database file with one timeline whose messages are `(parent, role, text, tokens)`, numbered
+/// n1, n2, … in order, with `main` at `head` and these pins. Written directly, so a test can have
+/// thousands of messages without thousands of runs of `tl`.
+fn write_timeline(db: &Db, nodes: &[(u64, &str, String, u64)], head: u64, pins: &[u64]) {
+    let nodes: Vec<Value> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, (parent, role, text, tokens))| {
+            serde_json::json!({"id": format!("n{}", i + 1), "parent": format!("n{parent}"), "role": role, "text": text, "tokens": tokens})
+        })
+        .collect();
+    let pins: Vec<String> = pins.iter().map(|p| format!("n{p}")).collect();
+    let file = serde_json::json!({
+        "format_version": 1,
+        "next_timeline": 1,
+        "timelines": [{
+            "id": "tl0",
+            "next_node": nodes.len() + 1,
+            "current_branch": "main",
+            "branches": [{"name": "main", "head": format!("n{head}")}],
+            "pins": pins,
+            "nodes": nodes,
+        }],
+    });
+    std::fs::write(&db.path, file.to_string()).unwrap();
+}
+
+/// Every node of 1..=count on exactly one line, and the output linear in size: under 200 bytes per
+/// node and no line wider than `width` (what quadratic indentation would break first).
+#[track_caller]
+fn assert_linear(text: &str, count: u64, width: usize) {
+    assert!(
+        text.len() < 200 * count as usize,
+        "{} bytes for {count} nodes",
+        text.len()
+    );
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= width, "a line of {widest} characters");
+    let mut seen = BTreeMap::new();
+    for line in text.lines() {
+        if let Some(at) = line.find("[n") {
+            let id: String = line[at + 2..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            *seen.entry(id.parse::<u64>().unwrap()).or_insert(0) += 1;
+        }
+    }
+    seen.remove(&0);
+    let missing: Vec<u64> = (1..=count).filter(|n| !seen.contains_key(n)).collect();
+    let twice: Vec<u64> = seen
+        .iter()
+        .filter(|&(_, &c)| c != 1)
+        .map(|(&n, _)| n)
+        .collect();
+    assert_eq!((seen.len() as u64, missing, twice), (count, vec![], vec![]));
+}
+
+#[test]
+fn ascii_a_comb_of_2000_nodes_stays_in_two_columns() {
+    // Issue 12 item 3: a history of 1000 messages with a side message at every one (the shape that
+    // made the old layout indent two more columns at every fork: quadratic output, 60k nodes ran out
+    // of memory). Each side message is created after the whole history, so it is the second child.
+    let db = Db::new();
+    let n = 1000u64;
+    let mut nodes: Vec<(u64, &str, String, u64)> = (1..=n)
+        .map(|k| (k - 1, "user", format!("chain {k}"), 1))
+        .collect();
+    nodes.extend((1..=n).map(|k| (k, "assistant", format!("side {k}"), 1)));
+    write_timeline(&db, &nodes, n, &[]);
+    let text = ascii(&db);
+    let mut expected = String::new();
+    for k in 1..n {
+        expected.push_str(&format!(
+            "[n{k} user] \"chain {k}\"\n|\n+-- [n{} assistant] \"side {k}\"\n|\n",
+            n + k
+        ));
+    }
+    expected.push_str(&format!(
+        "[n{n} user] \"chain {n}\" [HEAD* \"main\"]\n|\n[n{} assistant] \"side {n}\"\n",
+        2 * n
+    ));
+    assert_eq!(text, expected);
+    assert_linear(&text, 2 * n, 40);
+    // The file output is the same text, written the same way.
+    let out = db.dir.path().join("comb.txt");
+    db.tl(&[
+        "export",
+        "--format",
+        "ascii",
+        "--output",
+        out.to_str().unwrap(),
+    ])
+    .ok(&format!(
+        r#"{{"format":"ascii","timeline_id":"tl0","output":{},"nodes":2000,"edges":1999}}"#,
+        serde_json::json!(out.to_str().unwrap())
+    ));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
+}
+
+#[test]
+fn ascii_one_budget_over_a_pinned_history_stays_linear() {
+    // Issue 12 item 3, as reported: one `budget` over a long history with every other message pinned
+    // makes a placeholder for every message in between, and a placeholder is the sibling of the
+    // first message it covers.
+    let db = Db::created_at(NOW);
+    let n = 600u64;
+    let nodes: Vec<(u64, &str, String, u64)> = (1..=n)
+        .map(|k| {
+            (
+                k - 1,
+                "user",
+                format!("message {k}"),
+                if k % 2 == 0 { 1 } else { 100 },
+            )
+        })
+        .collect();
+    let pins: Vec<u64> = (1..=n).filter(|k| k % 2 == 0).collect();
+    write_timeline(&db, &nodes, n, &pins);
+    // The smallest budget that fits: every pin plus one 32-token placeholder for each message between.
+    let max = (n / 2 + 32 * (n / 2)).to_string();
+    let run = step(&db, &["budget", "--node", &format!("n{n}"), "--max", &max]);
+    let created = run.json()["summaries_created"].as_array().unwrap().len() as u64;
+    assert_eq!(created, n / 2);
+    let text = ascii(&db);
+    assert_linear(&text, n + created, 180);
+    // The root has two children now (n1 and the placeholder for n1), then the same pattern repeats.
+    assert!(
+        text.starts_with(&format!(
+            "[n0 root]\n|\n+-- [n{p} placeholder covers n1..n1] \"[placeholder] 1 message(s) n1..n1 (100 tokens) omitted to fit th\"...\n|\n[n1 user] \"message 1\"\n|\n[n2 user PIN] \"message 2\"\n|\n+-- [n{q} placeholder covers n3..n3] ",
+            p = n + 1,
+            q = n + 2
+        )),
+        "{}",
+        &text[..600]
     );
 }
 

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::service::{self, Output, Request};
-use crate::spec::validate::Origin;
+use crate::spec::validate::{Origin, validate};
 use crate::spec::{Operation, TimelineUse, TypeKind, spec};
 use crate::terminal;
 use clap::ArgMatches;
@@ -29,12 +29,19 @@ impl From<Error> for CliError {
 }
 
 pub fn main() -> ExitCode {
-    match run(std::env::args_os(), &mut std::io::stdin().lock()) {
-        Ok(output) => {
-            let text = match output {
-                Output::Json(value) => format!("{}\n", terminal::escape_json(&value.to_string())),
-                Output::Text(text) => text,
-            };
+    let stdout = std::io::stdout();
+    let result = run_to(
+        std::env::args_os(),
+        &mut std::io::stdin().lock(),
+        &mut stdout.lock(),
+    );
+    match result {
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(Output::Json(value))) => {
+            write_stdout(&format!("{}\n", terminal::escape_json(&value.to_string())));
+            ExitCode::SUCCESS
+        }
+        Ok(Some(Output::Text(text))) => {
             write_stdout(&text);
             ExitCode::SUCCESS
         }
@@ -59,11 +66,26 @@ fn write_stdout(text: &str) {
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
-/// Parse `args`, build the request and run it. `stdin` feeds `--text -` and `--summary -`.
+/// Parse `args`, build the request and run it; the whole output comes back, also an ASCII tree.
+/// `stdin` feeds `--text -` and `--summary -`.
 pub fn run(
     args: impl IntoIterator<Item = OsString>,
     stdin: &mut dyn Read,
 ) -> Result<Output, CliError> {
+    let mut text = Vec::new();
+    Ok(match run_to(args, stdin, &mut text)? {
+        Some(output) => output,
+        None => Output::Text(String::from_utf8(text).expect("the tree is UTF-8")),
+    })
+}
+
+/// Like [`run`], but an ASCII export without `--output` is written to `stdout` while it is drawn
+/// (and `None` comes back), so a large tree is never held in memory.
+pub fn run_to(
+    args: impl IntoIterator<Item = OsString>,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+) -> Result<Option<Output>, CliError> {
     let matches = command().try_get_matches_from(args).map_err(clap_error)?;
     let (name, sub) = matches
         .subcommand()
@@ -85,7 +107,12 @@ pub fn run(
         args.insert("timeline_id".into(), Value::String(timeline));
     }
     collect_params(op, sub, stdin, &mut args)?;
-    Ok(service::execute(
+    if op.name == "export" && key.is_none() {
+        // The same checks as service::execute (which refuses a key), then the streaming export.
+        let args = validate(op, &args, Origin::Cli)?;
+        return Ok(crate::export::execute(db, &args, stdout)?.map(Output::Json));
+    }
+    Ok(Some(service::execute(
         db,
         Request {
             op,
@@ -93,7 +120,7 @@ pub fn run(
             idempotency_key: key,
             origin: Origin::Cli,
         },
-    )?)
+    )?))
 }
 
 fn utf8_global(matches: &ArgMatches, flag: &str) -> Result<Option<String>, Error> {

@@ -1,8 +1,10 @@
 //! Read-only views of a timeline for people: draw.io diagrams and ASCII trees.
 //!
-//! Both renderers are pure functions of one `Timeline`; this module picks the timeline, renders it and
-//! either returns the text (ASCII to stdout) or writes it to a new file that must not exist yet.
-//! Export runs inside the store's read transaction and never changes the database.
+//! `tl` runs an export through [`execute`]: the timeline is read under the store's shared lock, the
+//! lock is released, and the ASCII tree is written to standard output or to the output file line by
+//! line as it is drawn, so its text is never held in memory whole (the model is). A draw.io diagram is
+//! rendered in memory, then written. [`run`] is the same export for library callers that want the
+//! text back. Export never changes the database.
 
 mod ascii;
 mod drawio;
@@ -11,10 +13,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::model::{Database, Timeline};
 use crate::service::Output;
 use crate::spec::validate::Args;
-use serde_json::json;
+use crate::store::{FileStore, Store};
+use serde_json::{Value, json};
 use std::fs::{self, File, OpenOptions};
-use std::io::{ErrorKind as IoKind, Write};
-use std::path::Path;
+use std::io::{self, BufWriter, ErrorKind as IoKind, Seek, Write};
+use std::path::{Path, PathBuf};
 
 /// A rendered export and what it contains.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,9 +29,27 @@ pub struct Rendered {
     pub edges: u64,
 }
 
-/// Render `timeline` as an ASCII tree.
+/// What a renderer wrote: see [`Rendered`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub nodes: u64,
+    pub edges: u64,
+}
+
+/// Render `timeline` as an ASCII tree in memory.
 pub fn ascii(timeline: &Timeline) -> Rendered {
-    ascii::render(timeline)
+    let mut text = Vec::new();
+    let counts = ascii::write(timeline, &mut text).expect("writing to memory cannot fail");
+    Rendered {
+        text: String::from_utf8(text).expect("the tree is UTF-8"),
+        nodes: counts.nodes,
+        edges: counts.edges,
+    }
+}
+
+/// Write `timeline` as an ASCII tree to `out`, line by line.
+pub fn write_ascii(timeline: &Timeline, out: &mut dyn Write) -> io::Result<Counts> {
+    ascii::write(timeline, out)
 }
 
 /// Render `timeline` as an uncompressed draw.io (mxGraph) document.
@@ -36,34 +57,87 @@ pub fn drawio(timeline: &Timeline) -> Rendered {
     drawio::render(timeline)
 }
 
+/// The export for library callers (`service::execute`): the ASCII text comes back in memory.
 pub fn run(db: &mut Database, args: &Args) -> Result<Output> {
-    let format = args.str("format").unwrap_or_default();
-    let output = args.str("output");
-    if format == "drawio" && output.is_none() {
+    check_output(args)?;
+    let timeline = db.timeline(crate::ops::timeline_of(db, args)?)?;
+    let mut text = Vec::new();
+    Ok(match deliver(timeline, args, &mut text)? {
+        Some(result) => Output::Json(result),
+        None => Output::Text(String::from_utf8(text).expect("the tree is UTF-8")),
+    })
+}
+
+/// `tl export` (without an idempotency key, which `service::execute` refuses): checked arguments in,
+/// the JSON result out, or `None` when the tree went to `stdout`. The database is read under its
+/// shared lock, which is released before anything is written: a slow reader of the output (a pager)
+/// never holds up writers.
+pub fn execute(db_path: PathBuf, args: &Args, stdout: &mut dyn Write) -> Result<Option<Value>> {
+    let store = FileStore::open(db_path)?;
+    let timeline = store.read(|db| {
+        check_output(args)?;
+        let id = crate::ops::timeline_of(db, args)?;
+        // The database is dropped after the read, so the timeline can be moved out of it.
+        Ok(std::mem::replace(
+            db.timeline_mut(id)?,
+            Timeline::new(id, "main"),
+        ))
+    })?;
+    deliver(&timeline, args, stdout)
+}
+
+fn check_output(args: &Args) -> Result<()> {
+    if args.str("format") == Some("drawio") && args.str("output").is_none() {
         return Err(Error::invalid(
             "invalid argument --output: --format drawio writes a diagram file, so it needs --output FILE (for example --output timeline.drawio); only --format ascii can print to the terminal",
         ));
     }
-    let timeline = db.timeline(crate::ops::timeline_of(db, args)?)?;
-    let rendered = match format {
-        "drawio" => drawio::render(timeline),
-        "ascii" => ascii::render(timeline),
-        other => {
-            return Err(Error::invalid(format!(
-                "invalid argument --format: {other:?} is not a format; use drawio or ascii"
-            )));
+    Ok(())
+}
+
+/// Write the export of `timeline` to the output file (and return the JSON result) or, for an ASCII
+/// tree without `--output`, to `stdout` (and return `None`).
+fn deliver(timeline: &Timeline, args: &Args, stdout: &mut dyn Write) -> Result<Option<Value>> {
+    let format = args.str("format").unwrap_or_default();
+    if !matches!(format, "drawio" | "ascii") {
+        return Err(Error::invalid(format!(
+            "invalid argument --format: {format:?} is not a format; use drawio or ascii"
+        )));
+    }
+    let Some(output) = args.str("output") else {
+        let mut out = BufWriter::with_capacity(1 << 16, stdout);
+        return match write_ascii(timeline, &mut out).and_then(|_| out.flush()) {
+            Ok(()) => Ok(None),
+            // The reader left (`tl export --format ascii | head`): its choice, not an error.
+            Err(e) if e.kind() == IoKind::BrokenPipe => Ok(None),
+            Err(e) => Err(Error::new(
+                ErrorKind::Output,
+                format!("cannot write the tree to standard output: {e}"),
+            )),
+        };
+    };
+    let path = Path::new(output);
+    let counts = if format == "drawio" {
+        let rendered = drawio::render(timeline);
+        write_new_file(path, &mut |out| out.write_all(rendered.text.as_bytes()))?;
+        Counts {
+            nodes: rendered.nodes,
+            edges: rendered.edges,
         }
+    } else {
+        let mut counts = None;
+        write_new_file(path, &mut |out| {
+            counts = Some(ascii::write(timeline, out)?);
+            Ok(())
+        })?;
+        counts.expect("written")
     };
-    let Some(output) = output else {
-        return Ok(Output::Text(rendered.text));
-    };
-    write_new_file(Path::new(output), rendered.text.as_bytes())?;
-    Ok(Output::Json(json!({
+    Ok(Some(json!({
         "format": format,
         "timeline_id": timeline.id_str(),
         "output": output,
-        "nodes": rendered.nodes,
-        "edges": rendered.edges,
+        "nodes": counts.nodes,
+        "edges": counts.edges,
     })))
 }
 
@@ -77,7 +151,7 @@ fn exists_error(path: &Path) -> Error {
     )
 }
 
-fn write_error(path: &Path, e: std::io::Error) -> Error {
+fn write_error(path: &Path, e: io::Error) -> Error {
     Error::new(
         ErrorKind::Output,
         format!(
@@ -88,9 +162,9 @@ fn write_error(path: &Path, e: std::io::Error) -> Error {
 }
 
 /// A fresh file that only its owner can read and write (Unix); fails if `path` exists.
-fn create_new(path: &Path) -> std::io::Result<File> {
+fn create_new(path: &Path) -> io::Result<File> {
     let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
+    options.read(true).write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -99,47 +173,56 @@ fn create_new(path: &Path) -> std::io::Result<File> {
     options.open(path)
 }
 
-/// Write `bytes` to `path`, which must not exist yet; an existing file is never touched.
+/// Write what `fill` writes to `path`, which must not exist yet; an existing file is never touched.
 ///
 /// The bytes go to a temporary file in the same directory, are fsynced, and the temporary file is
 /// hard-linked to `path`, which fails atomically if `path` exists (a rename would replace it). Where
-/// the file system has no hard links, `path` is created with `create_new`, written and fsynced, and
-/// removed again if writing fails. Either way a reader never sees a half-written file under `path`
-/// unless the machine crashes during the fallback.
-pub fn write_new_file(path: &Path, bytes: &[u8]) -> Result<()> {
+/// the file system has no hard links, `path` is created with `create_new` and the temporary file
+/// copied into it, and removed again if that fails. Either way a reader never sees a half-written
+/// file under `path` unless the machine crashes during the fallback.
+pub fn write_new_file(
+    path: &Path,
+    fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+) -> Result<()> {
     if fs::symlink_metadata(path).is_ok() {
         return Err(exists_error(path));
     }
     let temp = crate::store::temp_path_beside(path, "export");
-    let staged = (|| -> std::io::Result<()> {
-        let mut file = create_new(&temp)?;
-        file.write_all(bytes)?;
+    let mut file = create_new(&temp).map_err(|e| write_error(path, e))?;
+    let staged = (|| -> io::Result<()> {
+        let mut out = BufWriter::with_capacity(1 << 16, &file);
+        fill(&mut out)?;
+        out.flush()?;
+        drop(out);
         file.sync_all()
     })();
-    if let Err(e) = staged {
-        let _ = fs::remove_file(&temp);
-        return Err(write_error(path, e));
-    }
-    let linked = fs::hard_link(&temp, path);
+    let result = match staged {
+        Err(e) => Err(write_error(path, e)),
+        Ok(()) => match fs::hard_link(&temp, path) {
+            Ok(()) => {
+                crate::store::sync_parent(path);
+                Ok(())
+            }
+            Err(e) if e.kind() == IoKind::AlreadyExists => Err(exists_error(path)),
+            Err(_) => copy_directly(&mut file, path),
+        },
+    };
     let _ = fs::remove_file(&temp);
-    match linked {
-        Ok(()) => {
-            crate::store::sync_parent(path);
-            Ok(())
-        }
-        Err(e) if e.kind() == IoKind::AlreadyExists => Err(exists_error(path)),
-        Err(_) => write_directly(path, bytes),
-    }
+    result
 }
 
-/// The fallback without hard links: create_new, write, fsync; remove the partial file on failure.
-fn write_directly(path: &Path, bytes: &[u8]) -> Result<()> {
+/// The fallback without hard links: create_new, copy the staged file, fsync; remove the partial file
+/// on failure.
+fn copy_directly(staged: &mut File, path: &Path) -> Result<()> {
     let mut file = match create_new(path) {
         Ok(file) => file,
         Err(e) if e.kind() == IoKind::AlreadyExists => return Err(exists_error(path)),
         Err(e) => return Err(write_error(path, e)),
     };
-    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    let written = staged
+        .rewind()
+        .and_then(|()| io::copy(staged, &mut file))
+        .and_then(|_| file.sync_all());
     drop(file);
     if let Err(e) = written {
         let _ = fs::remove_file(path);

@@ -1358,6 +1358,77 @@ fn drawio_refuses_an_existing_file_and_keeps_it() {
 }
 
 #[test]
+fn export_removes_temporary_files_that_killed_exports_left() {
+    // Issue 12 item 9: an export killed between creating its temporary file and linking it left
+    // `.<name>.export-<pid>-<nanos>` behind for ever. The next export to the same directory removes
+    // such files once they are unlocked (their writer is gone) and unchanged for 10 seconds.
+    let db = demo_db();
+    let dir = db.dir.path();
+    let dead = {
+        let mut child = db.command(common::TL).arg("--version").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    };
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let make = |name: &str, modified: std::time::SystemTime| {
+        let file = std::fs::File::create(dir.join(name)).unwrap();
+        std::io::Write::write_all(&mut &file, b"half a tree").unwrap();
+        file.set_modified(modified).unwrap();
+        file
+    };
+    let stale = [
+        format!(".tree.txt.export-{dead}-123456789"),
+        format!(".other.drawio.export-{dead}-42"),
+    ];
+    for name in &stale {
+        make(name, an_hour_ago);
+    }
+    // Kept: just written (its export may still be starting), locked by a live process (this test),
+    // and names that only look similar.
+    let fresh = format!(".fresh.txt.export-{dead}-1");
+    make(&fresh, std::time::SystemTime::now());
+    let locked_name = format!(".busy.txt.export-{}-7", std::process::id());
+    let locked = make(&locked_name, an_hour_ago);
+    locked.lock().unwrap();
+    let lookalikes = [
+        ".tree.txt.export-12a-3",
+        ".tree.txt.export-1-2-3",
+        "tree.txt.export-1-2",
+        "..export-1-2",
+        ".tree.txt.export-1-",
+    ];
+    for name in lookalikes {
+        make(name, an_hour_ago);
+    }
+    std::fs::create_dir(dir.join(".dir.txt.export-1-2")).unwrap();
+
+    let out = dir.join("tree.txt");
+    step(
+        &db,
+        &[
+            "export",
+            "--format",
+            "ascii",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
+    let names: BTreeSet<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("export"))
+        .collect();
+    let mut kept: BTreeSet<String> = lookalikes.iter().map(|n| n.to_string()).collect();
+    kept.extend([fresh, locked_name, ".dir.txt.export-1-2".to_string()]);
+    assert_eq!(names, kept);
+    for name in &stale {
+        assert!(!dir.join(name).exists(), "{name}");
+    }
+    drop(locked);
+}
+
+#[test]
 fn export_never_changes_the_database() {
     let db = demo_db();
     let before = db.bytes();

@@ -8,6 +8,7 @@ Writes fuzz/corpus/<target>/ (git-ignored):
   db_load     database files: tests/fixtures/*.json, examples/*.timeline.json and, when a tl binary is
               found (target/debug or target/release, or --tl PATH), the database each CLI case leaves
   budget      hand-made planner inputs in the target's explicit format (see fuzz_targets/budget.rs)
+and, for every target but budget, the adversarial shapes of issue 12 (adversarial_seeds).
 
 Usage: python3 fuzz/build_corpus.py [--tl PATH]
 """
@@ -124,6 +125,58 @@ def budget_seeds():
     budget_seed(255, 300, [(7, False)] * 40 + [(1, True)], [(0, 9, 3), (10, 19, 3), (5, 30, 2)])
 
 
+# Hostile text for terminals (issue 12, item 6): ESC sequences (clear, retitle), BEL, DEL, C1 (NEL and
+# the one-byte CSI) and bidirectional overrides.
+HOSTILE = "\u001b[2J\u001b]0;pwned\u0007\u007f\u0085\u009b31m\u202e\u2066\u061c"
+
+
+def adversarial_seeds():
+    """Shapes from issue 12: hostile method names and ids for the MCP loop, a comb-shaped tree (a
+    placeholder beside every other message after one budget over a pinned history) exported as ASCII,
+    and a 2,000-node comb database for the loader."""
+    init = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}'
+    method = json.dumps(HOSTILE)
+    lines = [
+        init,
+        '{"jsonrpc":"2.0","method":%s}' % method,
+        '{"jsonrpc":"2.0","id":1,"method":%s}' % method,
+        '{"jsonrpc":"2.0","id":%s,"method":"ping"}' % json.dumps(HOSTILE),
+        '{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":1e3,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%s}}' % method,
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"timeline_create","arguments":{}}}',
+        '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"timeline_append","arguments":'
+        '{"timeline_id":"tl0","role":"user","text":%s}}}' % method,
+        '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"timeline_fork","arguments":'
+        '{"timeline_id":"tl0","node":"n1","name":%s}}}' % method,
+        '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"timeline_branches","arguments":{"timeline_id":"tl0"}}}',
+    ]
+    write("mcp_frames", b"\n" + "\n".join(lines).encode("utf-8") + b"\n")
+
+    commands = [["create"]]
+    for k in range(1, 15):
+        commands.append(["append", "--role", "user", "--text", "message %d %s" % (k, HOSTILE),
+                         "--tokens", "1" if k % 2 == 0 else "100"])
+    for k in range(2, 15, 2):
+        commands.append(["pin", "--node", "n%d" % k])
+    commands.append(["budget", "--node", "n14", "--max", "231"])
+    commands.append(["fork", "--node", "n3", "--name", "b" + HOSTILE])
+    commands.append(["branches"])
+    commands.append(["export", "--format", "ascii"])
+    write("cli_args", b"\1".join(b"\0".join(a.encode("utf-8") for a in c) for c in commands))
+
+    chain = 1000
+    nodes = [{"id": "n%d" % k, "parent": "n%d" % (k - 1), "role": "user", "text": "chain %d" % k,
+              "tokens": 1} for k in range(1, chain + 1)]
+    nodes += [{"id": "n%d" % (chain + k), "parent": "n%d" % k, "role": "assistant",
+               "text": "side %d" % k, "tokens": 1} for k in range(1, chain + 1)]
+    comb = {"format_version": 1, "next_timeline": 1, "timelines": [{
+        "id": "tl0", "next_node": 2 * chain + 1, "current_branch": "main",
+        "branches": [{"name": "main", "head": "n%d" % chain}], "nodes": nodes}]}
+    write("db_load", json.dumps(comb, separators=(",", ":")).encode("utf-8"))
+
+
 def find_tl(explicit):
     if explicit:
         return Path(explicit)
@@ -147,6 +200,7 @@ def main():
             cli_seed(spec, case)
     db_seeds(spec, cases, find_tl(options.tl))
     budget_seeds()
+    adversarial_seeds()
     for target in sorted((FUZZ / "corpus").iterdir()):
         print("%s: %d seeds" % (target.name, len(list(target.iterdir()))))
 

@@ -13,3 +13,4 @@ pub mod ops;
 pub mod service;
 pub mod spec;
 pub mod store;
+pub mod terminal;

@@ -653,10 +653,20 @@ on_both_engines! {
         step(&db, &["append", "--role", "assistant", "--text", "方案 B"]);
         step(&db, &["switch", "--name", "main"]);
         step(&db, &["pin", "--node", "n1"]);
-        // Exactly the tree of the product description.
+        // The tree of the product description, with its markers. Since issue 12 (item 3) the branch
+        // that splits off comes first and the current branch's history stays in the first column, so the
+        // tree grows no wider at each fork; the description drew plan A indented and plan B after it.
         assert_eq!(
             ascii(&db),
-            "[n1 user PIN] \"只使用本地数据\"\n|\n+-- [n2 assistant] \"方案 A\"\n| |\n| [n3 assistant] \"验证结果\" [HEAD* \"main\"]\n`-- [n4 assistant] \"方案 B\" [HEAD \"alternative\"]\n"
+            "[n1 user PIN] \"只使用本地数据\"\n|\n+-- [n4 assistant] \"方案 B\" [HEAD \"alternative\"]\n|\n[n2 assistant] \"方案 A\"\n|\n[n3 assistant] \"验证结果\" [HEAD* \"main\"]\n"
+        );
+        // When no child continues (every child is a single message) the last one gets `--.
+        step(&db, &["fork", "--node", "n2", "--name", "plan-c"]);
+        step(&db, &["switch", "--name", "plan-c"]);
+        step(&db, &["append", "--role", "user", "--text", "方案 C"]);
+        assert_eq!(
+            ascii(&db),
+            "[n1 user PIN] \"只使用本地数据\"\n|\n+-- [n4 assistant] \"方案 B\" [HEAD \"alternative\"]\n|\n[n2 assistant] \"方案 A\"\n|\n+-- [n3 assistant] \"验证结果\" [HEAD \"main\"]\n`-- [n5 user] \"方案 C\" [HEAD* \"plan-c\"]\n"
         );
     }
 
@@ -1371,4 +1381,216 @@ on_both_engines! {
             "docs/export.md shows an outdated example tree"
         );
     }
+}
+
+// Export on shapes written straight to a JSON snapshot (issue 12 item 3), and temporary files of
+// killed exports (item 9).
+
+/// A database file with one timeline whose messages are `(parent, role, text, tokens)`, numbered
+/// n1, n2, … in order, with `main` at `head` and these pins. Written directly, so a test can have
+/// thousands of messages without thousands of runs of `tl`.
+fn write_timeline(db: &Db, nodes: &[(u64, &str, String, u64)], head: u64, pins: &[u64]) {
+    let nodes: Vec<Value> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, (parent, role, text, tokens))| {
+            serde_json::json!({"id": format!("n{}", i + 1), "parent": format!("n{parent}"), "role": role, "text": text, "tokens": tokens})
+        })
+        .collect();
+    let pins: Vec<String> = pins.iter().map(|p| format!("n{p}")).collect();
+    let file = serde_json::json!({
+        "format_version": 1,
+        "next_timeline": 1,
+        "timelines": [{
+            "id": "tl0",
+            "next_node": nodes.len() + 1,
+            "current_branch": "main",
+            "branches": [{"name": "main", "head": format!("n{head}")}],
+            "pins": pins,
+            "nodes": nodes,
+        }],
+    });
+    std::fs::write(&db.path, file.to_string()).unwrap();
+}
+
+/// Every node of 1..=count on exactly one line, and the output linear in size: under 200 bytes per
+/// node and no line wider than `width` (what quadratic indentation would break first).
+#[track_caller]
+fn assert_linear(text: &str, count: u64, width: usize) {
+    assert!(
+        text.len() < 200 * count as usize,
+        "{} bytes for {count} nodes",
+        text.len()
+    );
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= width, "a line of {widest} characters");
+    let mut seen = BTreeMap::new();
+    for line in text.lines() {
+        if let Some(at) = line.find("[n") {
+            let id: String = line[at + 2..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            *seen.entry(id.parse::<u64>().unwrap()).or_insert(0) += 1;
+        }
+    }
+    seen.remove(&0);
+    let missing: Vec<u64> = (1..=count).filter(|n| !seen.contains_key(n)).collect();
+    let twice: Vec<u64> = seen
+        .iter()
+        .filter(|&(_, &c)| c != 1)
+        .map(|(&n, _)| n)
+        .collect();
+    assert_eq!((seen.len() as u64, missing, twice), (count, vec![], vec![]));
+}
+
+#[test]
+fn ascii_a_comb_of_2000_nodes_stays_in_two_columns() {
+    // Issue 12 item 3: a history of 1000 messages with a side message at every one (the shape that
+    // made the old layout indent two more columns at every fork: quadratic output, 60k nodes ran out
+    // of memory). Each side message is created after the whole history, so it is the second child.
+    let db = Db::new();
+    let n = 1000u64;
+    let mut nodes: Vec<(u64, &str, String, u64)> = (1..=n)
+        .map(|k| (k - 1, "user", format!("chain {k}"), 1))
+        .collect();
+    nodes.extend((1..=n).map(|k| (k, "assistant", format!("side {k}"), 1)));
+    write_timeline(&db, &nodes, n, &[]);
+    let text = ascii(&db);
+    let mut expected = String::new();
+    for k in 1..n {
+        expected.push_str(&format!(
+            "[n{k} user] \"chain {k}\"\n|\n+-- [n{} assistant] \"side {k}\"\n|\n",
+            n + k
+        ));
+    }
+    expected.push_str(&format!(
+        "[n{n} user] \"chain {n}\" [HEAD* \"main\"]\n|\n[n{} assistant] \"side {n}\"\n",
+        2 * n
+    ));
+    assert_eq!(text, expected);
+    assert_linear(&text, 2 * n, 40);
+    // The file output is the same text, written the same way.
+    let out = db.dir.path().join("comb.txt");
+    db.tl(&[
+        "export",
+        "--format",
+        "ascii",
+        "--output",
+        out.to_str().unwrap(),
+    ])
+    .ok(&format!(
+        r#"{{"format":"ascii","timeline_id":"tl0","output":{},"nodes":2000,"edges":1999}}"#,
+        serde_json::json!(out.to_str().unwrap())
+    ));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
+}
+
+#[test]
+fn ascii_one_budget_over_a_pinned_history_stays_linear() {
+    // Issue 12 item 3, as reported: one `budget` over a long history with every other message pinned
+    // makes a placeholder for every message in between, and a placeholder is the sibling of the
+    // first message it covers.
+    let db = Db::created_at(NOW);
+    let n = 600u64;
+    let nodes: Vec<(u64, &str, String, u64)> = (1..=n)
+        .map(|k| {
+            (
+                k - 1,
+                "user",
+                format!("message {k}"),
+                if k % 2 == 0 { 1 } else { 100 },
+            )
+        })
+        .collect();
+    let pins: Vec<u64> = (1..=n).filter(|k| k % 2 == 0).collect();
+    write_timeline(&db, &nodes, n, &pins);
+    // The smallest budget that fits: every pin plus one 32-token placeholder for each message between.
+    let max = (n / 2 + 32 * (n / 2)).to_string();
+    let run = step(&db, &["budget", "--node", &format!("n{n}"), "--max", &max]);
+    let created = run.json()["summaries_created"].as_array().unwrap().len() as u64;
+    assert_eq!(created, n / 2);
+    let text = ascii(&db);
+    assert_linear(&text, n + created, 180);
+    // The root has two children now (n1 and the placeholder for n1), then the same pattern repeats.
+    assert!(
+        text.starts_with(&format!(
+            "[n0 root]\n|\n+-- [n{p} placeholder covers n1..n1] \"[placeholder] 1 message(s) n1..n1 (100 tokens) omitted to fit th\"...\n|\n[n1 user] \"message 1\"\n|\n[n2 user PIN] \"message 2\"\n|\n+-- [n{q} placeholder covers n3..n3] ",
+            p = n + 1,
+            q = n + 2
+        )),
+        "{}",
+        &text[..600]
+    );
+}
+
+#[test]
+fn export_removes_temporary_files_that_killed_exports_left() {
+    // Issue 12 item 9: an export killed between creating its temporary file and linking it left
+    // `.<name>.export-<pid>-<nanos>` behind for ever. The next export to the same directory removes
+    // such files once they are unlocked (their writer is gone) and unchanged for 10 seconds.
+    let db = demo_db();
+    let dir = db.dir.path();
+    let dead = {
+        let mut child = db.command(common::TL).arg("--version").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    };
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let make = |name: &str, modified: std::time::SystemTime| {
+        let file = std::fs::File::create(dir.join(name)).unwrap();
+        std::io::Write::write_all(&mut &file, b"half a tree").unwrap();
+        file.set_modified(modified).unwrap();
+        file
+    };
+    let stale = [
+        format!(".tree.txt.export-{dead}-123456789"),
+        format!(".other.drawio.export-{dead}-42"),
+    ];
+    for name in &stale {
+        make(name, an_hour_ago);
+    }
+    // Kept: just written (its export may still be starting), locked by a live process (this test),
+    // and names that only look similar.
+    let fresh = format!(".fresh.txt.export-{dead}-1");
+    make(&fresh, std::time::SystemTime::now());
+    let locked_name = format!(".busy.txt.export-{}-7", std::process::id());
+    let locked = make(&locked_name, an_hour_ago);
+    locked.lock().unwrap();
+    let lookalikes = [
+        ".tree.txt.export-12a-3",
+        ".tree.txt.export-1-2-3",
+        "tree.txt.export-1-2",
+        "..export-1-2",
+        ".tree.txt.export-1-",
+    ];
+    for name in lookalikes {
+        make(name, an_hour_ago);
+    }
+    std::fs::create_dir(dir.join(".dir.txt.export-1-2")).unwrap();
+
+    let out = dir.join("tree.txt");
+    step(
+        &db,
+        &[
+            "export",
+            "--format",
+            "ascii",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
+    let names: BTreeSet<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("export"))
+        .collect();
+    let mut kept: BTreeSet<String> = lookalikes.iter().map(|n| n.to_string()).collect();
+    kept.extend([fresh, locked_name, ".dir.txt.export-1-2".to_string()]);
+    assert_eq!(names, kept);
+    for name in &stale {
+        assert!(!dir.join(name).exists(), "{name}");
+    }
+    drop(locked);
 }

@@ -499,7 +499,23 @@ on_both_engines! {
             (
                 r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
                 "null",
-                "Invalid Request: \"id\" must be a string or an integer, got a non-integer number",
+                "Invalid Request: \"id\" must be a string or an integer, got a number with a fractional part",
+            ),
+            // Issue 12 item 9: an integer beyond 64 bits is named as such, not as "non-integer".
+            (
+                r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}"#,
+                "null",
+                "Invalid Request: \"id\" must be a string or an integer, got an integer beyond the 64-bit range (-9223372036854775808 to 18446744073709551615); send such an id as a string",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"}"#,
+                "null",
+                "Invalid Request: \"id\" must be a string or an integer, got an integer beyond the 64-bit range (-9223372036854775808 to 18446744073709551615); send such an id as a string",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1e3,"method":"ping"}"#,
+                "null",
+                "Invalid Request: \"id\" must be a string or an integer, got a number written with a decimal point or an exponent (such as 1.0 or 1e3); write a whole number without them",
             ),
             (
                 r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
@@ -514,6 +530,13 @@ on_both_engines! {
         ];
         for (line, id, message) in cases {
             server.ask(line, &error(id, -32600, message));
+        }
+        // The limits themselves are integers, echoed back exactly.
+        for id in ["18446744073709551615", "-9223372036854775808"] {
+            server.ask(
+                &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
+                &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#),
+            );
         }
         // A response from the client (this server sends no requests) is ignored.
         server.send(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#);

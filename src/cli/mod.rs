@@ -2,8 +2,9 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::service::{self, Output, Request};
-use crate::spec::validate::Origin;
+use crate::spec::validate::{Origin, validate};
 use crate::spec::{Operation, TimelineUse, TypeKind, spec};
+use crate::terminal;
 use clap::ArgMatches;
 use serde_json::{Map, Value};
 use std::ffi::OsString;
@@ -28,12 +29,19 @@ impl From<Error> for CliError {
 }
 
 pub fn main() -> ExitCode {
-    match run(std::env::args_os(), &mut std::io::stdin().lock()) {
-        Ok(output) => {
-            let text = match output {
-                Output::Json(value) => format!("{value}\n"),
-                Output::Text(text) => text,
-            };
+    let stdout = std::io::stdout();
+    let result = run_to(
+        std::env::args_os(),
+        &mut std::io::stdin().lock(),
+        &mut stdout.lock(),
+    );
+    match result {
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(Output::Json(value))) => {
+            write_stdout(&format!("{}\n", terminal::escape_json(&value.to_string())));
+            ExitCode::SUCCESS
+        }
+        Ok(Some(Output::Text(text))) => {
             write_stdout(&text);
             ExitCode::SUCCESS
         }
@@ -42,7 +50,11 @@ pub fn main() -> ExitCode {
             ExitCode::from(exit_code)
         }
         Err(CliError::Failed(error)) => {
-            let _ = writeln!(std::io::stderr().lock(), "{}", error.to_json());
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{}",
+                terminal::escape_json(&error.to_json().to_string())
+            );
             ExitCode::from(u8::try_from(error.kind.exit_code()).unwrap_or(1))
         }
     }
@@ -54,11 +66,26 @@ fn write_stdout(text: &str) {
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
-/// Parse `args`, build the request and run it. `stdin` feeds `--text -` and `--summary -`.
+/// Parse `args`, build the request and run it; the whole output comes back, also an ASCII tree.
+/// `stdin` feeds `--text -` and `--summary -`.
 pub fn run(
     args: impl IntoIterator<Item = OsString>,
     stdin: &mut dyn Read,
 ) -> Result<Output, CliError> {
+    let mut text = Vec::new();
+    Ok(match run_to(args, stdin, &mut text)? {
+        Some(output) => output,
+        None => Output::Text(String::from_utf8(text).expect("the tree is UTF-8")),
+    })
+}
+
+/// Like [`run`], but an ASCII export without `--output` is written to `stdout` while it is drawn
+/// (and `None` comes back), so a large tree is never held in memory.
+pub fn run_to(
+    args: impl IntoIterator<Item = OsString>,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+) -> Result<Option<Output>, CliError> {
     let matches = command().try_get_matches_from(args).map_err(clap_error)?;
     let (group, mut sub) = matches
         .subcommand()
@@ -87,7 +114,17 @@ pub fn run(
     }
     collect_params(op, sub, stdin, &mut args)?;
     let mut store = crate::store::Store::open(db)?;
-    Ok(service::execute(
+    if op.name == "export" && key.is_none() {
+        // The same checks as service::execute (which refuses a key), then the streaming export.
+        let args = validate(op, &args, Origin::Cli)?;
+        let Some(crate::ops::Request::Export(export)) =
+            crate::ops::Request::from_args(&op.name, &args)
+        else {
+            return Err(Error::database("internal error: export has no typed request").into());
+        };
+        return Ok(crate::export::execute(&mut store, &export, stdout)?.map(Output::Json));
+    }
+    Ok(Some(service::execute(
         &mut store,
         Request {
             op,
@@ -95,7 +132,7 @@ pub fn run(
             idempotency_key: key,
             origin: Origin::Cli,
         },
-    )?)
+    )?))
 }
 
 fn utf8_global(matches: &ArgMatches, flag: &str) -> Result<Option<String>, Error> {

@@ -18,8 +18,9 @@
 //! `nodes` counts the message vertices (n0 excluded); `edges` counts every edge cell written: the
 //! parent links plus the hidden layer's edges.
 
-use super::{Rendered, cut, describe, heads_by_node, json_quote, needs_unicode_escape};
+use super::{Rendered, cut, describe, heads_by_node};
 use crate::model::{ROOT, SummaryKind, Timeline, node_id};
+use crate::terminal::{json_quote, needs_escape};
 use std::fmt::Write as _;
 
 const MARGIN: u64 = 40;
@@ -65,7 +66,7 @@ fn html(text: &str) -> String {
 fn preview(text: &str, max: usize) -> String {
     let flat: String = text
         .chars()
-        .map(|c| if needs_unicode_escape(c) { ' ' } else { c })
+        .map(|c| if needs_escape(c) { ' ' } else { c })
         .collect();
     let (kept, was_cut) = cut(&flat, max);
     if was_cut {

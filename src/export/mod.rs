@@ -1,8 +1,10 @@
 //! Read-only views of a timeline for people: draw.io diagrams and ASCII trees.
 //!
-//! Both renderers are pure functions of one `Timeline`; this module picks the timeline, renders it and
-//! either returns the text (ASCII to stdout) or writes it to a new file that must not exist yet.
-//! Export runs inside the store's read transaction and never changes the database.
+//! `tl` runs an export through [`execute`]: the timeline is read under the store's shared lock, the
+//! lock is released, and the ASCII tree is written to standard output or to the output file line by
+//! line as it is drawn, so its text is never held in memory whole (the model is). A draw.io diagram is
+//! rendered in memory, then written. [`run`] is the same export for library callers that want the
+//! text back. Export never changes the database.
 
 mod ascii;
 mod drawio;
@@ -11,11 +13,12 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::model::Timeline;
 use crate::ops::ExportArgs;
 use crate::service::Output;
-use crate::store::Tx;
-use serde_json::json;
+use crate::store::{Store, Tx};
+use serde_json::{Value, json};
 use std::fs::{self, File, OpenOptions};
-use std::io::{ErrorKind as IoKind, Write};
-use std::path::Path;
+use std::io::{self, BufWriter, ErrorKind as IoKind, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 /// A rendered export and what it contains.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,9 +30,27 @@ pub struct Rendered {
     pub edges: u64,
 }
 
-/// Render `timeline` as an ASCII tree.
+/// What a renderer wrote: see [`Rendered`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub nodes: u64,
+    pub edges: u64,
+}
+
+/// Render `timeline` as an ASCII tree in memory.
 pub fn ascii(timeline: &Timeline) -> Rendered {
-    ascii::render(timeline)
+    let mut text = Vec::new();
+    let counts = ascii::write(timeline, &mut text).expect("writing to memory cannot fail");
+    Rendered {
+        text: String::from_utf8(text).expect("the tree is UTF-8"),
+        nodes: counts.nodes,
+        edges: counts.edges,
+    }
+}
+
+/// Write `timeline` as an ASCII tree to `out`, line by line.
+pub fn write_ascii(timeline: &Timeline, out: &mut dyn Write) -> io::Result<Counts> {
+    ascii::write(timeline, out)
 }
 
 /// Render `timeline` as an uncompressed draw.io (mxGraph) document.
@@ -37,35 +58,91 @@ pub fn drawio(timeline: &Timeline) -> Rendered {
     drawio::render(timeline)
 }
 
+/// The export for library callers (`service::execute`): the ASCII text comes back in memory.
 pub fn run(tx: &mut dyn Tx, args: &ExportArgs) -> Result<Output> {
-    let format = args.format.as_str();
-    let output = args.output.as_deref();
-    if format == "drawio" && output.is_none() {
+    check_output(args)?;
+    let row = crate::ops::timeline_of(tx, args.timeline_id)?;
+    let timeline = tx.load_timeline(row.id)?;
+    let mut text = Vec::new();
+    Ok(match deliver(&timeline, args, &mut text)? {
+        Some(result) => Output::Json(result),
+        None => Output::Text(String::from_utf8(text).expect("the tree is UTF-8")),
+    })
+}
+
+/// `tl export` (without an idempotency key, which `service::execute` refuses): checked arguments in,
+/// the JSON result out, or `None` when the tree went to `stdout`. The database is read under its
+/// shared lock, which is released before anything is written: a slow reader of the output (a pager)
+/// never holds up writers.
+pub fn execute(
+    store: &mut Store,
+    args: &ExportArgs,
+    stdout: &mut dyn Write,
+) -> Result<Option<Value>> {
+    let timeline = store.read(|tx| {
+        check_output(args)?;
+        let row = crate::ops::timeline_of(tx, args.timeline_id)?;
+        tx.load_timeline(row.id)
+    })?;
+    deliver(&timeline, args, stdout)
+}
+
+fn check_output(args: &ExportArgs) -> Result<()> {
+    if args.format == "drawio" && args.output.is_none() {
         return Err(Error::invalid(
             "invalid argument --output: --format drawio writes a diagram file, so it needs --output FILE (for example --output timeline.drawio); only --format ascii can print to the terminal",
         ));
     }
-    let row = crate::ops::timeline_of(tx, args.timeline_id)?;
-    let timeline = &tx.load_timeline(row.id)?;
-    let rendered = match format {
-        "drawio" => drawio::render(timeline),
-        "ascii" => ascii::render(timeline),
-        other => {
-            return Err(Error::invalid(format!(
-                "invalid argument --format: {other:?} is not a format; use drawio or ascii"
-            )));
+    Ok(())
+}
+
+/// Write the export of `timeline` to the output file (and return the JSON result) or, for an ASCII
+/// tree without `--output`, to `stdout` (and return `None`).
+fn deliver(
+    timeline: &Timeline,
+    args: &ExportArgs,
+    stdout: &mut dyn Write,
+) -> Result<Option<Value>> {
+    let format = args.format.as_str();
+    if !matches!(format, "drawio" | "ascii") {
+        return Err(Error::invalid(format!(
+            "invalid argument --format: {format:?} is not a format; use drawio or ascii"
+        )));
+    }
+    let Some(output) = args.output.as_deref() else {
+        let mut out = BufWriter::with_capacity(1 << 16, stdout);
+        return match write_ascii(timeline, &mut out).and_then(|_| out.flush()) {
+            Ok(()) => Ok(None),
+            // The reader left (`tl export --format ascii | head`): its choice, not an error.
+            Err(e) if e.kind() == IoKind::BrokenPipe => Ok(None),
+            Err(e) => Err(Error::new(
+                ErrorKind::Output,
+                format!("cannot write the tree to standard output: {e}"),
+            )),
+        };
+    };
+    let path = Path::new(output);
+    let counts = if format == "drawio" {
+        let rendered = drawio::render(timeline);
+        write_new_file(path, &mut |out| out.write_all(rendered.text.as_bytes()))?;
+        Counts {
+            nodes: rendered.nodes,
+            edges: rendered.edges,
         }
+    } else {
+        let mut counts = None;
+        write_new_file(path, &mut |out| {
+            counts = Some(ascii::write(timeline, out)?);
+            Ok(())
+        })?;
+        counts.expect("written")
     };
-    let Some(output) = output else {
-        return Ok(Output::Text(rendered.text));
-    };
-    write_new_file(Path::new(output), rendered.text.as_bytes())?;
-    Ok(Output::Json(json!({
+    Ok(Some(json!({
         "format": format,
         "timeline_id": timeline.id_str(),
         "output": output,
-        "nodes": rendered.nodes,
-        "edges": rendered.edges,
+        "nodes": counts.nodes,
+        "edges": counts.edges,
     })))
 }
 
@@ -79,7 +156,7 @@ fn exists_error(path: &Path) -> Error {
     )
 }
 
-fn write_error(path: &Path, e: std::io::Error) -> Error {
+fn write_error(path: &Path, e: io::Error) -> Error {
     Error::new(
         ErrorKind::Output,
         format!(
@@ -90,9 +167,9 @@ fn write_error(path: &Path, e: std::io::Error) -> Error {
 }
 
 /// A fresh file that only its owner can read and write (Unix); fails if `path` exists.
-fn create_new(path: &Path) -> std::io::Result<File> {
+fn create_new(path: &Path) -> io::Result<File> {
     let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
+    options.read(true).write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -101,47 +178,66 @@ fn create_new(path: &Path) -> std::io::Result<File> {
     options.open(path)
 }
 
-/// Write `bytes` to `path`, which must not exist yet; an existing file is never touched.
+/// Write what `fill` writes to `path`, which must not exist yet; an existing file is never touched.
 ///
-/// The bytes go to a temporary file in the same directory, are fsynced, and the temporary file is
-/// hard-linked to `path`, which fails atomically if `path` exists (a rename would replace it). Where
-/// the file system has no hard links, `path` is created with `create_new`, written and fsynced, and
-/// removed again if writing fails. Either way a reader never sees a half-written file under `path`
-/// unless the machine crashes during the fallback.
-pub fn write_new_file(path: &Path, bytes: &[u8]) -> Result<()> {
+/// The bytes go to a temporary file in the same directory (`.<name>.export-<pid>-<nanos>`, locked by
+/// this process while it exists), are fsynced, and the temporary file is hard-linked to `path`, which
+/// fails atomically if `path` exists (a rename would replace it). Where the file system has no hard
+/// links, `path` is created with `create_new` and the temporary file copied into it, and removed
+/// again if that fails. Either way a reader never sees a half-written file under `path` unless the
+/// machine crashes during the fallback. Afterwards, temporary files that killed exports left in the
+/// directory are removed (see [`remove_stale_temporaries`]).
+pub fn write_new_file(
+    path: &Path,
+    fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+) -> Result<()> {
     if fs::symlink_metadata(path).is_ok() {
         return Err(exists_error(path));
     }
     let temp = crate::store::temp_path_beside(path, "export");
-    let staged = (|| -> std::io::Result<()> {
-        let mut file = create_new(&temp)?;
-        file.write_all(bytes)?;
+    let mut file = create_new(&temp).map_err(|e| write_error(path, e))?;
+    // Held until the temporary file is removed: a later export that can take this lock knows the
+    // writer is gone. Where the file system has no locks, later exports leave the file alone.
+    let _ = file.try_lock();
+    let staged = (|| -> io::Result<()> {
+        let mut out = BufWriter::with_capacity(1 << 16, &file);
+        fill(&mut out)?;
+        out.flush()?;
+        drop(out);
         file.sync_all()
     })();
-    if let Err(e) = staged {
-        let _ = fs::remove_file(&temp);
-        return Err(write_error(path, e));
-    }
-    let linked = fs::hard_link(&temp, path);
+    let result = match staged {
+        Err(e) => Err(write_error(path, e)),
+        Ok(()) => match fs::hard_link(&temp, path) {
+            Ok(()) => {
+                crate::store::sync_parent(path);
+                Ok(())
+            }
+            Err(e) if e.kind() == IoKind::AlreadyExists => Err(exists_error(path)),
+            Err(_) => copy_directly(&mut file, path),
+        },
+    };
+    let owner = file.metadata().ok().map(|meta| owner_of(&meta));
     let _ = fs::remove_file(&temp);
-    match linked {
-        Ok(()) => {
-            crate::store::sync_parent(path);
-            Ok(())
-        }
-        Err(e) if e.kind() == IoKind::AlreadyExists => Err(exists_error(path)),
-        Err(_) => write_directly(path, bytes),
+    drop(file);
+    if let Some(owner) = owner {
+        remove_stale_temporaries(path, owner, SystemTime::now());
     }
+    result
 }
 
-/// The fallback without hard links: create_new, write, fsync; remove the partial file on failure.
-fn write_directly(path: &Path, bytes: &[u8]) -> Result<()> {
+/// The fallback without hard links: create_new, copy the staged file, fsync; remove the partial file
+/// on failure.
+fn copy_directly(staged: &mut File, path: &Path) -> Result<()> {
     let mut file = match create_new(path) {
         Ok(file) => file,
         Err(e) if e.kind() == IoKind::AlreadyExists => return Err(exists_error(path)),
         Err(e) => return Err(write_error(path, e)),
     };
-    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    let written = staged
+        .rewind()
+        .and_then(|()| io::copy(staged, &mut file))
+        .and_then(|_| file.sync_all());
     drop(file);
     if let Err(e) = written {
         let _ = fs::remove_file(path);
@@ -149,6 +245,74 @@ fn write_directly(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     crate::store::sync_parent(path);
     Ok(())
+}
+
+/// How long a temporary file must have been left unchanged before another export may remove it.
+/// Its lock is what tells a live export from a dead one; the delay only covers the moment between
+/// creating the file and locking it, and clocks that disagree a little on network file systems.
+const STALE_AFTER: Duration = Duration::from_secs(10);
+
+/// Whether `file_name` has the form of an export's temporary file: `.<name>.export-<pid>-<nanos>`.
+fn is_export_temporary(file_name: &str) -> bool {
+    let Some(rest) = file_name.strip_prefix('.') else {
+        return false;
+    };
+    let Some(at) = rest.rfind(".export-").filter(|&at| at > 0) else {
+        return false;
+    };
+    let mut parts = rest[at + ".export-".len()..].split('-');
+    let numeric =
+        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none()
+}
+
+/// Remove the temporary files that exports killed before they finished left beside `path`: regular
+/// files named like an export's temporary file, owned by `owner` (the user running this export; on
+/// Unix), unchanged for `STALE_AFTER`, and not locked, so no live export is writing them. Anything
+/// that cannot be checked is left alone; nothing here makes the export fail.
+fn remove_stale_temporaries(path: &Path, owner: Option<u32>, now: SystemTime) {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if !entry.file_name().to_str().is_some_and(is_export_temporary) {
+            continue;
+        }
+        let candidate = entry.path();
+        let Ok(meta) = fs::symlink_metadata(&candidate) else {
+            continue;
+        };
+        // Another user's file is never opened: it could be a FIFO put there to block this export.
+        let owned = owner_of(&meta) == owner;
+        let old = meta
+            .modified()
+            .is_ok_and(|m| now.duration_since(m).is_ok_and(|age| age >= STALE_AFTER));
+        if !meta.is_file() || !owned || !old {
+            continue;
+        }
+        let Ok(file) = File::open(&candidate) else {
+            continue;
+        };
+        if file.try_lock().is_ok() {
+            let _ = fs::remove_file(&candidate);
+        }
+    }
+}
+
+/// The owner of a file on Unix; elsewhere files are not told apart by owner.
+#[cfg(unix)]
+fn owner_of(meta: &fs::Metadata) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    Some(meta.uid())
+}
+
+#[cfg(not(unix))]
+fn owner_of(_meta: &fs::Metadata) -> Option<u32> {
+    None
 }
 
 /// Branch heads by node: `(is_current, name)`, the current branch first, then in branch order.
@@ -209,39 +373,6 @@ fn describe(timeline: &Timeline, n: u64) -> String {
     parts.join(" ")
 }
 
-/// Characters written as `\uXXXX` even though JSON would allow them raw: C1 controls, line and
-/// paragraph separators, invisible direction overrides, the byte-order mark, and the two non-characters
-/// XML forbids. Keeps the ASCII tree one line per node and safe for terminals, and `text_json` valid XML.
-fn needs_unicode_escape(c: char) -> bool {
-    matches!(c,
-        '\u{0}'..='\u{1f}'
-        | '\u{7f}'..='\u{9f}'
-        | '\u{200e}' | '\u{200f}'
-        | '\u{2028}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{feff}'
-        | '\u{fffe}' | '\u{ffff}')
-}
-
-/// `text` as a JSON string literal (quotes included); decodes back to exactly `text`.
-pub fn json_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if needs_unicode_escape(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// The first `max` Unicode scalars of `text`, and whether anything was cut.
 pub fn cut(text: &str, max: usize) -> (&str, bool) {
     match text.char_indices().nth(max) {
@@ -253,24 +384,6 @@ pub fn cut(text: &str, max: usize) -> (&str, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn json_quote_round_trips() {
-        for text in [
-            "",
-            "plain",
-            "quote \" backslash \\ newline \n tab \t",
-            "\u{1b}[31mred\u{9b}",
-            "rtl \u{202e}olleh\u{2069} sep \u{2028}",
-            "non-characters \u{fffe}\u{ffff} bom \u{feff}",
-            "讨论目标 👨‍👩‍👧‍👦",
-        ] {
-            let quoted = json_quote(text);
-            assert_eq!(serde_json::from_str::<String>(&quoted).unwrap(), text);
-            assert!(!quoted.chars().any(|c| c != '"' && needs_unicode_escape(c)));
-        }
-        assert_eq!(json_quote("a\u{1}b"), "\"a\\u0001b\"");
-    }
 
     #[test]
     fn cut_counts_scalars_not_bytes() {

@@ -95,9 +95,10 @@ pub fn main() -> ExitCode {
         }
         Ok(Command::Serve { db }) => db,
         Err(problem) => {
+            log(&problem);
             let _ = writeln!(
                 io::stderr().lock(),
-                "tl-mcp: {problem}\nUsage: tl-mcp [--db PATH]; run tl-mcp --help for more."
+                "Usage: tl-mcp [--db PATH]; run tl-mcp --help for more."
             );
             return ExitCode::from(2);
         }
@@ -150,9 +151,11 @@ pub fn serve(input: impl BufRead, mut output: impl Write, session: &mut Session)
             }
         };
         if let Some(answer) = answer {
-            let mut line = answer.to_string();
-            line.push('\n');
-            output.write_all(line.as_bytes())?;
+            // Valid JSON with the same value; escaped so that a client's text shown raw (a log of
+            // the protocol, a terminal) cannot act on the terminal.
+            let line = answer.to_string();
+            output.write_all(crate::terminal::escape_json(&line).as_bytes())?;
+            output.write_all(b"\n")?;
             output.flush()?;
         }
     }

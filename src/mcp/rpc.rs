@@ -115,7 +115,7 @@ pub fn classify(value: Value) -> Result<Message, Rejected> {
                 Value::Null,
                 RpcError::invalid_request(format!(
                     "\"id\" must be a string or an integer, got {}",
-                    describe(&other)
+                    describe_id(&other)
                 )),
             )));
         }
@@ -156,6 +156,28 @@ pub fn classify(value: Value) -> Result<Message, Rejected> {
         Some(id) => Message::Request { id, method, params },
         None => Message::Notification { method, params },
     })
+}
+
+/// What is wrong with an `id` that is neither a string nor a 64-bit integer. JSON has one number
+/// type; serde_json reads an integer beyond the 64-bit range, and any number written with a fraction
+/// or an exponent, as a float, which could not be echoed back exactly.
+fn describe_id(id: &Value) -> String {
+    match id {
+        Value::Number(n) => match n.as_f64() {
+            // The integers in between parse as integers. 2^64 and -2^63 are exact in f64, and the
+            // first integers beyond the range round to them.
+            Some(f) if f >= 18_446_744_073_709_551_616.0 || f <= -9_223_372_036_854_775_808.0 => format!(
+                "an integer beyond the 64-bit range ({} to {}); send such an id as a string",
+                i64::MIN,
+                u64::MAX
+            ),
+            Some(f) if f.fract() == 0.0 => {
+                "a number written with a decimal point or an exponent (such as 1.0 or 1e3); write a whole number without them".into()
+            }
+            _ => "a number with a fractional part".into(),
+        },
+        other => describe(other).into(),
+    }
 }
 
 /// A success response.
@@ -220,6 +242,45 @@ mod tests {
         assert_eq!((id, err.code), (json!(3), INVALID_REQUEST));
         let (id, err) = *classify(json!(5)).unwrap_err();
         assert_eq!((id, err.code), (Value::Null, INVALID_REQUEST));
+    }
+
+    #[test]
+    fn ids_that_are_not_64_bit_integers_say_why() {
+        let message = |line: &str| {
+            let (id, err) = *classify(parse(line.as_bytes()).unwrap()).unwrap_err();
+            assert_eq!((id, err.code), (Value::Null, INVALID_REQUEST));
+            err.message
+        };
+        let id = |n: &str| format!(r#"{{"jsonrpc":"2.0","id":{n},"method":"ping"}}"#);
+        for beyond in [
+            "18446744073709551616",
+            "-9223372036854775809",
+            "1e19999",
+            "1e20",
+        ] {
+            if beyond == "1e19999" {
+                // Out of f64's range: the line is not accepted as JSON at all.
+                assert_eq!(parse(id(beyond).as_bytes()).unwrap_err().code, PARSE_ERROR);
+                continue;
+            }
+            assert!(
+                message(&id(beyond)).contains("an integer beyond the 64-bit range"),
+                "{beyond}"
+            );
+        }
+        for written in ["1.0", "1e3", "-0.0", "1E19"] {
+            assert!(
+                message(&id(written)).contains("a number written with a decimal point"),
+                "{written}"
+            );
+        }
+        assert!(message(&id("0.5")).contains("a number with a fractional part"));
+        for fine in ["18446744073709551615", "-9223372036854775808", "0"] {
+            assert!(
+                classify(parse(id(fine).as_bytes()).unwrap()).is_ok(),
+                "{fine}"
+            );
+        }
     }
 
     #[test]

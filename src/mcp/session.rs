@@ -237,7 +237,8 @@ impl Session {
         let mut result = Map::new();
         result.insert(
             "content".into(),
-            json!([{"type": "text", "text": value.to_string()}]),
+            // Exactly the bytes `tl` prints for the same result (control and bidi characters escaped).
+            json!([{"type": "text", "text": crate::terminal::escape_json(&value.to_string())}]),
         );
         if value.is_object() && self.at_least(&spec().constants.mcp_structured_content_from) {
             result.insert("structuredContent".into(), value);
@@ -358,7 +359,14 @@ fn key_text(value: Option<Value>, place: &str) -> Result<Option<String>, Error> 
     }
 }
 
+/// One line on standard error, `tl-mcp: ` first. Control and bidirectional characters in `message`
+/// (which may quote a client's method name or a path) are written escaped (`\u{1b}`), so a client
+/// cannot act on the terminal of whoever watches the log.
 pub fn log(message: &str) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "tl-mcp: {message}");
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "tl-mcp: {}",
+        crate::terminal::escape_line(message)
+    );
 }

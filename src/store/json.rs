@@ -247,7 +247,7 @@ impl JsonStore {
         let bytes = self.read_bytes()?.ok_or_else(|| self.missing())?;
         // The copy must load like the original: never hand out a copy of a damaged file as a backup.
         self.load(Some(&bytes))?;
-        crate::export::write_new_file(target, &bytes)
+        crate::export::write_new_file(target, &mut |out| out.write_all(&bytes))
     }
 
     /// Every problem a load finds (the file is read under a shared lock and never written).
@@ -265,7 +265,7 @@ impl JsonStore {
 
     /// Write `db` as a new snapshot file at `target` (which `Store::create_from` checked is free).
     pub fn create_from(target: &Path, db: &Database) -> Result<()> {
-        crate::export::write_new_file(target, &encode(db))
+        crate::export::write_new_file(target, &mut |out| out.write_all(&encode(db)))
     }
 
     fn missing(&self) -> Error {

@@ -1161,10 +1161,13 @@ on_both_engines! {
                     structured
                 )
             );
-            // Without data, only the message; the same object as tl's stderr.
-            let cli = db.tl(&["node", "--node", "n99"]);
-            assert_eq!(cli.code, 1);
-            let expected: Value = serde_json::from_str(&cli.stderr).unwrap();
+            // Without data, only the message: the object tl prints on stderr, with the next step
+            // named in each front-end's own words.
+            db.tl(&["node", "--node", "n99"]).err(
+                1,
+                r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n4); list branches with `tl branches`"}"#,
+            );
+            let expected = json!({"error": "node not found: n99 does not exist in timeline tl0 (it has n1..n4); list branches with `timeline_branches` with `timeline_id: \"tl0\"`"});
             assert_eq!(
                 server.call(2, "timeline_node", r#"{"timeline_id":"tl0","node":"n99"}"#),
                 tool_err(2, &expected, structured)

@@ -137,6 +137,7 @@ fn tl_mcp_escapes_client_text_in_log_lines_and_answers() {
     );
     assert_eq!(code, 0, "{stderr}");
     let context = format!(r#"[{{"node":"n1","role":"user","text":"{HOSTILE_JSON}","tokens":1}}]"#);
+    let wrapped = format!(r#"{{"messages":{context}}}"#);
     assert_eq!(
         stdout,
         format!(
@@ -146,9 +147,10 @@ fn tl_mcp_escapes_client_text_in_log_lines_and_answers() {
             ),
             r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"node\":\"n1\"}"}],"structuredContent":{"node":"n1"}}}"#,
             format_args!(
-                r#"{{"jsonrpc":"2.0","id":3,"result":{{"content":[{{"type":"text","text":{}}}]}}}}"#,
-                // The tool's text is exactly what `tl context` prints, escapes included.
-                json!(context).to_string()
+                r#"{{"jsonrpc":"2.0","id":3,"result":{{"content":[{{"type":"text","text":{}}}],"structuredContent":{}}}}}"#,
+                // The tool's text is what `tl context` prints, wrapped for MCP, escapes included.
+                json!(wrapped).to_string(),
+                wrapped
             ),
         )
     );

@@ -17,7 +17,7 @@ use crate::store::{Store, Tx};
 use serde_json::{Value, json};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, ErrorKind as IoKind, Seek, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 /// A rendered export and what it contains.

@@ -16,16 +16,19 @@ pub fn command() -> clap::Command {
         .subcommand(
             Command::new("create")
                 .about("Create a new timeline with an empty main branch.")
+                .arg(Arg::new("title").long("title").value_name("TITLE").action(ArgAction::Set).allow_hyphen_values(true).help("An optional title, shown by timelines."))
         )
         .subcommand(
             Command::new("append")
-                .about("Append a message to the current branch and move its head.")
+                .about("Append a message to the current branch (or the one named) and move its head.")
                 .arg(Arg::new("role").long("role").value_name("ROLE").action(ArgAction::Set).allow_hyphen_values(true).help("Who wrote the message: user, assistant, system or summary. [user, assistant, system, summary] (required)"))
                 .arg(Arg::new("text").long("text").value_name("TEXT").action(ArgAction::Set).allow_hyphen_values(true).help("The message text. Use - to read it from standard input, or --text-file PATH. (required)"))
                 .arg(Arg::new("text-file").long("text-file").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).help("Read --text from this file (UTF-8)."))
                 .arg(Arg::new("tokens").long("tokens").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("Token count of the message. Default: max(1, ceil(Unicode scalars / 4))."))
                 .arg(Arg::new("intent-tag").long("intent-tag").value_name("TAG").action(ArgAction::Set).allow_hyphen_values(true).help("Label the message with an intent tag (your own vocabulary)."))
                 .arg(Arg::new("intent-note").long("intent-note").value_name("TEXT").action(ArgAction::Set).allow_hyphen_values(true).help("A note that explains the intent; needs the intent tag. Shown by node, never in context."))
+                .arg(Arg::new("branch").long("branch").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to append to; it does not become current. Default: the current branch."))
+                .arg(Arg::new("expect-head").long("expect-head").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("Refuse with a conflict (nothing written) unless the branch's head is this node: compare-and-set for concurrent writers."))
         )
         .subcommand(
             Command::new("fork")
@@ -122,5 +125,9 @@ pub fn command() -> clap::Command {
                     .about("Write a consistent copy of the database to a new file while other processes keep working.")
                     .arg(Arg::new("to").long("to").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).help("The copy's file; it must not exist yet. The copy uses the same engine as the database. (required)"))
             )
+        )
+        .subcommand(
+            Command::new("timelines")
+                .about("List every timeline with its title, times, message and branch counts.")
         )
 }

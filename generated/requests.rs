@@ -5,9 +5,11 @@
 /// Arguments of `create`: Create a new timeline with an empty main branch.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CreateArgs {
+    /// An optional title, shown by timelines.
+    pub title: Option<String>,
 }
 
-/// Arguments of `append`: Append a message to the current branch and move its head.
+/// Arguments of `append`: Append a message to the current branch (or the one named) and move its head.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AppendArgs {
     /// The timeline; `None` means the one with the smallest ID.
@@ -20,6 +22,10 @@ pub struct AppendArgs {
     pub tokens: Option<u64>,
     /// Optional intent of the message.
     pub intent: Option<crate::model::Intent>,
+    /// The branch to append to; it does not become current. Default: the current branch.
+    pub branch: Option<String>,
+    /// Refuse with a conflict (nothing written) unless the branch's head is this node: compare-and-set for concurrent writers.
+    pub expect_head: Option<u64>,
 }
 
 /// Arguments of `fork`: Create a branch whose head is the given node.
@@ -179,6 +185,11 @@ pub struct DbBackupArgs {
     pub to: String,
 }
 
+/// Arguments of `timelines`: List every timeline with its title, times, message and branch counts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TimelinesArgs {
+}
+
 /// A validated request for one operation of the spec.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
@@ -201,6 +212,7 @@ pub enum Request {
     DbCheck(DbCheckArgs),
     DbConvert(DbConvertArgs),
     DbBackup(DbBackupArgs),
+    Timelines(TimelinesArgs),
 }
 
 impl Request {
@@ -209,6 +221,7 @@ impl Request {
     pub fn from_args(op: &str, args: &crate::spec::validate::Args) -> Option<Request> {
         Some(match op {
             "create" => Request::Create(CreateArgs {
+                title: args.str("title").map(str::to_string),
             }),
             "append" => Request::Append(AppendArgs {
                 timeline_id: args.id("timeline_id"),
@@ -216,6 +229,8 @@ impl Request {
                 text: args.str("text").map(str::to_string).unwrap_or_default(),
                 tokens: args.u64("tokens"),
                 intent: args.intent("intent"),
+                branch: args.str("branch").map(str::to_string),
+                expect_head: args.id("expect_head"),
             }),
             "fork" => Request::Fork(ForkArgs {
                 timeline_id: args.id("timeline_id"),
@@ -287,6 +302,8 @@ impl Request {
             "db_backup" => Request::DbBackup(DbBackupArgs {
                 to: args.str("to").map(str::to_string).unwrap_or_default(),
             }),
+            "timelines" => Request::Timelines(TimelinesArgs {
+            }),
             _ => return None,
         })
     }
@@ -313,6 +330,7 @@ impl Request {
             Request::DbCheck(_) => "db_check",
             Request::DbConvert(_) => "db_convert",
             Request::DbBackup(_) => "db_backup",
+            Request::Timelines(_) => "timelines",
         }
     }
 }

@@ -512,7 +512,7 @@ on_both_engines! {
         assert_eq!(db.tl(&["context", "--node", "n4"]).stdout, context_before);
         db.tl(&["node", "--node", "n4"]).ok(concat!(
             r#"{"node":"n4","timeline_id":"tl0","role":"assistant","text":"a4","tokens":10,"parent":"n3","children":[],"#,
-            r#""zone":"cold","pinned":false,"path_tokens":40,"intent":null,"summary":null}"#
+            r#""zone":"cold","pinned":false,"path_tokens":40,"created_at":1700000000,"intent":null,"summary":null}"#
         ));
         // A budget of a cold message reads it too.
         db.tl(&["budget", "--node", "n4", "--max", "1000"]).ok(concat!(

@@ -232,7 +232,7 @@ on_both_engines! {
         db.tl(&["node", "--node", "n6"]).ok(concat!(
             r#"{"node":"n6","timeline_id":"tl0","role":"summary","#,
             r#""text":"[placeholder] 1 message(s) n3..n3 (1000 tokens) omitted to fit the budget; read them as the context of n3 (MCP: timeline_context with node \"n3\"; CLI: tl context --node n3)","#,
-            r#""tokens":32,"parent":"n2","children":[],"zone":"hot","pinned":false,"path_tokens":1033,"intent":null,"#,
+            r#""tokens":32,"parent":"n2","children":[],"zone":"hot","pinned":false,"path_tokens":1033,"created_at":1700000000,"intent":null,"#,
             r#""summary":{"kind":"placeholder","from":"n3","to":"n3","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false}}"#
         ));
     }
@@ -249,7 +249,7 @@ on_both_engines! {
             .ok(&format!("[{}]", [N1, N2, N3, N4, N5].join(",")));
         db.tl(&["node", "--node", "n3"]).ok(concat!(
             r#"{"node":"n3","timeline_id":"tl0","role":"user","text":"three","tokens":40,"parent":"n2","children":["n4"],"#,
-            r#""zone":"hot","pinned":false,"path_tokens":120,"intent":{"tag":"plan","note":"private reasoning"},"summary":null}"#
+            r#""zone":"hot","pinned":false,"path_tokens":120,"created_at":1700000000,"intent":{"tag":"plan","note":"private reasoning"},"summary":null}"#
         ));
     }
 
@@ -456,7 +456,7 @@ on_both_engines! {
         ));
         db.tl(&["node", "--node", "n5"]).ok(concat!(
             r#"{"node":"n5","timeline_id":"tl0","role":"summary","text":"a1 and q2","tokens":4,"parent":"n1","children":[],"#,
-            r#""zone":"hot","pinned":false,"path_tokens":14,"intent":null,"#,
+            r#""zone":"hot","pinned":false,"path_tokens":14,"created_at":1700000000,"intent":null,"#,
             r#""summary":{"kind":"real","from":"n2","to":"n3","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false}}"#
         ));
         // Fork from it and keep going: the new message follows the summary.

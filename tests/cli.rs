@@ -82,7 +82,7 @@ on_both_engines! {
         db.tl(&["branches"])
             .ok(r#"[{"name":"main","head":"n2","current":false},{"name":"details","head":"n3","current":true}]"#);
         db.tl(&["node", "--node", "n1"]).ok(
-            r#"{"node":"n1","timeline_id":"tl0","role":"user","text":"Set the goal","tokens":8,"parent":"n0","children":["n2","n3"],"zone":"hot","pinned":false,"path_tokens":8,"intent":null,"summary":null}"#,
+            r#"{"node":"n1","timeline_id":"tl0","role":"user","text":"Set the goal","tokens":8,"parent":"n0","children":["n2","n3"],"zone":"hot","pinned":false,"path_tokens":8,"created_at":1767225600,"intent":null,"summary":null}"#,
         );
         db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
         db.tl(&["unpin", "--node", "n1"]).ok(r#"{"unpinned":"n1"}"#);
@@ -572,7 +572,7 @@ on_both_engines! {
         let bare = tl_in(db.dir.path(), &[], &[]);
         assert_eq!(bare.code, 2);
         assert!(bare.stdout.contains("Usage: tl [OPTIONS] <COMMAND>"));
-        db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, context, budget, pin, unpin, summarize, branches, node, archive-check, archive-branch, export, db, help]; run tl --help for usage"}"#);
+        db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, context, budget, pin, unpin, summarize, branches, node, archive-check, archive-branch, export, db, timelines, help]; run tl --help for usage"}"#);
     }
 
     /// pin/unpin on the root or an unknown node are clear errors.

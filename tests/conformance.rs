@@ -290,6 +290,9 @@ fn cli_argv(op: &Operation, args: &Map<String, Value>, key: Option<&str>) -> Vec
     argv
 }
 
+/// The clock of a case that sets no TIMELINE_NOW (2026-01-01T00:00:00Z).
+const CLOCK: &str = "1767225600";
+
 fn base_command(bin: &str, dir: &Path, env: &BTreeMap<String, String>) -> Command {
     let mut cmd = Command::new(bin);
     cmd.env_remove("TIMELINE_DB")
@@ -488,7 +491,12 @@ impl<'a> Runner<'a> {
             fe,
             engine,
             case,
-            case_env: env_of(case.value.get("env")),
+            case_env: {
+                // A fixed clock unless the case sets one, so creation times in results are exact.
+                let mut env = BTreeMap::from([("TIMELINE_NOW".to_string(), CLOCK.to_string())]);
+                env.extend(env_of(case.value.get("env")));
+                env
+            },
             dir,
             db,
             mcp: None,
@@ -1251,7 +1259,7 @@ fn tool_schemas_are_json_schema_2020_12() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     // Compiling resolves every $ref; a broken one panics here.
-    assert_eq!(tool_schemas().len(), 15);
+    assert_eq!(tool_schemas().len(), 16);
     // The error object validates against every outputSchema, and a wrong result does not.
     for name in tool_schemas().keys() {
         check_structured(name, &json!({"error": "x", "data": {"k": 1}})).unwrap();

@@ -598,7 +598,7 @@ on_both_engines! {
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_export"}}"#,
-                "Invalid params: unknown tool \"timeline_export\"; tools/list names the 15 tools of this server",
+                "Invalid params: unknown tool \"timeline_export\"; tools/list names the 16 tools of this server",
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":[]}}"#,
@@ -620,7 +620,7 @@ on_both_engines! {
         let cases = [
             (
                 r#"{"name":"timeline_create","arguments":{"timeline_id":"tl0"}}"#,
-                "invalid argument timeline_id: timeline_create takes no such argument (it takes: nothing)",
+                "invalid argument timeline_id: timeline_create takes no such argument (it takes: title)",
             ),
             (
                 r#"{"name":"timeline_append","arguments":{"role":"user","text":"x"}}"#,
@@ -873,7 +873,8 @@ on_both_engines! {
                 "timeline_node",
                 "timeline_archive_check",
                 "timeline_archive_branch",
-                "timeline_db_info"
+                "timeline_db_info",
+                "timeline_list"
             ]
         );
         // What each version defines: annotations from 2025-03-26, title and outputSchema from 2025-06-18.
@@ -905,14 +906,14 @@ on_both_engines! {
             );
             let answer = server.ask_json(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
             let tools = answer["result"]["tools"].as_array().unwrap();
-            assert_eq!(tools.len(), 15);
+            assert_eq!(tools.len(), 16);
             let count = |field: &str| tools.iter().filter(|t| t.get(field).is_some()).count();
             let new = NEW.contains(&version);
-            assert_eq!(count("outputSchema"), if new { 15 } else { 0 });
-            assert_eq!(count("title"), if new { 15 } else { 0 });
+            assert_eq!(count("outputSchema"), if new { 16 } else { 0 });
+            assert_eq!(count("title"), if new { 16 } else { 0 });
             assert_eq!(
                 count("annotations"),
-                if version == "2024-11-05" { 0 } else { 15 }
+                if version == "2024-11-05" { 0 } else { 16 }
             );
         }
         // Before initialize the latest version's list is served.
@@ -991,6 +992,7 @@ on_both_engines! {
                     true
                 ),
                 ("timeline_db_info", "Describe the database", true, false, true),
+                ("timeline_list", "List timelines", true, false, true),
             ]
         );
         // The budget tool writes placeholders, and says so.
@@ -1110,7 +1112,7 @@ on_both_engines! {
                 server.call(6, "timeline_node", r#"{"timeline_id":"tl0","node":"n1"}"#),
                 tool_ok(
                     6,
-                    r#"{"node":"n1","timeline_id":"tl0","role":"user","text":"Hello, world","tokens":3,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":3,"intent":null,"summary":null}"#,
+                    r#"{"node":"n1","timeline_id":"tl0","role":"user","text":"Hello, world","tokens":3,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":3,"created_at":1767225600,"intent":null,"summary":null}"#,
                     structured
                 )
             );
@@ -1434,7 +1436,7 @@ on_both_engines! {
                 text.contains("2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25"),
                 "{text}"
             );
-            assert!(text.contains("Tools (15): timeline_create,"), "{text}");
+            assert!(text.contains("Tools (16): timeline_create,"), "{text}");
         }
         for (args, message) in [
             (&["--bogus"][..], "tl-mcp: unknown argument --bogus"),

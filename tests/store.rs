@@ -520,7 +520,7 @@ fn s3_truncated_file_is_refused() {
     );
     assert_refused(
         &db,
-        "the file is truncated (EOF while parsing a value at line 21 column 3)",
+        "the file is truncated (EOF while parsing a value at line 23 column 7)",
     );
 }
 

@@ -31,6 +31,15 @@ pub struct DatabaseFile {
 pub struct TimelineFile {
     /// "tl" followed by digits.
     pub id: String,
+    /// An optional title given at creation (absent before 1.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Unix seconds of creation (absent before 1.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<u64>,
+    /// Unix seconds of the last change (absent before 1.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<u64>,
     /// The number the next node gets (n<N>); n0 is the root and is never stored.
     pub next_node: u64,
     pub current_branch: String,
@@ -65,6 +74,9 @@ pub struct NodeFile {
     pub role: String,
     pub text: String,
     pub tokens: u64,
+    /// Unix seconds of creation (absent for messages written before 1.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<IntentFile>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -85,6 +85,8 @@ pub struct Node {
     pub role: Role,
     pub text: String,
     pub tokens: u64,
+    /// Unix seconds; `None` for the root and for messages written before 1.3.
+    pub created_at: Option<u64>,
     pub intent: Option<Intent>,
     pub summary: Option<Summary>,
     pub cold: bool,
@@ -98,6 +100,7 @@ impl Node {
             role: Role::Root,
             text: String::new(),
             tokens: 0,
+            created_at: None,
             intent: None,
             summary: None,
             cold: false,
@@ -146,6 +149,11 @@ pub struct Derived {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timeline {
     pub id: u64,
+    pub title: Option<String>,
+    /// Unix seconds; `None` for timelines created before 1.3.
+    pub created_at: Option<u64>,
+    /// Unix seconds of the last change; `None` for timelines not changed since 1.3.
+    pub updated_at: Option<u64>,
     /// Indexed by node number; `nodes[0]` is the root.
     pub nodes: Vec<Node>,
     pub branches: Vec<Branch>,
@@ -224,6 +232,9 @@ impl Timeline {
         let root = Node::root();
         let mut timeline = Timeline {
             id,
+            title: None,
+            created_at: None,
+            updated_at: None,
             nodes: vec![root],
             branches: vec![Branch {
                 name: first_branch.to_string(),
@@ -693,8 +704,14 @@ fn load_timeline(tf: TimelineFile) -> Result<Timeline> {
             ));
         }
     }
+    if tf.title.as_deref().is_some_and(str::is_empty) {
+        return Err(bad(&name, "the title is empty".into()));
+    }
     let mut timeline = Timeline {
         id,
+        title: tf.title,
+        created_at: tf.created_at,
+        updated_at: tf.updated_at,
         nodes,
         branches,
         current_branch: tf.current_branch,
@@ -841,6 +858,7 @@ fn load_node(nf: NodeFile, cold: bool, timeline: &str) -> Result<Node> {
         role,
         text: nf.text,
         tokens: nf.tokens,
+        created_at: nf.created_at,
         intent,
         summary,
         cold,
@@ -858,6 +876,7 @@ fn save_timeline(t: &Timeline) -> TimelineFile {
             role: node.role.as_str().to_string(),
             text: node.text.clone(),
             tokens: node.tokens,
+            created_at: node.created_at,
             intent: node.intent.as_ref().map(|i| IntentFile {
                 tag: i.tag.clone(),
                 note: i.note.clone(),
@@ -885,6 +904,9 @@ fn save_timeline(t: &Timeline) -> TimelineFile {
     }
     TimelineFile {
         id: t.id_str(),
+        title: t.title.clone(),
+        created_at: t.created_at,
+        updated_at: t.updated_at,
         next_node: t.nodes.len() as u64,
         current_branch: t.current_branch.clone(),
         branches: t

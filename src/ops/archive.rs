@@ -148,6 +148,7 @@ pub fn archive(tx: &mut dyn Tx, args: &ArchiveBranchArgs, ctx: &Ctx) -> Result<V
         tx.change_node(tl, n, NodeChange::Archived)?;
     }
     let archived: Vec<String> = movable.iter().map(|&n| node_id(n)).collect();
+    tx.touch_timeline(tl, ctx.now)?;
     tx.append_audit(
         ctx.now,
         AuditEntry {

@@ -145,6 +145,7 @@ pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Va
                             role: Role::Summary,
                             text: text.clone(),
                             tokens: reserve,
+                            created_at: Some(ctx.now),
                             intent: None,
                             summary: Some(summary),
                             cold: false,
@@ -171,6 +172,7 @@ pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Va
     }
     if !created.is_empty() {
         advance_watermarks(tx, tl)?;
+        tx.touch_timeline(tl, ctx.now)?;
     }
     let timeline_name = crate::model::timeline_id(tl);
     for (n, from, to) in created {

@@ -33,13 +33,14 @@ pub struct Ctx {
 /// copies and checks) and exports are served by `service` and never reach here.
 pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
     match request {
-        Request::Create(_) => tree::create(tx),
-        Request::Append(a) => tree::append(tx, a),
-        Request::Fork(a) => tree::fork(tx, a),
-        Request::Switch(a) => tree::switch(tx, a),
-        Request::DropBranch(a) => tree::drop_branch(tx, a),
-        Request::Pin(a) => tree::pin(tx, a),
-        Request::Unpin(a) => tree::unpin(tx, a),
+        Request::Create(a) => tree::create(tx, a, ctx),
+        Request::Append(a) => tree::append(tx, a, ctx),
+        Request::Fork(a) => tree::fork(tx, a, ctx),
+        Request::Switch(a) => tree::switch(tx, a, ctx),
+        Request::DropBranch(a) => tree::drop_branch(tx, a, ctx),
+        Request::Pin(a) => tree::pin(tx, a, ctx),
+        Request::Unpin(a) => tree::unpin(tx, a, ctx),
+        Request::Timelines(_) => read::timelines(tx),
         Request::Context(a) => read::context(tx, a),
         Request::Branches(a) => read::branches(tx, a),
         Request::Node(a) => read::node(tx, a),

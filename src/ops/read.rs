@@ -71,6 +71,7 @@ pub fn node(tx: &mut dyn Tx, args: &NodeArgs) -> Result<Value> {
         "zone": if node.cold { "cold" } else { "hot" },
         "pinned": row.pinned,
         "path_tokens": row.prefix_tokens,
+        "created_at": node.created_at,
         "intent": node.intent.as_ref().map(|i| {
             let mut intent = json!({ "tag": i.tag });
             if let Some(note) = &i.note {
@@ -80,4 +81,24 @@ pub fn node(tx: &mut dyn Tx, args: &NodeArgs) -> Result<Value> {
         }),
         "summary": summary,
     }))
+}
+
+/// Every timeline with what a person or a model needs to pick one.
+pub fn timelines(tx: &mut dyn Tx) -> Result<Value> {
+    let list: Vec<Value> = tx
+        .timeline_list()?
+        .into_iter()
+        .map(|(t, branches)| {
+            json!({
+                "timeline_id": crate::model::timeline_id(t.id),
+                "title": t.title,
+                "created_at": t.created_at,
+                "updated_at": t.updated_at,
+                "messages": t.next_node.saturating_sub(1),
+                "branches": branches,
+                "current_branch": t.current_branch,
+            })
+        })
+        .collect();
+    Ok(Value::Array(list))
 }

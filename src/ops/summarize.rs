@@ -122,6 +122,7 @@ pub fn summarize(tx: &mut dyn Tx, args: &SummarizeArgs, ctx: &Ctx) -> Result<Val
         role: Role::Summary,
         text,
         tokens,
+        created_at: Some(ctx.now),
         intent,
         summary: Some(summary),
         cold: false,
@@ -136,6 +137,7 @@ pub fn summarize(tx: &mut dyn Tx, args: &SummarizeArgs, ctx: &Ctx) -> Result<Val
         mark_stale_from(tx, tl, old)?;
     }
     advance_watermarks(tx, tl)?;
+    tx.touch_timeline(tl, ctx.now)?;
     let timeline_name = crate::model::timeline_id(tl);
     tx.append_audit(
         ctx.now,

@@ -2,8 +2,8 @@
 
 use super::walk::{is_ancestor_or_self, new_row};
 use super::{
-    AppendArgs, DropBranchArgs, ForkArgs, PinArgs, SwitchArgs, UnpinArgs, branch_named, message,
-    timeline_of,
+    AppendArgs, CreateArgs, Ctx, DropBranchArgs, ForkArgs, PinArgs, SwitchArgs, UnpinArgs,
+    branch_named, message, timeline_of,
 };
 use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::model::{Branch, Node, ROOT, Role, estimate_tokens, node_id};
@@ -11,23 +11,43 @@ use crate::spec::spec;
 use crate::store::{NodeChange, Tx};
 use serde_json::{Value, json};
 
-pub fn create(tx: &mut dyn Tx) -> Result<Value> {
+pub fn create(tx: &mut dyn Tx, args: &CreateArgs, ctx: &Ctx) -> Result<Value> {
     let id = tx.next_timeline()?;
-    tx.create_timeline(id, &spec().constants.first_branch)?;
+    tx.create_timeline(
+        id,
+        &spec().constants.first_branch,
+        args.title.as_deref(),
+        ctx.now,
+    )?;
     Ok(json!({ "timeline_id": crate::model::timeline_id(id) }))
 }
 
-pub fn append(tx: &mut dyn Tx, args: &AppendArgs) -> Result<Value> {
+pub fn append(tx: &mut dyn Tx, args: &AppendArgs, ctx: &Ctx) -> Result<Value> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let tokens = args.tokens.unwrap_or_else(|| estimate_tokens(&args.text));
     let role = Role::parse(&args.role).ok_or_else(|| Error::invalid("invalid role"))?;
-    let mut branch = branch_named(tx, &timeline, &timeline.current_branch)?;
+    let name = args.branch.as_deref().unwrap_or(&timeline.current_branch);
+    let mut branch = branch_named(tx, &timeline, name)?;
+    // Compare-and-set: another writer may have moved the head since the caller looked.
+    if let Some(expected) = args.expect_head
+        && expected != branch.head
+    {
+        return Err(Error::conflict(format!(
+            "the head of branch {:?} is {}, not {} as expected: another change moved it; nothing was written. Read the branch again and decide whether to append after {}",
+            branch.name,
+            node_id(branch.head),
+            node_id(expected),
+            node_id(branch.head)
+        ))
+        .with_data(json!({ "branch": branch.name, "head": node_id(branch.head) })));
+    }
     let n = timeline.next_node;
     let node = Node {
         parent: branch.head,
         role,
         text: args.text.clone(),
         tokens,
+        created_at: Some(ctx.now),
         intent: args.intent.clone(),
         summary: None,
         cold: false,
@@ -36,10 +56,11 @@ pub fn append(tx: &mut dyn Tx, args: &AppendArgs) -> Result<Value> {
     tx.insert_node(timeline.id, &row)?;
     branch.head = n;
     tx.put_branch(timeline.id, &branch)?;
+    tx.touch_timeline(timeline.id, ctx.now)?;
     Ok(json!({ "node": node_id(n) }))
 }
 
-pub fn fork(tx: &mut dyn Tx, args: &ForkArgs) -> Result<Value> {
+pub fn fork(tx: &mut dyn Tx, args: &ForkArgs, ctx: &Ctx) -> Result<Value> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let n = args.node;
     // The root is a valid fork point: a branch that starts a fresh conversation in the same timeline.
@@ -66,17 +87,22 @@ pub fn fork(tx: &mut dyn Tx, args: &ForkArgs) -> Result<Value> {
             watermark: ROOT,
         },
     )?;
+    tx.touch_timeline(timeline.id, ctx.now)?;
     Ok(json!({ "branch": args.name, "head": node_id(n) }))
 }
 
-pub fn switch(tx: &mut dyn Tx, args: &SwitchArgs) -> Result<Value> {
+pub fn switch(tx: &mut dyn Tx, args: &SwitchArgs, ctx: &Ctx) -> Result<Value> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     branch_named(tx, &timeline, &args.name)?;
-    tx.set_current_branch(timeline.id, &args.name)?;
+    // Switching to the current branch changes nothing, so nothing is written.
+    if timeline.current_branch != args.name {
+        tx.set_current_branch(timeline.id, &args.name)?;
+        tx.touch_timeline(timeline.id, ctx.now)?;
+    }
     Ok(json!({ "current_branch": args.name }))
 }
 
-pub fn drop_branch(tx: &mut dyn Tx, args: &DropBranchArgs) -> Result<Value> {
+pub fn drop_branch(tx: &mut dyn Tx, args: &DropBranchArgs, ctx: &Ctx) -> Result<Value> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let name = &args.name;
     branch_named(tx, &timeline, name)?;
@@ -86,10 +112,11 @@ pub fn drop_branch(tx: &mut dyn Tx, args: &DropBranchArgs) -> Result<Value> {
         )));
     }
     tx.remove_branch(timeline.id, name)?;
+    tx.touch_timeline(timeline.id, ctx.now)?;
     Ok(json!({ "dropped": name }))
 }
 
-pub fn pin(tx: &mut dyn Tx, args: &PinArgs) -> Result<Value> {
+pub fn pin(tx: &mut dyn Tx, args: &PinArgs, ctx: &Ctx) -> Result<Value> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let n = args.node;
     let row = message(tx, &timeline, n)?;
@@ -104,11 +131,12 @@ pub fn pin(tx: &mut dyn Tx, args: &PinArgs) -> Result<Value> {
     }
     if !row.pinned {
         tx.change_node(timeline.id, n, NodeChange::Pin(true))?;
+        tx.touch_timeline(timeline.id, ctx.now)?;
     }
     Ok(json!({ "pinned": node_id(n) }))
 }
 
-pub fn unpin(tx: &mut dyn Tx, args: &UnpinArgs) -> Result<Value> {
+pub fn unpin(tx: &mut dyn Tx, args: &UnpinArgs, ctx: &Ctx) -> Result<Value> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let n = args.node;
     let row = message(tx, &timeline, n)?;
@@ -137,6 +165,7 @@ pub fn unpin(tx: &mut dyn Tx, args: &UnpinArgs) -> Result<Value> {
             }
         }
         tx.change_node(timeline.id, n, NodeChange::Pin(false))?;
+        tx.touch_timeline(timeline.id, ctx.now)?;
     }
     Ok(json!({ "unpinned": node_id(n) }))
 }

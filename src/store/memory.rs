@@ -26,6 +26,17 @@ impl MemTx<'_> {
     }
 }
 
+fn timeline_row(t: &Timeline) -> TimelineRow {
+    TimelineRow {
+        id: t.id,
+        next_node: t.nodes.len() as u64,
+        current_branch: t.current_branch.clone(),
+        title: t.title.clone(),
+        created_at: t.created_at,
+        updated_at: t.updated_at,
+    }
+}
+
 /// Node `n` of an in-memory timeline with its derived state.
 pub(super) fn node_row(t: &Timeline, n: u64) -> Option<NodeRow> {
     let i = usize::try_from(n).ok()?;
@@ -58,22 +69,40 @@ impl Tx for MemTx<'_> {
     fn timeline(&mut self, tl: u64) -> Result<Option<TimelineRow>> {
         Ok(self.find(tl).map(|i| {
             let t = &self.db.timelines[i];
-            TimelineRow {
-                id: t.id,
-                next_node: t.nodes.len() as u64,
-                current_branch: t.current_branch.clone(),
-            }
+            timeline_row(t)
         }))
     }
 
-    fn create_timeline(&mut self, id: u64, first_branch: &str) -> Result<()> {
+    fn create_timeline(
+        &mut self,
+        id: u64,
+        first_branch: &str,
+        title: Option<&str>,
+        now: u64,
+    ) -> Result<()> {
         let next = id.checked_add(1).ok_or_else(Error::overflow)?;
         let at = self.db.timelines.partition_point(|t| t.id < id);
-        self.db
-            .timelines
-            .insert(at, Timeline::new(id, first_branch));
+        let mut timeline = Timeline::new(id, first_branch);
+        timeline.title = title.map(str::to_string);
+        timeline.created_at = Some(now);
+        timeline.updated_at = Some(now);
+        self.db.timelines.insert(at, timeline);
         self.db.next_timeline = next;
         Ok(())
+    }
+
+    fn touch_timeline(&mut self, tl: u64, now: u64) -> Result<()> {
+        self.get(tl)?.updated_at = Some(now);
+        Ok(())
+    }
+
+    fn timeline_list(&mut self) -> Result<Vec<(TimelineRow, u64)>> {
+        Ok(self
+            .db
+            .timelines
+            .iter()
+            .map(|t| (timeline_row(t), t.branches.len() as u64))
+            .collect())
     }
 
     fn set_current_branch(&mut self, tl: u64, name: &str) -> Result<()> {

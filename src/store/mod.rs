@@ -138,6 +138,9 @@ pub struct TimelineRow {
     /// The number the next node gets; also 1 + the number of messages.
     pub next_node: u64,
     pub current_branch: String,
+    pub title: Option<String>,
+    pub created_at: Option<u64>,
+    pub updated_at: Option<u64>,
 }
 
 /// One change to a node's derived state.
@@ -163,8 +166,19 @@ pub trait Tx {
     /// Up to `limit` timeline IDs, smallest first.
     fn timeline_ids(&mut self, limit: usize) -> Result<Vec<u64>>;
     fn timeline(&mut self, tl: u64) -> Result<Option<TimelineRow>>;
-    /// Add timeline `id` with its root and first branch; the next timeline becomes `id + 1`.
-    fn create_timeline(&mut self, id: u64, first_branch: &str) -> Result<()>;
+    /// Add timeline `id` with its root and first branch, created at `now`; the next timeline
+    /// becomes `id + 1`.
+    fn create_timeline(
+        &mut self,
+        id: u64,
+        first_branch: &str,
+        title: Option<&str>,
+        now: u64,
+    ) -> Result<()>;
+    /// Record a change of the timeline at `now` (its last-change time).
+    fn touch_timeline(&mut self, tl: u64, now: u64) -> Result<()>;
+    /// Every timeline with its number of branches, smallest ID first.
+    fn timeline_list(&mut self) -> Result<Vec<(TimelineRow, u64)>>;
     fn set_current_branch(&mut self, tl: u64, name: &str) -> Result<()>;
 
     /// A node, the root n0 included.

@@ -43,7 +43,10 @@ CREATE TABLE timelines (
     id INTEGER PRIMARY KEY,
     next_node INTEGER NOT NULL,
     current_branch TEXT NOT NULL,
-    cold_nodes INTEGER NOT NULL DEFAULT 0
+    cold_nodes INTEGER NOT NULL DEFAULT 0,
+    title TEXT,
+    created_at INTEGER,
+    updated_at INTEGER
 );
 CREATE TABLE nodes (
     timeline INTEGER NOT NULL,
@@ -68,6 +71,7 @@ CREATE TABLE nodes (
     cover_count INTEGER NOT NULL DEFAULT 0,
     stale INTEGER NOT NULL DEFAULT 0,
     superseded_by INTEGER,
+    created_at INTEGER,
     PRIMARY KEY (timeline, id)
 );
 CREATE INDEX nodes_by_parent ON nodes (timeline, parent);
@@ -435,12 +439,15 @@ impl SqliteStore {
         for timeline in &db.timelines {
             let cold = timeline.nodes.iter().filter(|n| n.cold).count() as i64;
             t.exec(
-                "INSERT INTO timelines (id, next_node, current_branch, cold_nodes) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO timelines (id, next_node, current_branch, cold_nodes, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     sql(timeline.id),
                     sql(timeline.nodes.len() as u64),
                     timeline.current_branch,
-                    cold
+                    cold,
+                    timeline.title,
+                    timeline.created_at.map(sql),
+                    timeline.updated_at.map(sql)
                 ],
             )?;
             for n in 0..timeline.nodes.len() as u64 {
@@ -579,7 +586,7 @@ impl SqlTx<'_> {
             .to_vec()
         });
         self.exec(
-            "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+            "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
             params![
                 sql(tl),
                 sql(row.id),
@@ -603,6 +610,7 @@ impl SqlTx<'_> {
                 row.cover_count,
                 row.stale,
                 row.superseded_by.map(sql),
+                node.created_at.map(sql),
             ],
         )?;
         if let Some(s) = summary {
@@ -617,7 +625,20 @@ impl SqlTx<'_> {
     }
 }
 
-const NODE_COLUMNS: &str = "id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by";
+const TIMELINE_COLUMNS: &str = "id, next_node, current_branch, title, created_at, updated_at";
+
+fn read_timeline(r: &rusqlite::Row) -> rusqlite::Result<TimelineRow> {
+    Ok(TimelineRow {
+        id: unsql(r.get(0)?),
+        next_node: unsql(r.get(1)?),
+        current_branch: r.get(2)?,
+        title: r.get(3)?,
+        created_at: r.get::<_, Option<i64>>(4)?.map(unsql),
+        updated_at: r.get::<_, Option<i64>>(5)?.map(unsql),
+    })
+}
+
+const NODE_COLUMNS: &str = "id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at";
 
 fn read_node(r: &rusqlite::Row) -> rusqlite::Result<NodeRow> {
     let bad = |what: String| {
@@ -668,6 +689,7 @@ fn read_node(r: &rusqlite::Row) -> rusqlite::Result<NodeRow> {
             role,
             text: r.get(3)?,
             tokens: unsql(r.get(4)?),
+            created_at: r.get::<_, Option<i64>>(20)?.map(unsql),
             intent,
             summary,
             cold: r.get(13)?,
@@ -704,25 +726,24 @@ impl Tx for SqlTx<'_> {
 
     fn timeline(&mut self, tl: u64) -> Result<Option<TimelineRow>> {
         self.conn
-            .prepare_cached("SELECT next_node, current_branch FROM timelines WHERE id = ?1")
-            .and_then(|mut s| {
-                s.query_row(params![sql(tl)], |r| {
-                    Ok(TimelineRow {
-                        id: tl,
-                        next_node: unsql(r.get(0)?),
-                        current_branch: r.get(1)?,
-                    })
-                })
-                .optional()
-            })
+            .prepare_cached(&format!(
+                "SELECT {TIMELINE_COLUMNS} FROM timelines WHERE id = ?1"
+            ))
+            .and_then(|mut s| s.query_row(params![sql(tl)], read_timeline).optional())
             .map_err(|e| self.fail(e))
     }
 
-    fn create_timeline(&mut self, id: u64, first_branch: &str) -> Result<()> {
+    fn create_timeline(
+        &mut self,
+        id: u64,
+        first_branch: &str,
+        title: Option<&str>,
+        now: u64,
+    ) -> Result<()> {
         let next = id.checked_add(1).ok_or_else(Error::overflow)?;
         self.exec(
-            "INSERT INTO timelines (id, next_node, current_branch) VALUES (?1, 0, ?2)",
-            params![sql(id), first_branch],
+            "INSERT INTO timelines (id, next_node, current_branch, title, created_at, updated_at) VALUES (?1, 0, ?2, ?3, ?4, ?4)",
+            params![sql(id), first_branch, title, sql(now)],
         )?;
         self.insert_node(
             id,
@@ -750,6 +771,24 @@ impl Tx for SqlTx<'_> {
             params![sql(next)],
         )?;
         Ok(())
+    }
+
+    fn touch_timeline(&mut self, tl: u64, now: u64) -> Result<()> {
+        self.exec(
+            "UPDATE timelines SET updated_at = ?2 WHERE id = ?1",
+            params![sql(tl), sql(now)],
+        )?;
+        Ok(())
+    }
+
+    fn timeline_list(&mut self) -> Result<Vec<(TimelineRow, u64)>> {
+        let query = format!(
+            "SELECT {TIMELINE_COLUMNS}, (SELECT count(*) FROM branches b WHERE b.timeline = t.id) FROM timelines t ORDER BY id"
+        );
+        let mut stmt = self.conn.prepare(&query).map_err(|e| self.fail(e))?;
+        stmt.query_map([], |r| Ok((read_timeline(r)?, unsql(r.get(6)?))))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.fail(e))
     }
 
     fn set_current_branch(&mut self, tl: u64, name: &str) -> Result<()> {
@@ -1029,6 +1068,9 @@ impl Tx for SqlTx<'_> {
         }
         let mut timeline = Timeline {
             id: tl,
+            title: info.title,
+            created_at: info.created_at,
+            updated_at: info.updated_at,
             nodes,
             branches: self.branches(tl)?,
             current_branch: info.current_branch,

@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// The clock `Db::new` sets: TIMELINE_NOW=2026-01-01T00:00:00Z.
+pub const CLOCK: &str = "1767225600";
+
 pub const TL: &str = env!("CARGO_BIN_EXE_tl");
 pub const TL_MCP: &str = env!("CARGO_BIN_EXE_tl-mcp");
 
@@ -159,7 +162,9 @@ impl Db {
         Db {
             dir,
             path,
-            env: Vec::new(),
+            // A fixed clock (2026-01-01T00:00:00Z) unless a test sets another, so creation times in
+            // results are exact.
+            env: vec![("TIMELINE_NOW".into(), CLOCK.into())],
         }
     }
 

@@ -1786,3 +1786,91 @@ fn s8_a_failed_first_change_leaves_no_database_behind() {
         db.path.display()
     ));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 12: backups next to a missing database, special files, lock links, exhausted IDs
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_missing_database_next_to_its_backup_is_refused_with_recovery_steps() {
+    let db = small_db();
+    let backup = fs::read(db.backup_path()).unwrap();
+    fs::remove_file(&db.path).unwrap();
+    let p = db.path.display();
+    let bak = db.backup_path().display().to_string();
+    let expected = json!({"error": format!("the database {p} does not exist, but its backup {bak} does: the database was probably deleted or moved by mistake, so nothing was done. To restore the previous state: cp \"{bak}\" \"{p}\". To start a new database here instead, remove the backup first: rm \"{bak}\"")}).to_string();
+    for args in [
+        &["create"][..],
+        &["branches"],
+        &["append", "--role", "user", "--text", "x"],
+    ] {
+        db.tl(args).err(3, &expected);
+    }
+    assert!(!db.path.exists());
+    assert_eq!(fs::read(db.backup_path()).unwrap(), backup);
+    // The recovery step in the message works.
+    fs::copy(db.backup_path(), &db.path).unwrap();
+    db.tl(&["branches"])
+        .ok(r#"[{"name":"main","head":"n1","current":true}]"#);
+}
+
+#[cfg(unix)]
+#[test]
+fn special_files_are_refused_without_reading_them() {
+    for name in ["fifo.json", "fifo.db"] {
+        let db = Db::new();
+        let fifo = db.dir.path().join(name);
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mut special = Db::new();
+        special.path = fifo.clone();
+        for args in [&["branches"][..], &["create"]] {
+            special.tl(args).err(3, &json!({"error": format!("{} is not a regular file (it is a FIFO, socket or device), so it cannot be a database; nothing was read or written. Pass --db with the path of a database file", fifo.display())}).to_string());
+        }
+    }
+    let mut device = Db::new();
+    device.path = PathBuf::from("/dev/zero");
+    device.tl(&["branches"]).err(3, r#"{"error":"/dev/zero is not a regular file (it is a FIFO, socket or device), so it cannot be a database; nothing was read or written. Pass --db with the path of a database file"}"#);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_lock_file_that_is_a_link_and_a_backup_that_is_a_directory_are_named() {
+    let db = small_db();
+    let lock = lock_path(&db);
+    fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink(db.dir.path().join("elsewhere"), &lock).unwrap();
+    let before = db.bytes();
+    let l = lock.display();
+    db.tl(&["append", "--role", "user", "--text", "x"]).err(3, &json!({"error": format!("the lock file {l} is a symbolic link; Timeline creates it as a plain file and will not use anything else. Remove it (rm \"{l}\") when no tl or tl-mcp process is running, then try again")}).to_string());
+    assert_eq!(db.bytes(), before);
+    fs::remove_file(&lock).unwrap();
+    // A directory where the backup goes: nothing is written.
+    fs::remove_file(db.backup_path()).unwrap();
+    fs::create_dir(db.backup_path()).unwrap();
+    let b = db.backup_path().display().to_string();
+    db.tl(&["append", "--role", "user", "--text", "x"]).err(3, &json!({"error": format!("{b} is not a regular file (a directory, link or special file), so the previous snapshot cannot be kept there; nothing was written. Move it away (mv \"{b}\" \"{b}.old\") and try again")}).to_string());
+    assert_eq!(db.bytes(), before);
+}
+
+#[test]
+fn a_database_that_used_every_timeline_id_says_so() {
+    // The JSON snapshot, written by hand, and the same state in SQLite.
+    let json_db = db_with(
+        br#"{"format_version": 1, "next_timeline": 18446744073709551615}"#,
+        None,
+    );
+    let expected = r#"{"error":"this database has used every timeline ID (the next one would be tl18446744073709551615, the largest there is); nothing was created. Keep new timelines in a new database (--db)"}"#;
+    json_db.tl(&["create"]).err(1, expected);
+    common::use_engine(common::Engine::Sqlite);
+    let sqlite_db = Db::new();
+    sqlite_db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    rusqlite::Connection::open(&sqlite_db.path)
+        .unwrap()
+        .execute_batch("UPDATE state SET next_timeline = -1")
+        .unwrap();
+    sqlite_db.tl(&["create"]).err(1, expected);
+}

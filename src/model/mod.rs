@@ -376,20 +376,36 @@ impl Timeline {
 
     fn index_summary(&mut self, n: u64) {
         self.index_summary_keys(n);
-        let Some(summary) = self.nodes[n as usize].summary.clone() else {
-            return;
-        };
-        let mut at = summary.to;
-        loop {
-            self.derived.cover_count[at as usize] += 1;
-            if at == summary.from || at == ROOT {
-                break;
-            }
-            at = self.nodes[at as usize].parent;
-        }
-        if let Some(old) = summary.supersedes {
+        if let Some(old) = self.nodes[n as usize]
+            .summary
+            .as_ref()
+            .and_then(|s| s.supersedes)
+        {
             self.derived.superseded_by.insert(old, n);
         }
+    }
+
+    /// Entry and exit times of a depth-first walk from the root: `a` is `b` or one of its ancestors
+    /// exactly when `tin[a] <= tin[b] && tout[b] <= tout[a]`. O(n), so checks over many branches or
+    /// summaries cost O(1) each instead of a walk up the tree.
+    pub fn euler_tour(&self) -> (Vec<u32>, Vec<u32>) {
+        let count = self.nodes.len();
+        let (mut tin, mut tout) = (vec![0u32; count], vec![0u32; count]);
+        let mut clock = 0u32;
+        let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+        tin[0] = 0;
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            if let Some(&child) = self.derived.children[node].get(*next) {
+                *next += 1;
+                clock += 1;
+                tin[child as usize] = clock;
+                stack.push((child as usize, 0));
+            } else {
+                tout[node] = clock;
+                stack.pop();
+            }
+        }
+        (tin, tout)
     }
 
     /// Mark stale every summary whose derived_from reaches a superseded or stale summary.
@@ -443,11 +459,18 @@ impl Timeline {
             self.derived.depth[n] = self.derived.depth[parent] + 1;
             self.derived.children[parent].push(n as u64);
         }
+        let (tin, tout) = self.euler_tour();
+        let contains = |a: u64, b: u64| {
+            tin[a as usize] <= tin[b as usize] && tout[b as usize] <= tout[a as usize]
+        };
+        // Coverage by difference: +1 at the end of each range, -1 above its start; a node's count is
+        // the sum over its subtree (O(n + summaries) instead of a walk over every range).
+        let mut cover_delta = vec![0i64; count];
         for n in 1..count as u64 {
             if let Some(summary) = &self.nodes[n as usize].summary {
                 let (from, to) = (summary.from, summary.to);
                 // A summary is written after the messages it stands for, so its range is older than it.
-                if from == ROOT || from >= n || to >= n || !self.is_ancestor_or_self(from, to) {
+                if from == ROOT || from >= n || to >= n || !contains(from, to) {
                     return Err(Error::database(format!(
                         "summary {} has an invalid range {}..{}",
                         node_id(n),
@@ -496,8 +519,15 @@ impl Timeline {
                         node_id(n)
                     )));
                 }
+                cover_delta[to as usize] += 1;
+                cover_delta[self.nodes[from as usize].parent as usize] -= 1;
                 self.index_summary(n);
             }
+        }
+        for n in (1..count).rev() {
+            let parent = self.nodes[n].parent as usize;
+            cover_delta[parent] += cover_delta[n];
+            self.derived.cover_count[n] = u32::try_from(cover_delta[n]).unwrap_or(u32::MAX);
         }
         self.propagate_stale();
         Ok(())
@@ -658,11 +688,9 @@ fn load_timeline(tf: TimelineFile) -> Result<Timeline> {
             })
     };
     let mut branches = Vec::new();
+    let mut names = std::collections::HashSet::new();
     for bf in tf.branches {
-        if bf.name.is_empty()
-            || bf.name.contains('/')
-            || branches.iter().any(|b: &Branch| b.name == bf.name)
-        {
+        if bf.name.is_empty() || bf.name.contains('/') || !names.insert(bf.name.clone()) {
             return Err(bad(
                 &name,
                 format!("invalid or duplicate branch name {:?}", bf.name),
@@ -719,8 +747,16 @@ fn load_timeline(tf: TimelineFile) -> Result<Timeline> {
         derived: Derived::default(),
     };
     timeline.rebuild().map_err(|e| bad(&name, e.message))?;
+    let (tin, tout) = timeline.euler_tour();
+    // The first bare (neither pinned nor summarised) node on root→n, for every n: O(n).
+    let mut first_bare: Vec<Option<u64>> = vec![None; timeline.nodes.len()];
+    for n in 1..timeline.nodes.len() {
+        let parent = timeline.nodes[n].parent as usize;
+        first_bare[n] = first_bare[parent].or((!timeline.is_covered(n as u64)).then_some(n as u64));
+    }
     for b in &timeline.branches {
-        if !timeline.is_ancestor_or_self(b.watermark, b.head) {
+        let (w, h) = (b.watermark as usize, b.head as usize);
+        if !(tin[w] <= tin[h] && tout[h] <= tout[w]) {
             return Err(bad(
                 &name,
                 format!("the watermark of branch {:?} is not on its path", b.name),
@@ -728,11 +764,7 @@ fn load_timeline(tf: TimelineFile) -> Result<Timeline> {
         }
         // W1: everything up to the watermark is covered; a watermark over a bare message would let
         // unpin and archival rely on coverage that does not exist.
-        if let Some(bare) = timeline
-            .path(b.watermark)
-            .into_iter()
-            .find(|&n| !timeline.is_covered(n))
-        {
+        if let Some(bare) = first_bare[w] {
             return Err(bad(
                 &name,
                 format!(
@@ -927,6 +959,161 @@ fn save_timeline(t: &Timeline) -> TimelineFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn node_file(n: u64, parent: u64, role: &str) -> NodeFile {
+        NodeFile {
+            id: node_id(n),
+            parent: node_id(parent),
+            role: role.into(),
+            text: String::new(),
+            tokens: 1,
+            created_at: None,
+            intent: None,
+            summary: None,
+            prefix_tokens: serde_json::Value::Null,
+            stale: serde_json::Value::Null,
+        }
+    }
+
+    fn timeline_file(
+        nodes: Vec<NodeFile>,
+        branches: Vec<BranchFile>,
+        pins: Vec<String>,
+    ) -> TimelineFile {
+        TimelineFile {
+            id: "tl0".into(),
+            title: None,
+            created_at: None,
+            updated_at: None,
+            next_node: nodes.len() as u64 + 1,
+            current_branch: "main".into(),
+            branches,
+            pins,
+            nodes,
+            cold: Vec::new(),
+        }
+    }
+
+    fn chain(len: u64) -> Vec<NodeFile> {
+        (1..=len).map(|n| node_file(n, n - 1, "user")).collect()
+    }
+
+    fn branch(name: String, head: u64, watermark: u64) -> BranchFile {
+        BranchFile {
+            name,
+            head: node_id(head),
+            watermark: Some(node_id(watermark)),
+        }
+    }
+
+    // Issue 12 item 5: shapes on which a load used to be quadratic. Each loads in linear or n log n
+    // time now; a quadratic step would not finish in the lifetime of the test run.
+
+    #[test]
+    fn a_hundred_thousand_branches_load_without_pairwise_name_checks() {
+        let branches = (0..100_000u64)
+            .map(|i| {
+                branch(
+                    if i == 0 {
+                        "main".into()
+                    } else {
+                        format!("b{i}")
+                    },
+                    10,
+                    0,
+                )
+            })
+            .collect();
+        let t = load_timeline(timeline_file(chain(10), branches, Vec::new())).unwrap();
+        assert_eq!(t.branches.len(), 100_000);
+        // A duplicate name is still found.
+        let mut names: Vec<BranchFile> = (0..50_000u64)
+            .map(|i| {
+                branch(
+                    if i == 0 {
+                        "main".into()
+                    } else {
+                        format!("b{i}")
+                    },
+                    1,
+                    0,
+                )
+            })
+            .collect();
+        names.push(branch("b7".into(), 1, 0));
+        let err = load_timeline(timeline_file(chain(1), names, Vec::new())).unwrap_err();
+        assert!(
+            err.message.contains("duplicate branch name \"b7\""),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn thousands_of_advanced_watermarks_on_a_long_chain_are_checked_once() {
+        // 50k pinned messages, 5k branches whose watermarks are deep in the chain.
+        let len = 50_000u64;
+        let pins = (1..=len).map(node_id).collect();
+        let branches = (0..5_000u64)
+            .map(|i| {
+                branch(
+                    if i == 0 {
+                        "main".into()
+                    } else {
+                        format!("b{i}")
+                    },
+                    len,
+                    len - i,
+                )
+            })
+            .collect();
+        let t = load_timeline(timeline_file(chain(len), branches, pins)).unwrap();
+        assert_eq!(t.branches[4_999].watermark, len - 4_999);
+        // A watermark over a bare message is still refused, naming the first bare one.
+        let mut pins: Vec<String> = (1..=len).map(node_id).collect();
+        pins.remove(99);
+        let err = load_timeline(timeline_file(
+            chain(len),
+            vec![branch("main".into(), len, len)],
+            pins,
+        ))
+        .unwrap_err();
+        assert!(
+            err.message
+                .contains("covers n100, which is neither pinned nor summarised"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn thousands_of_summaries_over_one_long_range_are_counted_once() {
+        // 20k messages and 5k summaries of the whole range: 10^8 steps if each range were walked.
+        let len = 20_000u64;
+        let mut nodes = chain(len);
+        for k in 0..5_000u64 {
+            let mut s = node_file(len + 1 + k, 0, "summary");
+            s.text = format!("summary {k}");
+            s.summary = Some(SummaryFile {
+                kind: "real".into(),
+                from: node_id(1),
+                to: node_id(len),
+                derived_from: Vec::new(),
+                supersedes: None,
+                version: 1,
+            });
+            nodes.push(s);
+        }
+        let t = load_timeline(timeline_file(
+            nodes,
+            vec![branch("main".into(), len, 0)],
+            Vec::new(),
+        ))
+        .unwrap();
+        assert_eq!(t.derived.cover_count[1], 5_000);
+        assert_eq!(t.derived.cover_count[len as usize], 5_000);
+        assert_eq!(t.derived.cover_count[len as usize + 1], 0);
+    }
 
     #[test]
     fn estimate_counts_unicode_scalars() {

@@ -13,6 +13,14 @@ use serde_json::{Value, json};
 
 pub fn create(tx: &mut dyn Tx, args: &CreateArgs, ctx: &Ctx) -> Result<Value> {
     let id = tx.next_timeline()?;
+    if id == u64::MAX {
+        return Err(Error::new(
+            ErrorKind::LimitExceeded,
+            format!(
+                "this database has used every timeline ID (the next one would be tl{id}, the largest there is); nothing was created. Keep new timelines in a new database (--db)"
+            ),
+        ));
+    }
     tx.create_timeline(
         id,
         &spec().constants.first_branch,

@@ -49,6 +49,21 @@ impl JsonStore {
 
     fn lock(&self, exclusive: bool) -> Result<File> {
         let lock_path = self.lock_path();
+        // A lock file is created by Timeline itself; a link there would put the lock somewhere else.
+        if let Ok(meta) = fs::symlink_metadata(&lock_path)
+            && !meta.is_file()
+        {
+            let what = if meta.file_type().is_symlink() {
+                "a symbolic link"
+            } else {
+                "not a regular file"
+            };
+            return Err(Error::database(format!(
+                "the lock file {} is {what}; Timeline creates it as a plain file and will not use anything else. Remove it (rm \"{}\") when no tl or tl-mcp process is running, then try again",
+                lock_path.display(),
+                lock_path.display()
+            )));
+        }
         let file = perms::open_private(&lock_path, false).map_err(|e| {
             io_error(
                 &format!("cannot open the lock file {}", lock_path.display()),
@@ -66,7 +81,17 @@ impl JsonStore {
 
     /// The latest snapshot's bytes, or None when the database does not exist yet.
     fn read_bytes(&self) -> Result<Option<Vec<u8>>> {
-        match fs::read(&self.path) {
+        use std::io::Read;
+        let read = || -> std::io::Result<Vec<u8>> {
+            let file = File::open(&self.path)?;
+            // At most the size the file had when opened: a file that grows while it is read (or a
+            // special file that slipped past the checks) cannot make the read go on for ever.
+            let len = file.metadata()?.len();
+            let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+            file.take(len).read_to_end(&mut bytes)?;
+            Ok(bytes)
+        };
+        match read() {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == IoKind::NotFound => Ok(None),
             Err(e) => Err(io_error(
@@ -74,6 +99,20 @@ impl JsonStore {
                 e,
             )),
         }
+    }
+
+    /// A database that is missing while its backup exists was most likely deleted or moved by
+    /// mistake: starting afresh would soon write the new, nearly empty database over that backup.
+    fn refuse_if_only_the_backup_exists(&self) -> Result<()> {
+        let backup = self.backup_path();
+        if !self.exists() && fs::symlink_metadata(&backup).is_ok() {
+            let db = self.path.display();
+            let bak = backup.display();
+            return Err(Error::database(format!(
+                "the database {db} does not exist, but its backup {bak} does: the database was probably deleted or moved by mistake, so nothing was done. To restore the previous state: cp \"{bak}\" \"{db}\". To start a new database here instead, remove the backup first: rm \"{bak}\""
+            )));
+        }
+        Ok(())
     }
 
     fn load(&self, bytes: Option<&[u8]>) -> Result<Database> {
@@ -127,6 +166,17 @@ impl JsonStore {
     /// Write `bytes` as the new snapshot; `previous` becomes the backup.
     fn commit(&self, bytes: &[u8], previous: Option<&[u8]>) -> Result<()> {
         let dir = parent_dir(&self.path);
+        let backup = self.backup_path();
+        if let Ok(meta) = fs::symlink_metadata(&backup)
+            && !meta.is_file()
+        {
+            return Err(Error::database(format!(
+                "{} is not a regular file (a directory, link or special file), so the previous snapshot cannot be kept there; nothing was written. Move it away (mv \"{}\" \"{}.old\") and try again",
+                backup.display(),
+                backup.display(),
+                backup.display()
+            )));
+        }
         self.remove_leftovers();
         let temp = self.temp_path("tmp");
         let result = (|| -> std::io::Result<()> {
@@ -174,6 +224,7 @@ impl JsonStore {
     }
 
     pub fn read<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.refuse_if_only_the_backup_exists()?;
         // A database that does not exist has nothing to lock, and a read must not leave `<db>.lock`
         // behind. A writer creates the database by an atomic rename, so it is either there or not.
         if matches!(fs::symlink_metadata(&self.path), Err(e) if e.kind() == IoKind::NotFound) {
@@ -193,6 +244,7 @@ impl JsonStore {
 
     pub fn write<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
         let _lock = self.lock(true)?;
+        self.refuse_if_only_the_backup_exists()?;
         let previous = self.read_bytes()?;
         let mut db = self.load(previous.as_deref())?;
         let audit_before = db.audit.clone();

@@ -389,6 +389,16 @@ fn check_path(path: PathBuf) -> Result<PathBuf> {
             path.display()
         )));
     }
+    // A FIFO would block the read for ever (while holding the lock) and a device would read without
+    // end: only a regular file can be a database.
+    if let Ok(meta) = fs::metadata(&path)
+        && !meta.is_file()
+    {
+        return Err(Error::database(format!(
+            "{} is not a regular file (it is a FIFO, socket or device), so it cannot be a database; nothing was read or written. Pass --db with the path of a database file",
+            path.display()
+        )));
+    }
     Ok(path)
 }
 

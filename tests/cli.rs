@@ -526,7 +526,7 @@ fn help_and_version() {
     let bare = tl_in(db.dir.path(), &[], &[]);
     assert_eq!(bare.code, 2);
     assert!(bare.stdout.contains("Usage: tl [OPTIONS] <COMMAND>"));
-    db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, context, budget, pin, unpin, summarize, branches, node, archive-check, archive-branch, export, help]; run tl --help for usage"}"#);
+    db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, context, budget, pin, unpin, summarize, branches, node, archive-check, archive-branch, export, completions, man, demo, help]; run tl --help for usage"}"#);
 }
 
 /// pin/unpin on the root or an unknown node are clear errors.

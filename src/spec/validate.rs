@@ -3,7 +3,7 @@
 //! Both front-ends build the same JSON object (MCP property names) and hand it to `validate`, so a rule
 //! lives in exactly one place: the spec's type table interpreted here.
 
-use super::{Operation, Spec, TimelineUse, TypeDef, TypeKind, spec};
+use super::{Operation, Param, Spec, TimelineUse, TypeDef, TypeKind, spec};
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 
@@ -68,6 +68,14 @@ fn display_name(origin: Origin, mcp_path: &str, cli_flag: &str) -> String {
     }
 }
 
+/// How a parameter is named: its flag (`--max`) or, when positional, its value name (`<SHELL>`).
+fn param_name(origin: Origin, param: &Param) -> String {
+    match origin {
+        Origin::Cli => param.cli_name(),
+        Origin::Mcp => param.name.clone(),
+    }
+}
+
 /// Validate `args` for `op`. Unknown keys, missing required parameters and values that break a type's
 /// rules are errors of kind `invalid_argument` that name the parameter and say what is expected.
 pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Result<Args> {
@@ -120,7 +128,7 @@ pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Re
             if param.required {
                 return Err(Error::invalid(format!(
                     "invalid argument {}: required ({})",
-                    display_name(origin, &param.name, &param.flag()),
+                    param_name(origin, param),
                     match origin {
                         Origin::Cli => param.cli_help(),
                         Origin::Mcp => param.help.clone(),
@@ -133,12 +141,7 @@ pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Re
             let object = check_object(spec, def, value, &param.name, origin)?;
             values.insert(param.name.clone(), Value::Object(object));
         } else {
-            check_value(
-                spec,
-                def,
-                value,
-                &display_name(origin, &param.name, &param.flag()),
-            )?;
+            check_value(spec, def, value, &param_name(origin, param))?;
             values.insert(param.name.clone(), value.clone());
         }
     }

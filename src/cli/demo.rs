@@ -119,7 +119,7 @@ pub fn run_demo(db: Option<PathBuf>, out: &mut dyn Write) -> Result<(), Error> {
     let path = shell_words([db.to_string_lossy().as_ref()]);
     let _ = writeln!(
         out,
-        "The demo database is {path}. Explore it, for example:\n  tl --db {path} node --node n6\n  tl --db {path} budget --node n5 --max 60\n(with tl on your PATH, see README; from a clone: cargo run --release --bin tl -- --db {path} ...)"
+        "The demo database is {path}. Explore it, for example:\n  tl --db {path} node --node n6\n  tl --db {path} budget --node n5 --max 60\n(tl on your PATH: see Install in README; from a clone: cargo run -- --db {path} node --node n6)"
     );
     let _ = out.flush();
     Ok(())

@@ -9,7 +9,7 @@ source "$ci_root/scripts/ci-tools.env"
 ci_tools="$ci_root/target/ci-tools"
 # Built tools are also kept in a cache outside the clone, one folder per pinned version, so that a
 # fresh clone on the same machine copies them instead of compiling them again (minutes each).
-ci_cache="${TIMELINE_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/timeline-ci}"
+ci_cache="${TIMELINE_CI_CACHE:-${XDG_CACHE_HOME:-${HOME:-$ci_root/target}/.cache}/timeline-ci}"
 
 # ci_missing WHAT HOW: stop the run, naming what is missing and how to get it.
 ci_missing() {

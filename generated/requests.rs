@@ -190,6 +190,23 @@ pub struct DbBackupArgs {
 pub struct TimelinesArgs {
 }
 
+/// Arguments of `completions`: Print a completion script for a shell (bash, zsh, fish, powershell or elvish).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompletionsArgs {
+    /// The shell to print the script for.
+    pub shell: String,
+}
+
+/// Arguments of `man`: Print the manual page of tl as roff text (read it with man -l, or install it as tl.1).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ManArgs {
+}
+
+/// Arguments of `demo`: Walk through a short demo conversation in a new database, printing each tl command and its answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DemoArgs {
+}
+
 /// A validated request for one operation of the spec.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
@@ -213,6 +230,9 @@ pub enum Request {
     DbConvert(DbConvertArgs),
     DbBackup(DbBackupArgs),
     Timelines(TimelinesArgs),
+    Completions(CompletionsArgs),
+    Man(ManArgs),
+    Demo(DemoArgs),
 }
 
 impl Request {
@@ -304,6 +324,13 @@ impl Request {
             }),
             "timelines" => Request::Timelines(TimelinesArgs {
             }),
+            "completions" => Request::Completions(CompletionsArgs {
+                shell: args.str("shell").map(str::to_string).unwrap_or_default(),
+            }),
+            "man" => Request::Man(ManArgs {
+            }),
+            "demo" => Request::Demo(DemoArgs {
+            }),
             _ => return None,
         })
     }
@@ -331,6 +358,9 @@ impl Request {
             Request::DbConvert(_) => "db_convert",
             Request::DbBackup(_) => "db_backup",
             Request::Timelines(_) => "timelines",
+            Request::Completions(_) => "completions",
+            Request::Man(_) => "man",
+            Request::Demo(_) => "demo",
         }
     }
 }

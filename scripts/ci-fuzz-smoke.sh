@@ -1,46 +1,38 @@
 #!/usr/bin/env bash
 # Fuzz smoke test: build the four fuzzers of fuzz/ and run each one for a short, bounded time.
 #
-# Needs a nightly toolchain (cargo-fuzz uses sanitizer flags that only nightly accepts); without one it
-# says so and exits 0. cargo-fuzz is installed once into target/ci-tools, so a fresh clone (CI=true)
-# needs nothing preinstalled besides rustup's nightly toolchain and python3 for the seed corpora.
+# Needs the pinned nightly toolchain (cargo-fuzz uses sanitizer flags that only nightly accepts) and the
+# pinned cargo-fuzz (scripts/ci-tools.env): it installs both (rustup; cargo install into target/ci-tools)
+# and fails, naming what is missing, when it cannot. python3 builds the seed corpora.
 #
 # FUZZ_SECONDS (default 20) sets the time per target. Longer runs: see docs/contributing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/ci-tools.sh
 
 seconds="${FUZZ_SECONDS:-20}"
 targets=(mcp_frames db_load budget cli_args)
 
-if ! cargo +nightly --version >/dev/null 2>&1; then
-  echo "fuzz smoke test skipped: no nightly toolchain is installed (rustup toolchain install nightly)"
-  exit 0
-fi
+ci_nightly
+cargo_fuzz=$(ci_cargo_tool cargo-fuzz "$CARGO_FUZZ_VERSION" cargo-fuzz)
+export PATH="$(dirname "$cargo_fuzz"):$PATH"
+command -v python3 >/dev/null 2>&1 ||
+  ci_missing "python3" "The seed corpora are built by fuzz/build_corpus.py (Debian: apt-get install python3)."
+echo "fuzzing with $(cargo fuzz --version) on $(rustup run "$FUZZ_NIGHTLY" rustc --version)"
 
-tools="$PWD/target/ci-tools"
-if [ ! -x "$tools/bin/cargo-fuzz" ]; then
-  echo "installing cargo-fuzz into $tools"
-  cargo install cargo-fuzz --locked --root "$tools"
-fi
-export PATH="$tools/bin:$PATH"
-
-if command -v python3 >/dev/null 2>&1; then
-  python3 fuzz/build_corpus.py
-else
-  echo "python3 not found: fuzzing without seed corpora"
-fi
+python3 fuzz/build_corpus.py
 
 cd fuzz
-cargo +nightly fuzz build
+cargo "+$FUZZ_NIGHTLY" fuzz build
 status=0
 for target in "${targets[@]}"; do
   echo "--- fuzzing $target for ${seconds}s"
   mkdir -p "corpus/$target"
   # -close_fd_mask=3: the targets' own stdout/stderr (the MCP server logs to stderr) are silenced;
   # libFuzzer still reports crashes. A crash leaves its input under fuzz/artifacts/<target>/.
-  if ! cargo +nightly fuzz run "$target" "corpus/$target" -- \
+  if ! cargo "+$FUZZ_NIGHTLY" fuzz run "$target" "corpus/$target" -- \
       -max_total_time="$seconds" -close_fd_mask=3 -rss_limit_mb=2048 -timeout=30; then
-    echo "FUZZER FAILED: $target (reproduce: cd fuzz && cargo +nightly fuzz run $target artifacts/$target/<file>)"
+    echo "FUZZER FAILED: $target (reproduce: cd fuzz && cargo +$FUZZ_NIGHTLY fuzz run $target artifacts/$target/<file>)"
     status=1
   fi
 done

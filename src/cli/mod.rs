@@ -11,7 +11,41 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
+pub mod demo;
+pub mod shell;
+
 include!("../../generated/cli.rs");
+
+/// A value parser that accepts any string and offers the spec's allowed values to shell completion
+/// (clap_complete reads them from here). Checking stays with the spec validator, so a wrong value gets
+/// the same error on the command line as over MCP.
+#[derive(Clone)]
+struct SpecValues(&'static [&'static str]);
+
+fn spec_values(values: &'static [&'static str]) -> SpecValues {
+    SpecValues(values)
+}
+
+impl clap::builder::TypedValueParser for SpecValues {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.0.iter().map(|v| clap::builder::PossibleValue::new(*v)),
+        ))
+    }
+}
 
 /// Everything that ends a `tl` run other than success.
 #[derive(Debug)]
@@ -99,7 +133,14 @@ pub fn run_to(
     let op = spec()
         .by_cli(&name)
         .ok_or_else(|| Error::invalid(format!("unknown command {name}")))?;
-    let db = service::resolve_db_path(sub.get_one::<OsString>("db").cloned())?;
+    // Local commands (completions, man, demo) read no database unless --db is given to the demo.
+    let db = if op.local {
+        None
+    } else {
+        Some(service::resolve_db_path(
+            sub.get_one::<OsString>("db").cloned(),
+        )?)
+    };
     let key = utf8_global(sub, "idempotency-key")?;
     let mut args = Map::new();
     if let Some(timeline) = utf8_global(sub, "timeline")? {
@@ -113,6 +154,9 @@ pub fn run_to(
         args.insert("timeline_id".into(), Value::String(timeline));
     }
     collect_params(op, sub, stdin, &mut args)?;
+    let Some(db) = db else {
+        return run_local(op, sub, args, key).map(Some);
+    };
     let mut store = crate::store::Store::open(db)?;
     if op.name == "export" && key.is_none() {
         // The same checks as service::execute (which refuses a key), then the streaming export.
@@ -133,6 +177,43 @@ pub fn run_to(
             origin: Origin::Cli,
         },
     )?))
+}
+
+/// The commands that run in `tl` itself (`local` in the spec): no store, no service.
+fn run_local(
+    op: &Operation,
+    matches: &ArgMatches,
+    args: Map<String, Value>,
+    key: Option<String>,
+) -> Result<Output, CliError> {
+    if key.is_some() {
+        return Err(Error::invalid(format!(
+            "invalid argument --idempotency-key: {} does not take an idempotency key; it changes nothing in your databases, so it is always safe to run again",
+            op.cli
+        ))
+        .into());
+    }
+    let args = validate(op, &args, Origin::Cli)?;
+    match op.name.as_str() {
+        "completions" => {
+            let shell = args.str("shell").unwrap_or_default();
+            let script = shell::completion_script(shell).ok_or_else(|| {
+                Error::invalid(format!("invalid argument <SHELL>: unknown shell {shell}"))
+            })?;
+            Ok(Output::Text(script))
+        }
+        "man" => Ok(Output::Text(shell::man_page())),
+        "demo" => {
+            // Only an explicit --db: the demo never writes to the database TIMELINE_DB names.
+            let db = match matches.get_one::<OsString>("db") {
+                Some(path) => Some(service::resolve_db_path(Some(path.clone()))?),
+                None => None,
+            };
+            demo::run_demo(db, &mut std::io::stdout().lock())?;
+            Ok(Output::Text(String::new()))
+        }
+        other => Err(Error::invalid(format!("unknown command {other}")).into()),
+    }
 }
 
 fn utf8_global(matches: &ArgMatches, flag: &str) -> Result<Option<String>, Error> {

@@ -30,7 +30,8 @@ pub struct Ctx {
 }
 
 /// Run a request that works inside one transaction. Requests on the database file as a whole (its
-/// copies and checks) and exports are served by `service` and never reach here.
+/// copies and checks) and exports are served by `service`, and the commands local to `tl`
+/// (completions, man page, demo) by the CLI; they never reach here.
 pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
     match request {
         Request::Create(a) => tree::create(tx, a, ctx),
@@ -49,6 +50,9 @@ pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
         Request::ArchiveCheck(a) => archive::check(tx, a),
         Request::ArchiveBranch(a) => archive::archive(tx, a, ctx),
         Request::Export(_)
+        | Request::Completions(_)
+        | Request::Man(_)
+        | Request::Demo(_)
         | Request::DbInfo(_)
         | Request::DbCheck(_)
         | Request::DbConvert(_)

@@ -11,7 +11,7 @@ pub const HEADER_NOTE: &str =
 /// Every generated file as (path relative to the repository root, contents).
 pub fn render_all() -> Vec<(&'static str, String)> {
     let spec = spec();
-    vec![
+    let mut files = vec![
         ("generated/cli.rs", render_cli(spec)),
         ("generated/requests.rs", render_requests(spec)),
         ("generated/tools.json", pretty(&tools_list(spec))),
@@ -20,7 +20,17 @@ pub fn render_all() -> Vec<(&'static str, String)> {
             "generated/schema/database.json",
             pretty(&crate::model::file::database_schema()),
         ),
-    ]
+    ];
+    // The man page and completion scripts walk the compiled clap tree (generated/cli.rs): after a spec
+    // change the first run refreshes cli.rs, the second (built from it) these.
+    files.push(("generated/man/tl.1", crate::cli::shell::man_page()));
+    for (shell, path) in crate::cli::shell::COMPLETION_FILES {
+        files.push((
+            path,
+            crate::cli::shell::completion_script(shell).unwrap_or_default(),
+        ));
+    }
+    files
 }
 
 fn pretty(value: &Value) -> String {
@@ -246,19 +256,36 @@ fn value_name(spec: &Spec, ty: &str) -> String {
     }
 }
 
+/// One clap argument of a command, as `render_cli` writes it.
+struct CliArg {
+    /// The flag without `--`, or the argument's id when it is positional.
+    id: String,
+    value_name: String,
+    help: String,
+    positional: bool,
+    /// The values the spec allows, offered by shell completion (the validator still checks them).
+    values: Vec<String>,
+    /// A file path: shells complete file names.
+    path: bool,
+}
+
 /// One `Arg` per CLI flag. Values are taken as plain strings: every check happens in the spec
 /// validator, so the CLI and MCP report the same problems.
-fn cli_args(spec: &Spec, op: &Operation) -> Vec<(String, String, String)> {
+fn cli_args(spec: &Spec, op: &Operation) -> Vec<CliArg> {
     let mut args = Vec::new();
     for param in &op.params {
         let def = spec.type_def(&param.ty);
         if def.kind == TypeKind::Object {
             for field in &def.fields {
-                args.push((
-                    field.cli_flag.clone(),
-                    value_name(spec, &field.ty),
-                    field.help.clone(),
-                ));
+                let field_def = spec.type_def(&field.ty);
+                args.push(CliArg {
+                    id: field.cli_flag.clone(),
+                    value_name: value_name(spec, &field.ty),
+                    help: field.help.clone(),
+                    positional: false,
+                    values: field_def.allowed.clone(),
+                    path: field.ty == "path",
+                });
             }
             continue;
         }
@@ -268,37 +295,95 @@ fn cli_args(spec: &Spec, op: &Operation) -> Vec<(String, String, String)> {
         } else {
             format!(" [{}]", def.allowed.join(", "))
         };
-        args.push((
-            param.flag(),
-            value_name(spec, &param.ty),
-            format!("{}{allowed}{required}", param.cli_help()),
-        ));
+        args.push(CliArg {
+            id: if param.positional {
+                param.name.clone()
+            } else {
+                param.flag()
+            },
+            value_name: param_value_name(spec, param),
+            help: format!("{}{allowed}{required}", param.cli_help()),
+            positional: param.positional,
+            values: def.allowed.clone(),
+            path: param.ty == "path",
+        });
         if let Some(file_flag) = &param.file_flag {
-            args.push((
-                file_flag.clone(),
-                "PATH".into(),
-                format!("Read --{} from this file (UTF-8).", param.flag()),
-            ));
+            args.push(CliArg {
+                id: file_flag.clone(),
+                value_name: "PATH".into(),
+                help: format!("Read --{} from this file (UTF-8).", param.flag()),
+                positional: false,
+                values: Vec::new(),
+                path: true,
+            });
         }
     }
     args
 }
 
+fn param_value_name(spec: &Spec, param: &Param) -> String {
+    if param.positional {
+        param.name.to_uppercase()
+    } else {
+        value_name(spec, &param.ty)
+    }
+}
+
+/// The usage line of a command, as `tl CMD --help` and the man page show it. clap's own layout
+/// (options, then required flags, then positional arguments), with the flags the spec requires: clap
+/// is told nothing is required, so that the spec validator reports missing arguments for both
+/// front-ends alike, and would otherwise leave them out of the usage line.
+pub fn usage(spec: &Spec, op: &Operation) -> String {
+    let mut usage = format!("tl {} [OPTIONS]", op.cli);
+    for param in op.params.iter().filter(|p| p.required && !p.positional) {
+        let flag = param.flag();
+        let value = value_name(spec, &param.ty);
+        match &param.file_flag {
+            Some(file_flag) => {
+                usage.push_str(&format!(" <--{flag} <{value}>|--{file_flag} <PATH>>"))
+            }
+            None => usage.push_str(&format!(" --{flag} <{value}>")),
+        }
+    }
+    for param in op.params.iter().filter(|p| p.positional) {
+        let value = param_value_name(spec, param);
+        if param.required {
+            usage.push_str(&format!(" <{value}>"));
+        } else {
+            usage.push_str(&format!(" [{value}]"));
+        }
+    }
+    usage
+}
+
+fn rust_strs(values: &[String]) -> String {
+    let quoted: Vec<String> = values.iter().map(|v| rust_str(v)).collect();
+    format!("&[{}]", quoted.join(", "))
+}
+
 pub fn render_cli(spec: &Spec) -> String {
     let mut out = String::new();
     out.push_str(&format!("// {HEADER_NOTE}\n"));
-    out.push_str("//\n// The clap command tree of `tl`. Flags take plain strings; the spec validator checks them.\n\n");
+    out.push_str("//\n// The clap command tree of `tl`. Flags take plain strings; the spec validator checks them.\n");
+    out.push_str(
+        "// `spec_values` offers the allowed values to shell completion without checking them.\n\n",
+    );
     out.push_str("/// The `tl` command with every subcommand and flag of the spec.\n");
     out.push_str("pub fn command() -> clap::Command {\n");
-    out.push_str("    use clap::{Arg, ArgAction, Command};\n");
+    out.push_str("    use clap::{Arg, ArgAction, Command, ValueHint};\n");
     out.push_str("    Command::new(\"tl\")\n");
     out.push_str(&format!("        .about({})\n", rust_str(&spec.about)));
     out.push_str("        .version(env!(\"CARGO_PKG_VERSION\"))\n");
     out.push_str("        .subcommand_required(true)\n");
     out.push_str("        .arg_required_else_help(true)\n");
     for global in &spec.globals {
+        let hint = if global.value_name == "PATH" {
+            ".value_hint(ValueHint::FilePath)"
+        } else {
+            ""
+        };
         out.push_str(&format!(
-            "        .arg(Arg::new({}).long({}).value_name({}).global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help({}))\n",
+            "        .arg(Arg::new({}).long({}).value_name({}).global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)){hint}.help({}))\n",
             rust_str(&global.cli_flag),
             rust_str(&global.cli_flag),
             rust_str(&global.value_name),
@@ -445,13 +530,31 @@ fn render_command(spec: &Spec, op: &Operation, name: &str, indent: &str) -> Stri
         "{indent}        .about({})\n",
         rust_str(&op.summary)
     ));
-    for (flag, value, help) in cli_args(spec, op) {
+    out.push_str(&format!(
+        "{indent}        .override_usage({})\n",
+        rust_str(&usage(spec, op))
+    ));
+    for arg in cli_args(spec, op) {
+        let place = if arg.positional {
+            String::new()
+        } else {
+            format!(".long({})", rust_str(&arg.id))
+        };
+        let mut extra = String::new();
+        if !arg.values.is_empty() {
+            extra.push_str(&format!(
+                ".value_parser(spec_values({})).hide_possible_values(true)",
+                rust_strs(&arg.values)
+            ));
+        }
+        if arg.path {
+            extra.push_str(".value_hint(ValueHint::FilePath)");
+        }
         out.push_str(&format!(
-            "{indent}        .arg(Arg::new({}).long({}).value_name({}).action(ArgAction::Set).allow_hyphen_values(true).help({}))\n",
-            rust_str(&flag),
-            rust_str(&flag),
-            rust_str(&value),
-            rust_str(&help)
+            "{indent}        .arg(Arg::new({}){place}.value_name({}).action(ArgAction::Set).allow_hyphen_values(true){extra}.help({}))\n",
+            rust_str(&arg.id),
+            rust_str(&arg.value_name),
+            rust_str(&arg.help)
         ));
     }
     out.push_str(&format!("{indent})\n"));
@@ -509,10 +612,16 @@ pub fn render_reference(spec: &Spec) -> String {
             super::KeyUse::Ignored => "accepted, no effect (read-only)",
             super::KeyUse::Rejected => "rejected",
         };
-        out.push_str(&format!(
-            "Changes the database: {}. Idempotency key: {key}.\n\n",
-            if op.mutating { "yes" } else { "no" }
-        ));
+        if op.local {
+            out.push_str(&format!(
+                "Runs in `tl` only, outside any database transaction. Idempotency key: {key}.\n\n"
+            ));
+        } else {
+            out.push_str(&format!(
+                "Changes the database: {}. Idempotency key: {key}.\n\n",
+                if op.mutating { "yes" } else { "no" }
+            ));
+        }
         if op.params.is_empty() {
             out.push_str("No arguments.\n");
         } else {
@@ -544,8 +653,8 @@ pub fn render_reference(spec: &Spec) -> String {
                     help.push_str(&format!(" (`--{file_flag} PATH` reads it from a file.)"));
                 }
                 out.push_str(&format!(
-                    "| `--{}` | `{}` | {} | {} | {} |\n",
-                    param.flag(),
+                    "| `{}` | `{}` | {} | {} | {} |\n",
+                    param.cli_name(),
                     param.name,
                     param.ty,
                     if param.required { "yes" } else { "no" },

@@ -145,6 +145,10 @@ pub struct Operation {
     pub name: String,
     pub cli: String,
     pub mcp: Option<String>,
+    /// Runs inside `tl` itself, without a database transaction (completions, the man page, the demo):
+    /// a command of the CLI, never an MCP tool.
+    #[serde(default)]
+    pub local: bool,
     /// One line for `tl` help and the CLI reference.
     pub summary: String,
     pub mutating: bool,
@@ -218,6 +222,9 @@ pub struct Param {
     /// The CLI also accepts the value from a file through this flag.
     #[serde(default)]
     pub file_flag: Option<String>,
+    /// On the command line a positional argument (`tl completions bash`) instead of a flag.
+    #[serde(default)]
+    pub positional: bool,
     pub help: String,
     /// The help over MCP, where it differs from `help`.
     #[serde(default)]
@@ -238,6 +245,15 @@ impl Param {
         self.cli_flag
             .clone()
             .unwrap_or_else(|| self.name.replace('_', "-"))
+    }
+
+    /// How `tl` names the parameter to a person: `--max`, or `<SHELL>` for a positional one.
+    pub fn cli_name(&self) -> String {
+        if self.positional {
+            format!("<{}>", self.name.to_uppercase())
+        } else {
+            format!("--{}", self.flag())
+        }
     }
 
     /// The help as `tl` shows it: `help` plus how the command line can read the value (standard
@@ -356,6 +372,28 @@ impl Spec {
                     "{}: a mutating operation must honour idempotency keys",
                     op.name
                 ));
+            }
+            if op.local && (op.mcp.is_some() || op.mutating || op.timeline != TimelineUse::None) {
+                problems.push(format!(
+                    "{}: a local command has no MCP tool, changes no database and uses no timeline",
+                    op.name
+                ));
+            }
+            for param in op.params.iter().filter(|p| p.positional) {
+                if op.params.iter().filter(|p| p.positional).count() > 1
+                    || param.cli_flag.is_some()
+                    || param.file_flag.is_some()
+                    || param.stdin
+                    || self
+                        .types
+                        .get(&param.ty)
+                        .is_some_and(|d| d.kind == TypeKind::Object)
+                {
+                    problems.push(format!(
+                        "{}.{}: a positional parameter is the only one of its command and has no flag, file flag, stdin or object type",
+                        op.name, param.name
+                    ));
+                }
             }
             if op.mcp.is_none() && op.mutating {
                 problems.push(format!(

@@ -3,7 +3,7 @@
 //! Both front-ends build the same JSON object (MCP property names) and hand it to `validate`, so a rule
 //! lives in exactly one place: the spec's type table interpreted here.
 
-use super::{Operation, Spec, TimelineUse, TypeDef, TypeKind, spec};
+use super::{Operation, Param, Spec, TimelineUse, TypeDef, TypeKind, spec};
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 
@@ -77,6 +77,14 @@ fn display_name(origin: Origin, mcp_path: &str, cli_flag: &str) -> String {
     match origin {
         Origin::Cli => format!("--{cli_flag}"),
         Origin::Mcp => mcp_path.to_string(),
+    }
+}
+
+/// How a parameter is named: its flag (`--max`) or, when positional, its value name (`<SHELL>`).
+fn param_name(origin: Origin, param: &Param) -> String {
+    match origin {
+        Origin::Cli => param.cli_name(),
+        Origin::Mcp => param.name.clone(),
     }
 }
 
@@ -164,7 +172,7 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
             if param.required {
                 return Err(Error::invalid(format!(
                     "invalid argument {}: required ({})",
-                    display_name(origin, &param.name, &param.flag()),
+                    param_name(origin, param),
                     param.help_for(origin)
                 )));
             }
@@ -174,13 +182,7 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
             let object = check_object(spec, def, value, &param.name, origin)?;
             values.insert(param.name.clone(), Value::Object(object));
         } else {
-            check_value(
-                spec,
-                def,
-                value,
-                &display_name(origin, &param.name, &param.flag()),
-                origin,
-            )?;
+            check_value(spec, def, value, &param_name(origin, param), origin)?;
             values.insert(param.name.clone(), value.clone());
         }
     }

@@ -1,0 +1,415 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'tl'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'tl' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a new timeline with an empty main branch.')
+            [CompletionResult]::new('append', 'append', [CompletionResultType]::ParameterValue, 'Append a message to the current branch (or the one named) and move its head.')
+            [CompletionResult]::new('fork', 'fork', [CompletionResultType]::ParameterValue, 'Create a branch whose head is the given node.')
+            [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Make another branch the current one.')
+            [CompletionResult]::new('drop-branch', 'drop-branch', [CompletionResultType]::ParameterValue, 'Remove a branch pointer; its messages stay in the timeline.')
+            [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'Print the messages from the root to a node, oldest first.')
+            [CompletionResult]::new('budget', 'budget', [CompletionResultType]::ParameterValue, 'Fit the context of a node into a token budget with summaries and placeholders.')
+            [CompletionResult]::new('pin', 'pin', [CompletionResultType]::ParameterValue, 'Pin a node so that budgets always keep it verbatim.')
+            [CompletionResult]::new('unpin', 'unpin', [CompletionResultType]::ParameterValue, 'Remove a pin.')
+            [CompletionResult]::new('summarize', 'summarize', [CompletionResultType]::ParameterValue, 'Add a summary of the path from one node down to another.')
+            [CompletionResult]::new('branches', 'branches', [CompletionResultType]::ParameterValue, 'List the branches with their heads.')
+            [CompletionResult]::new('node', 'node', [CompletionResultType]::ParameterValue, 'Show one node in full: text, tokens, intent, summary range and versions.')
+            [CompletionResult]::new('archive-check', 'archive-check', [CompletionResultType]::ParameterValue, 'Tell whether a branch can be archived, and why not.')
+            [CompletionResult]::new('archive-branch', 'archive-branch', [CompletionResultType]::ParameterValue, 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Export the timeline as a draw.io diagram or an ASCII tree (read-only).')
+            [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Commands on the database file as a whole (db ...).')
+            [CompletionResult]::new('timelines', 'timelines', [CompletionResultType]::ParameterValue, 'List every timeline with its title, times, message and branch counts.')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a completion script for a shell (bash, zsh, fish, powershell or elvish).')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the manual page of tl as roff text (read it with man -l, or install it as tl.1).')
+            [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Walk through a short demo conversation in a new database, printing each tl command and its answer.')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'tl;create' {
+            [CompletionResult]::new('--title', '--title', [CompletionResultType]::ParameterName, 'An optional title, shown by timelines.')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;append' {
+            [CompletionResult]::new('--role', '--role', [CompletionResultType]::ParameterName, 'Who wrote the message: user, assistant, system or summary. [user, assistant, system, summary] (required)')
+            [CompletionResult]::new('--text', '--text', [CompletionResultType]::ParameterName, 'The message text. Use - to read it from standard input, or --text-file PATH. (required)')
+            [CompletionResult]::new('--text-file', '--text-file', [CompletionResultType]::ParameterName, 'Read --text from this file (UTF-8).')
+            [CompletionResult]::new('--tokens', '--tokens', [CompletionResultType]::ParameterName, 'Token count of the message. Default: max(1, ceil(Unicode scalars / 4)).')
+            [CompletionResult]::new('--intent-tag', '--intent-tag', [CompletionResultType]::ParameterName, 'Label the message with an intent tag (your own vocabulary).')
+            [CompletionResult]::new('--intent-note', '--intent-note', [CompletionResultType]::ParameterName, 'A note that explains the intent; needs the intent tag. Shown by node, never in context.')
+            [CompletionResult]::new('--branch', '--branch', [CompletionResultType]::ParameterName, 'The branch to append to; it does not become current. Default: the current branch.')
+            [CompletionResult]::new('--expect-head', '--expect-head', [CompletionResultType]::ParameterName, 'Refuse with a conflict (nothing written) unless the branch''s head is this node: compare-and-set for concurrent writers.')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;fork' {
+            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'The node the new branch starts from (its head). (required)')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The new branch''s name. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;switch' {
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The branch to make current. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;drop-branch' {
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The branch to remove. The current branch cannot be removed. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;context' {
+            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'The last message of the context. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;budget' {
+            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'The target message; it is always kept verbatim. (required)')
+            [CompletionResult]::new('--max', '--max', [CompletionResultType]::ParameterName, 'The token budget. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;pin' {
+            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'The node to pin. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;unpin' {
+            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'The node to unpin. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;summarize' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'The first node of the summarised range. (required)')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'The last node of the range: the start itself or a descendant of it. (required)')
+            [CompletionResult]::new('--summary', '--summary', [CompletionResultType]::ParameterName, 'The summary text. Use - to read it from standard input, or --summary-file PATH. (required)')
+            [CompletionResult]::new('--summary-file', '--summary-file', [CompletionResultType]::ParameterName, 'Read --summary from this file (UTF-8).')
+            [CompletionResult]::new('--tokens', '--tokens', [CompletionResultType]::ParameterName, 'Token count of the summary. Default: max(1, ceil(Unicode scalars / 4)).')
+            [CompletionResult]::new('--derived-from', '--derived-from', [CompletionResultType]::ParameterName, 'Summaries this one was derived from, comma-separated (n9,n10).')
+            [CompletionResult]::new('--supersede', '--supersede', [CompletionResultType]::ParameterName, 'A summary this one replaces as its next version.')
+            [CompletionResult]::new('--intent-tag', '--intent-tag', [CompletionResultType]::ParameterName, 'Label the message with an intent tag (your own vocabulary).')
+            [CompletionResult]::new('--intent-note', '--intent-note', [CompletionResultType]::ParameterName, 'A note that explains the intent; needs the intent tag. Shown by node, never in context.')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;branches' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;node' {
+            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'The node to show. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;archive-check' {
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The branch to check. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;archive-branch' {
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The branch to archive. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;export' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'drawio (needs --output) or ascii. [drawio, ascii] (required)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'The file to write; it must not exist yet. Without it, ascii prints the tree.')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;db' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show the storage engine, file, format version, size, and the counts of timelines and messages.')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check the database''s integrity and report every problem found, changing nothing.')
+            [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).')
+            [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Write a consistent copy of the database to a new file while other processes keep working.')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'tl;db;info' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;db;check' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;db;convert' {
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'The new database file; it must not exist yet. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;db;backup' {
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'The copy''s file; it must not exist yet. The copy uses the same engine as the database. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;db;help' {
+            [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show the storage engine, file, format version, size, and the counts of timelines and messages.')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check the database''s integrity and report every problem found, changing nothing.')
+            [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).')
+            [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Write a consistent copy of the database to a new file while other processes keep working.')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'tl;db;help;info' {
+            break
+        }
+        'tl;db;help;check' {
+            break
+        }
+        'tl;db;help;convert' {
+            break
+        }
+        'tl;db;help;backup' {
+            break
+        }
+        'tl;db;help;help' {
+            break
+        }
+        'tl;timelines' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;completions' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;man' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;demo' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;help' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a new timeline with an empty main branch.')
+            [CompletionResult]::new('append', 'append', [CompletionResultType]::ParameterValue, 'Append a message to the current branch (or the one named) and move its head.')
+            [CompletionResult]::new('fork', 'fork', [CompletionResultType]::ParameterValue, 'Create a branch whose head is the given node.')
+            [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Make another branch the current one.')
+            [CompletionResult]::new('drop-branch', 'drop-branch', [CompletionResultType]::ParameterValue, 'Remove a branch pointer; its messages stay in the timeline.')
+            [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'Print the messages from the root to a node, oldest first.')
+            [CompletionResult]::new('budget', 'budget', [CompletionResultType]::ParameterValue, 'Fit the context of a node into a token budget with summaries and placeholders.')
+            [CompletionResult]::new('pin', 'pin', [CompletionResultType]::ParameterValue, 'Pin a node so that budgets always keep it verbatim.')
+            [CompletionResult]::new('unpin', 'unpin', [CompletionResultType]::ParameterValue, 'Remove a pin.')
+            [CompletionResult]::new('summarize', 'summarize', [CompletionResultType]::ParameterValue, 'Add a summary of the path from one node down to another.')
+            [CompletionResult]::new('branches', 'branches', [CompletionResultType]::ParameterValue, 'List the branches with their heads.')
+            [CompletionResult]::new('node', 'node', [CompletionResultType]::ParameterValue, 'Show one node in full: text, tokens, intent, summary range and versions.')
+            [CompletionResult]::new('archive-check', 'archive-check', [CompletionResultType]::ParameterValue, 'Tell whether a branch can be archived, and why not.')
+            [CompletionResult]::new('archive-branch', 'archive-branch', [CompletionResultType]::ParameterValue, 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Export the timeline as a draw.io diagram or an ASCII tree (read-only).')
+            [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Commands on the database file as a whole (db ...).')
+            [CompletionResult]::new('timelines', 'timelines', [CompletionResultType]::ParameterValue, 'List every timeline with its title, times, message and branch counts.')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a completion script for a shell (bash, zsh, fish, powershell or elvish).')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the manual page of tl as roff text (read it with man -l, or install it as tl.1).')
+            [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Walk through a short demo conversation in a new database, printing each tl command and its answer.')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'tl;help;create' {
+            break
+        }
+        'tl;help;append' {
+            break
+        }
+        'tl;help;fork' {
+            break
+        }
+        'tl;help;switch' {
+            break
+        }
+        'tl;help;drop-branch' {
+            break
+        }
+        'tl;help;context' {
+            break
+        }
+        'tl;help;budget' {
+            break
+        }
+        'tl;help;pin' {
+            break
+        }
+        'tl;help;unpin' {
+            break
+        }
+        'tl;help;summarize' {
+            break
+        }
+        'tl;help;branches' {
+            break
+        }
+        'tl;help;node' {
+            break
+        }
+        'tl;help;archive-check' {
+            break
+        }
+        'tl;help;archive-branch' {
+            break
+        }
+        'tl;help;export' {
+            break
+        }
+        'tl;help;db' {
+            [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show the storage engine, file, format version, size, and the counts of timelines and messages.')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check the database''s integrity and report every problem found, changing nothing.')
+            [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).')
+            [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Write a consistent copy of the database to a new file while other processes keep working.')
+            break
+        }
+        'tl;help;db;info' {
+            break
+        }
+        'tl;help;db;check' {
+            break
+        }
+        'tl;help;db;convert' {
+            break
+        }
+        'tl;help;db;backup' {
+            break
+        }
+        'tl;help;timelines' {
+            break
+        }
+        'tl;help;completions' {
+            break
+        }
+        'tl;help;man' {
+            break
+        }
+        'tl;help;demo' {
+            break
+        }
+        'tl;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

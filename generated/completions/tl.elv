@@ -1,0 +1,353 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[tl] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'tl'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'tl'= {
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand create 'Create a new timeline with an empty main branch.'
+            cand append 'Append a message to the current branch (or the one named) and move its head.'
+            cand fork 'Create a branch whose head is the given node.'
+            cand switch 'Make another branch the current one.'
+            cand drop-branch 'Remove a branch pointer; its messages stay in the timeline.'
+            cand context 'Print the messages from the root to a node, oldest first.'
+            cand budget 'Fit the context of a node into a token budget with summaries and placeholders.'
+            cand pin 'Pin a node so that budgets always keep it verbatim.'
+            cand unpin 'Remove a pin.'
+            cand summarize 'Add a summary of the path from one node down to another.'
+            cand branches 'List the branches with their heads.'
+            cand node 'Show one node in full: text, tokens, intent, summary range and versions.'
+            cand archive-check 'Tell whether a branch can be archived, and why not.'
+            cand archive-branch 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.'
+            cand export 'Export the timeline as a draw.io diagram or an ASCII tree (read-only).'
+            cand db 'Commands on the database file as a whole (db ...).'
+            cand timelines 'List every timeline with its title, times, message and branch counts.'
+            cand completions 'Print a completion script for a shell (bash, zsh, fish, powershell or elvish).'
+            cand man 'Print the manual page of tl as roff text (read it with man -l, or install it as tl.1).'
+            cand demo 'Walk through a short demo conversation in a new database, printing each tl command and its answer.'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'tl;create'= {
+            cand --title 'An optional title, shown by timelines.'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;append'= {
+            cand --role 'Who wrote the message: user, assistant, system or summary. [user, assistant, system, summary] (required)'
+            cand --text 'The message text. Use - to read it from standard input, or --text-file PATH. (required)'
+            cand --text-file 'Read --text from this file (UTF-8).'
+            cand --tokens 'Token count of the message. Default: max(1, ceil(Unicode scalars / 4)).'
+            cand --intent-tag 'Label the message with an intent tag (your own vocabulary).'
+            cand --intent-note 'A note that explains the intent; needs the intent tag. Shown by node, never in context.'
+            cand --branch 'The branch to append to; it does not become current. Default: the current branch.'
+            cand --expect-head 'Refuse with a conflict (nothing written) unless the branch''s head is this node: compare-and-set for concurrent writers.'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;fork'= {
+            cand --node 'The node the new branch starts from (its head). (required)'
+            cand --name 'The new branch''s name. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;switch'= {
+            cand --name 'The branch to make current. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;drop-branch'= {
+            cand --name 'The branch to remove. The current branch cannot be removed. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;context'= {
+            cand --node 'The last message of the context. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;budget'= {
+            cand --node 'The target message; it is always kept verbatim. (required)'
+            cand --max 'The token budget. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;pin'= {
+            cand --node 'The node to pin. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;unpin'= {
+            cand --node 'The node to unpin. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;summarize'= {
+            cand --from 'The first node of the summarised range. (required)'
+            cand --to 'The last node of the range: the start itself or a descendant of it. (required)'
+            cand --summary 'The summary text. Use - to read it from standard input, or --summary-file PATH. (required)'
+            cand --summary-file 'Read --summary from this file (UTF-8).'
+            cand --tokens 'Token count of the summary. Default: max(1, ceil(Unicode scalars / 4)).'
+            cand --derived-from 'Summaries this one was derived from, comma-separated (n9,n10).'
+            cand --supersede 'A summary this one replaces as its next version.'
+            cand --intent-tag 'Label the message with an intent tag (your own vocabulary).'
+            cand --intent-note 'A note that explains the intent; needs the intent tag. Shown by node, never in context.'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;branches'= {
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;node'= {
+            cand --node 'The node to show. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;archive-check'= {
+            cand --name 'The branch to check. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;archive-branch'= {
+            cand --name 'The branch to archive. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;export'= {
+            cand --format 'drawio (needs --output) or ascii. [drawio, ascii] (required)'
+            cand --output 'The file to write; it must not exist yet. Without it, ascii prints the tree.'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;db'= {
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand info 'Show the storage engine, file, format version, size, and the counts of timelines and messages.'
+            cand check 'Check the database''s integrity and report every problem found, changing nothing.'
+            cand convert 'Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).'
+            cand backup 'Write a consistent copy of the database to a new file while other processes keep working.'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'tl;db;info'= {
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;db;check'= {
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;db;convert'= {
+            cand --to 'The new database file; it must not exist yet. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;db;backup'= {
+            cand --to 'The copy''s file; it must not exist yet. The copy uses the same engine as the database. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;db;help'= {
+            cand info 'Show the storage engine, file, format version, size, and the counts of timelines and messages.'
+            cand check 'Check the database''s integrity and report every problem found, changing nothing.'
+            cand convert 'Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).'
+            cand backup 'Write a consistent copy of the database to a new file while other processes keep working.'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'tl;db;help;info'= {
+        }
+        &'tl;db;help;check'= {
+        }
+        &'tl;db;help;convert'= {
+        }
+        &'tl;db;help;backup'= {
+        }
+        &'tl;db;help;help'= {
+        }
+        &'tl;timelines'= {
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;completions'= {
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;man'= {
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;demo'= {
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;help'= {
+            cand create 'Create a new timeline with an empty main branch.'
+            cand append 'Append a message to the current branch (or the one named) and move its head.'
+            cand fork 'Create a branch whose head is the given node.'
+            cand switch 'Make another branch the current one.'
+            cand drop-branch 'Remove a branch pointer; its messages stay in the timeline.'
+            cand context 'Print the messages from the root to a node, oldest first.'
+            cand budget 'Fit the context of a node into a token budget with summaries and placeholders.'
+            cand pin 'Pin a node so that budgets always keep it verbatim.'
+            cand unpin 'Remove a pin.'
+            cand summarize 'Add a summary of the path from one node down to another.'
+            cand branches 'List the branches with their heads.'
+            cand node 'Show one node in full: text, tokens, intent, summary range and versions.'
+            cand archive-check 'Tell whether a branch can be archived, and why not.'
+            cand archive-branch 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.'
+            cand export 'Export the timeline as a draw.io diagram or an ASCII tree (read-only).'
+            cand db 'Commands on the database file as a whole (db ...).'
+            cand timelines 'List every timeline with its title, times, message and branch counts.'
+            cand completions 'Print a completion script for a shell (bash, zsh, fish, powershell or elvish).'
+            cand man 'Print the manual page of tl as roff text (read it with man -l, or install it as tl.1).'
+            cand demo 'Walk through a short demo conversation in a new database, printing each tl command and its answer.'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'tl;help;create'= {
+        }
+        &'tl;help;append'= {
+        }
+        &'tl;help;fork'= {
+        }
+        &'tl;help;switch'= {
+        }
+        &'tl;help;drop-branch'= {
+        }
+        &'tl;help;context'= {
+        }
+        &'tl;help;budget'= {
+        }
+        &'tl;help;pin'= {
+        }
+        &'tl;help;unpin'= {
+        }
+        &'tl;help;summarize'= {
+        }
+        &'tl;help;branches'= {
+        }
+        &'tl;help;node'= {
+        }
+        &'tl;help;archive-check'= {
+        }
+        &'tl;help;archive-branch'= {
+        }
+        &'tl;help;export'= {
+        }
+        &'tl;help;db'= {
+            cand info 'Show the storage engine, file, format version, size, and the counts of timelines and messages.'
+            cand check 'Check the database''s integrity and report every problem found, changing nothing.'
+            cand convert 'Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).'
+            cand backup 'Write a consistent copy of the database to a new file while other processes keep working.'
+        }
+        &'tl;help;db;info'= {
+        }
+        &'tl;help;db;check'= {
+        }
+        &'tl;help;db;convert'= {
+        }
+        &'tl;help;db;backup'= {
+        }
+        &'tl;help;timelines'= {
+        }
+        &'tl;help;completions'= {
+        }
+        &'tl;help;man'= {
+        }
+        &'tl;help;demo'= {
+        }
+        &'tl;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

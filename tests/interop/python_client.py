@@ -3,7 +3,7 @@
 Usage: python python_client.py TL_MCP_BINARY DATABASE_PATH [PROTOCOL_VERSION]
 
 Uses mcp.client.stdio.stdio_client + ClientSession: initialize (checks the instructions), list the
-tools (checks titles, annotations and outputSchema by version), call every one of the 14 tools, then a
+tools (checks titles, annotations and outputSchema by version), call every one of the 16 tools, then a
 failing call that must arrive as a result with isError and its data, and an argument error (a tool
 error from 2025-11-25, JSON-RPC -32602 before). The SDK validates every successful result against the
 tool's outputSchema, so a wrong structuredContent fails here. With PROTOCOL_VERSION the client offers
@@ -41,6 +41,8 @@ EXPECTED_TOOLS = [
     "timeline_node",
     "timeline_archive_check",
     "timeline_archive_branch",
+    "timeline_db_info",
+    "timeline_list",
 ]
 
 
@@ -57,7 +59,8 @@ def field(obj, snake):
     return getattr(obj, head + "".join(w.title() for w in rest))
 
 
-READ_ONLY = {"timeline_context", "timeline_branches", "timeline_node", "timeline_archive_check"}
+READ_ONLY = {"timeline_context", "timeline_branches", "timeline_node", "timeline_archive_check",
+             "timeline_db_info", "timeline_list"}
 DESTRUCTIVE = {"timeline_switch", "timeline_drop_branch", "timeline_unpin", "timeline_archive_branch"}
 
 
@@ -76,10 +79,10 @@ def result_json(result, structured):
 
 def check_tools(tools, negotiated):
     names = [t.name for t in tools]
-    check(names == EXPECTED_TOOLS, f"14 tools in order, got {names}")
+    check(names == EXPECTED_TOOLS, f"16 tools in order, got {names}")
     structured = negotiated >= "2025-06-18"
     with_schema = [t.name for t in tools if field(t, "output_schema") is not None]
-    check(len(with_schema) == (14 if structured else 0), f"outputSchema by version: {with_schema}")
+    check(len(with_schema) == (16 if structured else 0), f"outputSchema by version: {with_schema}")
     for tool in tools:
         check((tool.title is not None) == structured, f"title by version: {tool}")
         annotations = tool.annotations
@@ -189,6 +192,12 @@ async def run(binary, db, offer):
             check(eligible == {"eligible": True, "reasons": []}, f"archive check: {eligible}")
             archived = await call("timeline_archive_branch", {"timeline_id": tl, "branch": "alternative"})
             check(archived == {"archived": ["n4"]}, f"archive: {archived}")
+
+            listed = await call("timeline_list", {})
+            check([t["timeline_id"] for t in listed["timelines"]] == [tl]
+                  and listed["timelines"][0]["messages"] == 6, f"list: {listed}")
+            info = await call("timeline_db_info", {})
+            check(info["exists"] and info["timelines"] == 1 and info["nodes"] == 6, f"db info: {info}")
 
             # A failure of the tool arrives as a result with isError and the error's data.
             failed = await session.call_tool(

@@ -279,6 +279,9 @@ fn cli_argv(op: &Operation, args: &Map<String, Value>, key: Option<&str>) -> Vec
                 rest.push(format!("--{}", param.flag()));
                 rest.push(items.iter().map(text_of).collect::<Vec<_>>().join(","));
             }
+            // A switch: true is the bare flag, false is no flag at all.
+            (TypeKind::Bool, Value::Bool(true)) => rest.push(format!("--{}", param.flag())),
+            (TypeKind::Bool, Value::Bool(false)) => {}
             _ => {
                 rest.push(format!("--{}", param.flag()));
                 rest.push(text_of(value));

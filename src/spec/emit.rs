@@ -44,6 +44,7 @@ pub fn type_schema(spec: &Spec, def: &TypeDef) -> Value {
             })
         }
         TypeKind::Uint => json!({ "type": "integer", "minimum": 0, "maximum": u64::MAX }),
+        TypeKind::Bool => json!({ "type": "boolean", "default": false }),
         TypeKind::List => json!({
             "type": "array",
             "items": type_schema(spec, spec.type_def(def.items.as_deref().unwrap_or_default())),
@@ -246,9 +247,12 @@ fn value_name(spec: &Spec, ty: &str) -> String {
     }
 }
 
+/// One CLI flag: its name, the name of its value (`None` for a switch, which takes none) and help.
+type CliArg = (String, Option<String>, String);
+
 /// One `Arg` per CLI flag. Values are taken as plain strings: every check happens in the spec
-/// validator, so the CLI and MCP report the same problems.
-fn cli_args(spec: &Spec, op: &Operation) -> Vec<(String, String, String)> {
+/// validator, so the CLI and MCP report the same problems. A switch (`bool`) takes no value.
+fn cli_args(spec: &Spec, op: &Operation) -> Vec<CliArg> {
     let mut args = Vec::new();
     for param in &op.params {
         let def = spec.type_def(&param.ty);
@@ -256,10 +260,14 @@ fn cli_args(spec: &Spec, op: &Operation) -> Vec<(String, String, String)> {
             for field in &def.fields {
                 args.push((
                     field.cli_flag.clone(),
-                    value_name(spec, &field.ty),
+                    Some(value_name(spec, &field.ty)),
                     field.help.clone(),
                 ));
             }
+            continue;
+        }
+        if def.kind == TypeKind::Bool {
+            args.push((param.flag(), None, param.cli_help()));
             continue;
         }
         let required = if param.required { " (required)" } else { "" };
@@ -270,13 +278,13 @@ fn cli_args(spec: &Spec, op: &Operation) -> Vec<(String, String, String)> {
         };
         args.push((
             param.flag(),
-            value_name(spec, &param.ty),
+            Some(value_name(spec, &param.ty)),
             format!("{}{allowed}{required}", param.cli_help()),
         ));
         if let Some(file_flag) = &param.file_flag {
             args.push((
                 file_flag.clone(),
-                "PATH".into(),
+                Some("PATH".into()),
                 format!("Read --{} from this file (UTF-8).", param.flag()),
             ));
         }
@@ -356,10 +364,11 @@ fn rust_param(spec: &Spec, param: &Param) -> (String, String) {
         TypeKind::Uint => ("u64", format!("args.u64({name})")),
         TypeKind::List => ("Vec<u64>", format!("args.ids({name})")),
         TypeKind::String => ("String", format!("args.str({name}).map(str::to_string)")),
+        TypeKind::Bool => ("bool", format!("args.flag({name})")),
         TypeKind::Object => ("crate::model::Intent", format!("args.intent({name})")),
     };
-    if def.kind == TypeKind::List {
-        // A list that was not given is an empty list.
+    if matches!(def.kind, TypeKind::List | TypeKind::Bool) {
+        // A list that was not given is an empty list; a flag that was not given is off.
         (ty.to_string(), read)
     } else if param.required {
         (ty.to_string(), format!("{read}.unwrap_or_default()"))
@@ -446,13 +455,21 @@ fn render_command(spec: &Spec, op: &Operation, name: &str, indent: &str) -> Stri
         rust_str(&op.summary)
     ));
     for (flag, value, help) in cli_args(spec, op) {
-        out.push_str(&format!(
-            "{indent}        .arg(Arg::new({}).long({}).value_name({}).action(ArgAction::Set).allow_hyphen_values(true).help({}))\n",
-            rust_str(&flag),
-            rust_str(&flag),
-            rust_str(&value),
-            rust_str(&help)
-        ));
+        match value {
+            Some(value) => out.push_str(&format!(
+                "{indent}        .arg(Arg::new({}).long({}).value_name({}).action(ArgAction::Set).allow_hyphen_values(true).help({}))\n",
+                rust_str(&flag),
+                rust_str(&flag),
+                rust_str(&value),
+                rust_str(&help)
+            )),
+            None => out.push_str(&format!(
+                "{indent}        .arg(Arg::new({}).long({}).action(ArgAction::SetTrue).help({}))\n",
+                rust_str(&flag),
+                rust_str(&flag),
+                rust_str(&help)
+            )),
+        }
     }
     out.push_str(&format!("{indent})\n"));
     out
@@ -589,6 +606,16 @@ fn compact_shape(schema: &Value) -> String {
         ),
         Some(other) => other.to_string(),
         None if schema.get("$ref").is_some() => "message".into(),
+        None if schema.get("anyOf").is_some() => schema["anyOf"]
+            .as_array()
+            .map(|shapes| {
+                shapes
+                    .iter()
+                    .map(compact_shape)
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            })
+            .unwrap_or_default(),
         None => schema
             .get("type")
             .map(|t| t.to_string().replace('"', ""))

@@ -29,6 +29,11 @@ impl Args {
         self.values.get(name).and_then(Value::as_u64)
     }
 
+    /// A flag: true only when it was given as true.
+    pub fn flag(&self, name: &str) -> bool {
+        self.values.get(name) == Some(&Value::Bool(true))
+    }
+
     /// The number of an `n…` or `tl…` ID; validation guarantees it parses.
     pub fn id(&self, name: &str) -> Option<u64> {
         self.str(name)
@@ -173,6 +178,18 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
         if def.kind == TypeKind::Object {
             let object = check_object(spec, def, value, &param.name, origin)?;
             values.insert(param.name.clone(), Value::Object(object));
+        } else if def.kind == TypeKind::Bool {
+            check_value(
+                spec,
+                def,
+                value,
+                &display_name(origin, &param.name, &param.flag()),
+                origin,
+            )?;
+            // false is the same request as no flag at all (also for idempotency keys).
+            if value == &Value::Bool(true) {
+                values.insert(param.name.clone(), value.clone());
+            }
         } else {
             check_value(
                 spec,
@@ -340,6 +357,10 @@ fn check_value(
             }
             Ok(())
         }
+        TypeKind::Bool => match value {
+            Value::Bool(_) => Ok(()),
+            other => fail(format!("must be true or false, got {}", short(other))),
+        },
         TypeKind::Object => fail("objects are only allowed as parameters".into()),
     }
 }

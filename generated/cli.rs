@@ -53,6 +53,8 @@ pub fn command() -> clap::Command {
                 .about("Fit the context of a node into a token budget with summaries and placeholders.")
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("The target message; it is always kept verbatim. (required)"))
                 .arg(Arg::new("max").long("max").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("The token budget. (required)"))
+                .arg(Arg::new("dry-run").long("dry-run").action(ArgAction::SetTrue).help("Show the layout without writing anything: a placeholder that would be created appears with node null and the range it would cover (from, to), and summaries_created lists only existing placeholders. An idempotency key has no effect."))
+                .arg(Arg::new("explain").long("explain").action(ArgAction::SetTrue).help("Add an explanation: for every message of the path, in order, whether it was kept, covered by a summary or by a placeholder, and why. If the budget is infeasible, the error data holds the smallest layout (messages) and its explanation."))
         )
         .subcommand(
             Command::new("pin")

@@ -69,6 +69,10 @@ pub struct ContextBudgetArgs {
     pub node: u64,
     /// The token budget.
     pub max_tokens: u64,
+    /// Show the layout without writing anything: a placeholder that would be created appears with node null and the range it would cover (from, to), and summaries_created lists only existing placeholders. An idempotency key has no effect.
+    pub dry_run: bool,
+    /// Add an explanation: for every message of the path, in order, whether it was kept, covered by a summary or by a placeholder, and why. If the budget is infeasible, the error data holds the smallest layout (messages) and its explanation.
+    pub explain: bool,
 }
 
 /// Arguments of `pin`: Pin a node so that budgets always keep it verbatim.
@@ -238,6 +242,8 @@ impl Request {
                 timeline_id: args.id("timeline_id"),
                 node: args.id("node").unwrap_or_default(),
                 max_tokens: args.u64("max_tokens").unwrap_or_default(),
+                dry_run: args.flag("dry_run"),
+                explain: args.flag("explain"),
             }),
             "pin" => Request::Pin(PinArgs {
                 timeline_id: args.id("timeline_id"),

@@ -29,6 +29,13 @@ pub struct Ctx {
     pub now: u64,
 }
 
+/// Whether a request only reads, although its operation may change the database: a budget with
+/// `dry_run` computes the layout and writes nothing, so the service runs it in a read transaction
+/// (shared lock; no idempotency record).
+pub fn reads_only(request: &Request) -> bool {
+    matches!(request, Request::ContextBudget(a) if a.dry_run)
+}
+
 /// Run a request that works inside one transaction. Requests on the database file as a whole (its
 /// copies and checks) and exports are served by `service` and never reach here.
 pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {

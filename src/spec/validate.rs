@@ -450,6 +450,33 @@ mod tests {
     }
 
     #[test]
+    fn flags_are_booleans_and_false_is_no_flag() {
+        let base = json!({"timeline_id": "tl0", "node": "n1", "max_tokens": 5});
+        let with = |extra: Value| {
+            let mut args = base.clone();
+            args.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            run("context_budget", args, Origin::Mcp)
+        };
+        let on = with(json!({"dry_run": true, "explain": true})).unwrap();
+        assert!(on.flag("dry_run") && on.flag("explain"));
+        // false is left out, so it is the same request as no flag (idempotency digests included).
+        let off = with(json!({"dry_run": false, "explain": null})).unwrap();
+        assert!(!off.flag("dry_run") && !off.flag("explain"));
+        assert_eq!(off.as_map(), with(json!({})).unwrap().as_map());
+        for bad in [json!("yes"), json!(1), json!([true])] {
+            let err = with(json!({ "dry_run": bad })).unwrap_err();
+            assert!(
+                err.message
+                    .starts_with("invalid argument dry_run: must be true or false, got"),
+                "{}",
+                err.message
+            );
+        }
+    }
+
+    #[test]
     fn uint_edges() {
         let ok = run(
             "context_budget",

@@ -44,6 +44,12 @@ pub fn command() -> clap::Command {
                 .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to remove. The current branch cannot be removed. (required)"))
         )
         .subcommand(
+            Command::new("rename-branch")
+                .about("Rename a branch, keeping its head, watermark, place and current-branch marker.")
+                .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to rename. (required)"))
+                .arg(Arg::new("to").long("to").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("Its new name; no other branch may have it. (required)"))
+        )
+        .subcommand(
             Command::new("context")
                 .about("Print the messages from the root to a node, oldest first.")
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("The last message of the context. (required)"))

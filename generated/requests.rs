@@ -51,6 +51,17 @@ pub struct DropBranchArgs {
     pub name: String,
 }
 
+/// Arguments of `rename_branch`: Rename a branch, keeping its head, watermark, place and current-branch marker.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RenameBranchArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The branch to rename.
+    pub name: String,
+    /// Its new name; no other branch may have it.
+    pub new_name: String,
+}
+
 /// Arguments of `context`: Print the messages from the root to a node, oldest first.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ContextArgs {
@@ -191,6 +202,7 @@ pub enum Request {
     Fork(ForkArgs),
     Switch(SwitchArgs),
     DropBranch(DropBranchArgs),
+    RenameBranch(RenameBranchArgs),
     Context(ContextArgs),
     ContextBudget(ContextBudgetArgs),
     Pin(PinArgs),
@@ -233,6 +245,11 @@ impl Request {
             "drop_branch" => Request::DropBranch(DropBranchArgs {
                 timeline_id: args.id("timeline_id"),
                 name: args.str("name").map(str::to_string).unwrap_or_default(),
+            }),
+            "rename_branch" => Request::RenameBranch(RenameBranchArgs {
+                timeline_id: args.id("timeline_id"),
+                name: args.str("name").map(str::to_string).unwrap_or_default(),
+                new_name: args.str("new_name").map(str::to_string).unwrap_or_default(),
             }),
             "context" => Request::Context(ContextArgs {
                 timeline_id: args.id("timeline_id"),
@@ -305,6 +322,7 @@ impl Request {
             Request::Fork(_) => "fork",
             Request::Switch(_) => "switch",
             Request::DropBranch(_) => "drop_branch",
+            Request::RenameBranch(_) => "rename_branch",
             Request::Context(_) => "context",
             Request::ContextBudget(_) => "context_budget",
             Request::Pin(_) => "pin",

@@ -598,7 +598,7 @@ on_both_engines! {
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_export"}}"#,
-                "Invalid params: unknown tool \"timeline_export\"; tools/list names the 15 tools of this server",
+                "Invalid params: unknown tool \"timeline_export\"; tools/list names the 16 tools of this server",
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":[]}}"#,
@@ -848,7 +848,7 @@ on_both_engines! {
     }
 
     #[test]
-    fn tools_list_serves_the_14_generated_tools_without_output_schema_for_old_versions() {
+    fn tools_list_serves_the_generated_tools_without_output_schema_for_old_versions() {
         let full = tools_json();
         let names: Vec<&str> = full["tools"]
             .as_array()
@@ -864,6 +864,7 @@ on_both_engines! {
                 "timeline_fork",
                 "timeline_switch",
                 "timeline_drop_branch",
+                "timeline_rename_branch",
                 "timeline_context",
                 "timeline_context_budget",
                 "timeline_pin",
@@ -905,14 +906,14 @@ on_both_engines! {
             );
             let answer = server.ask_json(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
             let tools = answer["result"]["tools"].as_array().unwrap();
-            assert_eq!(tools.len(), 15);
+            assert_eq!(tools.len(), 16);
             let count = |field: &str| tools.iter().filter(|t| t.get(field).is_some()).count();
             let new = NEW.contains(&version);
-            assert_eq!(count("outputSchema"), if new { 15 } else { 0 });
-            assert_eq!(count("title"), if new { 15 } else { 0 });
+            assert_eq!(count("outputSchema"), if new { 16 } else { 0 });
+            assert_eq!(count("title"), if new { 16 } else { 0 });
             assert_eq!(
                 count("annotations"),
-                if version == "2024-11-05" { 0 } else { 15 }
+                if version == "2024-11-05" { 0 } else { 16 }
             );
         }
         // Before initialize the latest version's list is served.
@@ -957,6 +958,7 @@ on_both_engines! {
                     true
                 ),
                 ("timeline_drop_branch", "Drop a branch", false, true, true),
+                ("timeline_rename_branch", "Rename a branch", false, true, true),
                 ("timeline_context", "Read a context", true, false, true),
                 (
                     "timeline_context_budget",
@@ -994,7 +996,8 @@ on_both_engines! {
             ]
         );
         // The budget tool writes placeholders, and says so.
-        let budget = &tools["tools"][6];
+        let budget = &tools["tools"][7];
+        assert_eq!(budget["name"], json!("timeline_context_budget"));
         assert!(
             budget["description"]
                 .as_str()
@@ -1032,7 +1035,8 @@ on_both_engines! {
         let fork = &tools["tools"][2]["inputSchema"]["properties"];
         assert_eq!(fork["name"]["pattern"], json!("^[^/]*$"));
         assert_eq!(fork["name"]["minLength"], json!(1));
-        let summarize = &tools["tools"][9]["inputSchema"]["properties"];
+        assert_eq!(tools["tools"][10]["name"], json!("timeline_summarize"));
+        let summarize = &tools["tools"][10]["inputSchema"]["properties"];
         assert_eq!(summarize["derived_from"]["type"], json!("array"));
         assert_eq!(summarize["derived_from"]["uniqueItems"], json!(true));
     }
@@ -1434,7 +1438,7 @@ on_both_engines! {
                 text.contains("2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25"),
                 "{text}"
             );
-            assert!(text.contains("Tools (15): timeline_create,"), "{text}");
+            assert!(text.contains("Tools (16): timeline_create,"), "{text}");
         }
         for (args, message) in [
             (&["--bogus"][..], "tl-mcp: unknown argument --bogus"),

@@ -45,6 +45,7 @@ pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
         Request::Fork(a) => tree::fork(tx, a),
         Request::Switch(a) => tree::switch(tx, a),
         Request::DropBranch(a) => tree::drop_branch(tx, a),
+        Request::RenameBranch(a) => tree::rename_branch(tx, a),
         Request::Pin(a) => tree::pin(tx, a),
         Request::Unpin(a) => tree::unpin(tx, a),
         Request::Context(a) => read::context(tx, a),

@@ -1,9 +1,10 @@
-//! Growing the tree and moving branch pointers: create, append, fork, switch, drop-branch, pin, unpin.
+//! Growing the tree and moving branch pointers: create, append, fork, switch, drop-branch,
+//! rename-branch, pin, unpin.
 
 use super::walk::{is_ancestor_or_self, new_row};
 use super::{
-    AppendArgs, DropBranchArgs, ForkArgs, PinArgs, SwitchArgs, UnpinArgs, branch_named, message,
-    timeline_of,
+    AppendArgs, DropBranchArgs, ForkArgs, PinArgs, RenameBranchArgs, SwitchArgs, UnpinArgs,
+    branch_named, message, timeline_of,
 };
 use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::model::{Branch, Node, ROOT, Role, estimate_tokens, node_id};
@@ -74,6 +75,26 @@ pub fn switch(tx: &mut dyn Tx, args: &SwitchArgs) -> Result<Value> {
     branch_named(tx, &timeline, &args.name)?;
     tx.set_current_branch(timeline.id, &args.name)?;
     Ok(json!({ "current_branch": args.name }))
+}
+
+/// Rename a branch in place: its head, watermark and place in the list stay, and the current-branch
+/// marker follows it. The new name obeys the rules of fork (checked by the spec) and must be free.
+pub fn rename_branch(tx: &mut dyn Tx, args: &RenameBranchArgs) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let (old, new) = (&args.name, &args.new_name);
+    branch_named(tx, &timeline, old)?;
+    if old != new {
+        if tx.branch(timeline.id, new)?.is_some() {
+            return Err(Error::conflict(format!(
+                "branch {new:?} already exists; choose another name or drop it first"
+            )));
+        }
+        tx.rename_branch(timeline.id, old, new)?;
+        if &timeline.current_branch == old {
+            tx.set_current_branch(timeline.id, new)?;
+        }
+    }
+    Ok(json!({ "renamed": old, "to": new }))
 }
 
 pub fn drop_branch(tx: &mut dyn Tx, args: &DropBranchArgs) -> Result<Value> {

@@ -577,14 +577,14 @@ mod tests {
     }
 
     #[test]
-    fn fifteen_mcp_tools() {
+    fn sixteen_mcp_tools() {
         assert_eq!(
             spec()
                 .operations
                 .iter()
                 .filter(|op| op.mcp.is_some())
                 .count(),
-            15
+            16
         );
     }
 }

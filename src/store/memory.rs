@@ -189,6 +189,19 @@ impl Tx for MemTx<'_> {
         Ok(())
     }
 
+    fn rename_branch(&mut self, tl: u64, old: &str, new: &str) -> Result<()> {
+        let t = self.get(tl)?;
+        match t.branches.iter_mut().find(|b| b.name == old) {
+            Some(branch) => {
+                branch.name = new.to_string();
+                Ok(())
+            }
+            None => Err(Error::database(format!(
+                "internal error: no branch {old:?} to rename"
+            ))),
+        }
+    }
+
     fn idempotency(&mut self, scope: &str, key: &str) -> Result<Option<IdempotencyEntry>> {
         Ok(self
             .db

@@ -187,6 +187,9 @@ pub trait Tx {
     /// Add a branch, or update the head and watermark of the branch of that name (keeping its place).
     fn put_branch(&mut self, tl: u64, branch: &Branch) -> Result<()>;
     fn remove_branch(&mut self, tl: u64, name: &str) -> Result<()>;
+    /// Give branch `old` the name `new` (which no branch has), keeping its head, watermark and place.
+    /// The current-branch marker is the caller's.
+    fn rename_branch(&mut self, tl: u64, old: &str, new: &str) -> Result<()>;
 
     fn idempotency(&mut self, scope: &str, key: &str) -> Result<Option<IdempotencyEntry>>;
     /// Record a key's result, replacing an expired entry of the same scope and key.

@@ -917,6 +917,19 @@ impl Tx for SqlTx<'_> {
         Ok(())
     }
 
+    fn rename_branch(&mut self, tl: u64, old: &str, new: &str) -> Result<()> {
+        let changed = self.exec(
+            "UPDATE branches SET name = ?3 WHERE timeline = ?1 AND name = ?2",
+            params![sql(tl), old, new],
+        )?;
+        if changed != 1 {
+            return Err(Error::database(format!(
+                "internal error: no branch {old:?} to rename"
+            )));
+        }
+        Ok(())
+    }
+
     fn idempotency(&mut self, scope: &str, key: &str) -> Result<Option<IdempotencyEntry>> {
         let row = self
             .conn

@@ -105,6 +105,11 @@ pub fn command() -> clap::Command {
                 .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to archive. (required)"))
         )
         .subcommand(
+            Command::new("restore-branch")
+                .about("Bring an archived branch back: its pointer, and its archived messages to the hot zone.")
+                .arg(Arg::new("branch").long("branch").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The archived branch to restore (the latest one archived under that name). (required)"))
+        )
+        .subcommand(
             Command::new("export")
                 .about("Export the timeline as a draw.io diagram or an ASCII tree (read-only).")
                 .arg(Arg::new("format").long("format").value_name("EXPORT_FORMAT").action(ArgAction::Set).allow_hyphen_values(true).help("drawio (needs --output) or ascii. [drawio, ascii] (required)"))

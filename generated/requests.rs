@@ -159,6 +159,15 @@ pub struct ArchiveBranchArgs {
     pub branch: String,
 }
 
+/// Arguments of `restore_branch`: Bring an archived branch back: its pointer, and its archived messages to the hot zone.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RestoreBranchArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The archived branch to restore (the latest one archived under that name).
+    pub branch: String,
+}
+
 /// Arguments of `export`: Export the timeline as a draw.io diagram or an ASCII tree (read-only).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExportArgs {
@@ -212,6 +221,7 @@ pub enum Request {
     Node(NodeArgs),
     ArchiveCheck(ArchiveCheckArgs),
     ArchiveBranch(ArchiveBranchArgs),
+    RestoreBranch(RestoreBranchArgs),
     Export(ExportArgs),
     DbInfo(DbInfoArgs),
     DbCheck(DbCheckArgs),
@@ -295,6 +305,10 @@ impl Request {
                 timeline_id: args.id("timeline_id"),
                 branch: args.str("branch").map(str::to_string).unwrap_or_default(),
             }),
+            "restore_branch" => Request::RestoreBranch(RestoreBranchArgs {
+                timeline_id: args.id("timeline_id"),
+                branch: args.str("branch").map(str::to_string).unwrap_or_default(),
+            }),
             "export" => Request::Export(ExportArgs {
                 timeline_id: args.id("timeline_id"),
                 format: args.str("format").map(str::to_string).unwrap_or_default(),
@@ -332,6 +346,7 @@ impl Request {
             Request::Node(_) => "node",
             Request::ArchiveCheck(_) => "archive_check",
             Request::ArchiveBranch(_) => "archive_branch",
+            Request::RestoreBranch(_) => "restore_branch",
             Request::Export(_) => "export",
             Request::DbInfo(_) => "db_info",
             Request::DbCheck(_) => "db_check",

@@ -115,6 +115,9 @@ def substitute(value, tmpdir, version):
     if isinstance(value, str):
         if value.startswith("{{file:") and value.endswith("}}"):
             return load_json(ROOT / value[len("{{file:"):-2])
+        if value == "{{format_version}}":
+            # This runner's databases are JSON snapshots (db.json), format_version 1.
+            return 1
         return (
             value.replace("{{dir}}", str(tmpdir))
             .replace("{{sep}}", os.sep)

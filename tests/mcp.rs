@@ -598,7 +598,7 @@ on_both_engines! {
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_export"}}"#,
-                "Invalid params: unknown tool \"timeline_export\"; tools/list names the 16 tools of this server",
+                "Invalid params: unknown tool \"timeline_export\"; tools/list names the 17 tools of this server",
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":[]}}"#,
@@ -874,6 +874,7 @@ on_both_engines! {
                 "timeline_node",
                 "timeline_archive_check",
                 "timeline_archive_branch",
+                "timeline_restore_branch",
                 "timeline_db_info"
             ]
         );
@@ -906,14 +907,14 @@ on_both_engines! {
             );
             let answer = server.ask_json(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
             let tools = answer["result"]["tools"].as_array().unwrap();
-            assert_eq!(tools.len(), 16);
+            assert_eq!(tools.len(), 17);
             let count = |field: &str| tools.iter().filter(|t| t.get(field).is_some()).count();
             let new = NEW.contains(&version);
-            assert_eq!(count("outputSchema"), if new { 16 } else { 0 });
-            assert_eq!(count("title"), if new { 16 } else { 0 });
+            assert_eq!(count("outputSchema"), if new { 17 } else { 0 });
+            assert_eq!(count("title"), if new { 17 } else { 0 });
             assert_eq!(
                 count("annotations"),
-                if version == "2024-11-05" { 0 } else { 16 }
+                if version == "2024-11-05" { 0 } else { 17 }
             );
         }
         // Before initialize the latest version's list is served.
@@ -990,6 +991,13 @@ on_both_engines! {
                     "Archive a branch",
                     false,
                     true,
+                    true
+                ),
+                (
+                    "timeline_restore_branch",
+                    "Restore an archived branch",
+                    false,
+                    false,
                     true
                 ),
                 ("timeline_db_info", "Describe the database", true, false, true),
@@ -1438,7 +1446,7 @@ on_both_engines! {
                 text.contains("2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25"),
                 "{text}"
             );
-            assert!(text.contains("Tools (16): timeline_create,"), "{text}");
+            assert!(text.contains("Tools (17): timeline_create,"), "{text}");
         }
         for (args, message) in [
             (&["--bogus"][..], "tl-mcp: unknown argument --bogus"),

@@ -55,6 +55,7 @@ pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
         Request::ContextBudget(a) => budget::budget(tx, a, ctx),
         Request::ArchiveCheck(a) => archive::check(tx, a),
         Request::ArchiveBranch(a) => archive::archive(tx, a, ctx),
+        Request::RestoreBranch(a) => archive::restore(tx, a, ctx),
         Request::Export(_)
         | Request::DbInfo(_)
         | Request::DbCheck(_)

@@ -577,14 +577,14 @@ mod tests {
     }
 
     #[test]
-    fn sixteen_mcp_tools() {
+    fn seventeen_mcp_tools() {
         assert_eq!(
             spec()
                 .operations
                 .iter()
                 .filter(|op| op.mcp.is_some())
                 .count(),
-            16
+            17
         );
     }
 }

@@ -4,7 +4,7 @@
 use super::{Counts, Engine, NodeChange, NodeRow, TimelineRow, Tx};
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry};
-use crate::model::{Branch, Database, ROOT, Timeline};
+use crate::model::{ArchivedBranch, Branch, Database, ROOT, Timeline};
 
 pub struct MemTx<'a> {
     pub db: &'a mut Database,
@@ -158,6 +158,7 @@ impl Tx for MemTx<'_> {
                 t.derived.superseded_by.insert(n, newer);
             }
             NodeChange::Archived => t.nodes[i].cold = true,
+            NodeChange::Restored => t.nodes[i].cold = false,
         }
         Ok(())
     }
@@ -189,6 +190,15 @@ impl Tx for MemTx<'_> {
         Ok(())
     }
 
+    fn insert_branch(&mut self, tl: u64, index: u64, branch: &Branch) -> Result<()> {
+        let t = self.get(tl)?;
+        let at = usize::try_from(index)
+            .unwrap_or(usize::MAX)
+            .min(t.branches.len());
+        t.branches.insert(at, branch.clone());
+        Ok(())
+    }
+
     fn rename_branch(&mut self, tl: u64, old: &str, new: &str) -> Result<()> {
         let t = self.get(tl)?;
         match t.branches.iter_mut().find(|b| b.name == old) {
@@ -200,6 +210,23 @@ impl Tx for MemTx<'_> {
                 "internal error: no branch {old:?} to rename"
             ))),
         }
+    }
+
+    fn archived_branches(&mut self, tl: u64) -> Result<Vec<ArchivedBranch>> {
+        Ok(self.get(tl)?.archived.clone())
+    }
+
+    fn push_archived_branch(&mut self, tl: u64, archived: &ArchivedBranch) -> Result<()> {
+        self.get(tl)?.archived.push(archived.clone());
+        Ok(())
+    }
+
+    fn remove_archived_branch(&mut self, tl: u64, name: &str) -> Result<()> {
+        let t = self.get(tl)?;
+        if let Some(i) = t.archived.iter().rposition(|a| a.name == name) {
+            t.archived.remove(i);
+        }
+        Ok(())
     }
 
     fn idempotency(&mut self, scope: &str, key: &str) -> Result<Option<IdempotencyEntry>> {

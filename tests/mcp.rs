@@ -1047,6 +1047,17 @@ on_both_engines! {
         let summarize = &tools["tools"][10]["inputSchema"]["properties"];
         assert_eq!(summarize["derived_from"]["type"], json!("array"));
         assert_eq!(summarize["derived_from"]["uniqueItems"], json!(true));
+        // The budget's switches are booleans, off unless given.
+        assert_eq!(tools["tools"][7]["name"], json!("timeline_context_budget"));
+        let budget = &tools["tools"][7]["inputSchema"];
+        for switch in ["dry_run", "explain"] {
+            assert_eq!(budget["properties"][switch]["type"], json!("boolean"));
+            assert_eq!(budget["properties"][switch]["default"], json!(false));
+        }
+        assert_eq!(
+            budget["required"],
+            json!(["timeline_id", "node", "max_tokens"])
+        );
     }
 
     #[test]

@@ -53,6 +53,13 @@ pub fn command() -> clap::Command {
                 .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to remove. The current branch cannot be removed. (required)"))
         )
         .subcommand(
+            Command::new("rename-branch")
+                .about("Rename a branch, keeping its head, watermark, place and current-branch marker.")
+                .override_usage("tl rename-branch [OPTIONS] --name <BRANCH_NAME> --to <BRANCH_NAME>")
+                .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to rename. (required)"))
+                .arg(Arg::new("to").long("to").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("Its new name; no other branch may have it. (required)"))
+        )
+        .subcommand(
             Command::new("context")
                 .about("Print the messages from the root to a node, oldest first.")
                 .override_usage("tl context [OPTIONS] --node <NID>")
@@ -64,6 +71,8 @@ pub fn command() -> clap::Command {
                 .override_usage("tl budget [OPTIONS] --node <NID> --max <N>")
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("The target message; it is always kept verbatim. (required)"))
                 .arg(Arg::new("max").long("max").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("The token budget. (required)"))
+                .arg(Arg::new("dry-run").long("dry-run").action(ArgAction::SetTrue).help("Show the layout without writing anything: a placeholder that would be created appears with node null and the range it would cover (from, to), and summaries_created lists only existing placeholders. An idempotency key has no effect."))
+                .arg(Arg::new("explain").long("explain").action(ArgAction::SetTrue).help("Add an explanation: for every message of the path, in order, whether it was kept, covered by a summary or by a placeholder, and why. If the budget is infeasible, the error data holds the smallest layout (messages) and its explanation."))
         )
         .subcommand(
             Command::new("pin")
@@ -113,6 +122,12 @@ pub fn command() -> clap::Command {
                 .about("Archive a finished branch: remove its pointer and move its own messages to the cold zone.")
                 .override_usage("tl archive-branch [OPTIONS] --name <BRANCH_NAME>")
                 .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to archive. (required)"))
+        )
+        .subcommand(
+            Command::new("restore-branch")
+                .about("Bring an archived branch back: its pointer, and its archived messages to the hot zone.")
+                .override_usage("tl restore-branch [OPTIONS] --branch <BRANCH_NAME>")
+                .arg(Arg::new("branch").long("branch").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The archived branch to restore (the latest one archived under that name). (required)"))
         )
         .subcommand(
             Command::new("export")

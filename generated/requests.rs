@@ -57,6 +57,17 @@ pub struct DropBranchArgs {
     pub name: String,
 }
 
+/// Arguments of `rename_branch`: Rename a branch, keeping its head, watermark, place and current-branch marker.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RenameBranchArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The branch to rename.
+    pub name: String,
+    /// Its new name; no other branch may have it.
+    pub new_name: String,
+}
+
 /// Arguments of `context`: Print the messages from the root to a node, oldest first.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ContextArgs {
@@ -75,6 +86,10 @@ pub struct ContextBudgetArgs {
     pub node: u64,
     /// The token budget.
     pub max_tokens: u64,
+    /// Show the layout without writing anything: a placeholder that would be created appears with node null and the range it would cover (from, to), and summaries_created lists only existing placeholders. An idempotency key has no effect.
+    pub dry_run: bool,
+    /// Add an explanation: for every message of the path, in order, whether it was kept, covered by a summary or by a placeholder, and why. If the budget is infeasible, the error data holds the smallest layout (messages) and its explanation.
+    pub explain: bool,
 }
 
 /// Arguments of `pin`: Pin a node so that budgets always keep it verbatim.
@@ -150,6 +165,15 @@ pub struct ArchiveBranchArgs {
     pub branch: String,
 }
 
+/// Arguments of `restore_branch`: Bring an archived branch back: its pointer, and its archived messages to the hot zone.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RestoreBranchArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The archived branch to restore (the latest one archived under that name).
+    pub branch: String,
+}
+
 /// Arguments of `export`: Export the timeline as a draw.io diagram or an ASCII tree (read-only).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExportArgs {
@@ -215,6 +239,7 @@ pub enum Request {
     Fork(ForkArgs),
     Switch(SwitchArgs),
     DropBranch(DropBranchArgs),
+    RenameBranch(RenameBranchArgs),
     Context(ContextArgs),
     ContextBudget(ContextBudgetArgs),
     Pin(PinArgs),
@@ -224,6 +249,7 @@ pub enum Request {
     Node(NodeArgs),
     ArchiveCheck(ArchiveCheckArgs),
     ArchiveBranch(ArchiveBranchArgs),
+    RestoreBranch(RestoreBranchArgs),
     Export(ExportArgs),
     DbInfo(DbInfoArgs),
     DbCheck(DbCheckArgs),
@@ -265,6 +291,11 @@ impl Request {
                 timeline_id: args.id("timeline_id"),
                 name: args.str("name").map(str::to_string).unwrap_or_default(),
             }),
+            "rename_branch" => Request::RenameBranch(RenameBranchArgs {
+                timeline_id: args.id("timeline_id"),
+                name: args.str("name").map(str::to_string).unwrap_or_default(),
+                new_name: args.str("new_name").map(str::to_string).unwrap_or_default(),
+            }),
             "context" => Request::Context(ContextArgs {
                 timeline_id: args.id("timeline_id"),
                 node: args.id("node").unwrap_or_default(),
@@ -273,6 +304,8 @@ impl Request {
                 timeline_id: args.id("timeline_id"),
                 node: args.id("node").unwrap_or_default(),
                 max_tokens: args.u64("max_tokens").unwrap_or_default(),
+                dry_run: args.flag("dry_run"),
+                explain: args.flag("explain"),
             }),
             "pin" => Request::Pin(PinArgs {
                 timeline_id: args.id("timeline_id"),
@@ -304,6 +337,10 @@ impl Request {
                 branch: args.str("branch").map(str::to_string).unwrap_or_default(),
             }),
             "archive_branch" => Request::ArchiveBranch(ArchiveBranchArgs {
+                timeline_id: args.id("timeline_id"),
+                branch: args.str("branch").map(str::to_string).unwrap_or_default(),
+            }),
+            "restore_branch" => Request::RestoreBranch(RestoreBranchArgs {
                 timeline_id: args.id("timeline_id"),
                 branch: args.str("branch").map(str::to_string).unwrap_or_default(),
             }),
@@ -343,6 +380,7 @@ impl Request {
             Request::Fork(_) => "fork",
             Request::Switch(_) => "switch",
             Request::DropBranch(_) => "drop_branch",
+            Request::RenameBranch(_) => "rename_branch",
             Request::Context(_) => "context",
             Request::ContextBudget(_) => "context_budget",
             Request::Pin(_) => "pin",
@@ -352,6 +390,7 @@ impl Request {
             Request::Node(_) => "node",
             Request::ArchiveCheck(_) => "archive_check",
             Request::ArchiveBranch(_) => "archive_branch",
+            Request::RestoreBranch(_) => "restore_branch",
             Request::Export(_) => "export",
             Request::DbInfo(_) => "db_info",
             Request::DbCheck(_) => "db_check",

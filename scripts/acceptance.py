@@ -103,6 +103,9 @@ def cli_argv(spec, op, args, key):
                 rest += ["--" + fields.get(field, name + "-" + field), text_of(field_value)]
         elif kind == "list" and isinstance(value, list):
             rest += ["--" + flag, ",".join(text_of(v) for v in value)]
+        elif kind == "bool" and isinstance(value, bool):
+            # A switch: true is the bare flag, false is no flag at all.
+            rest += ["--" + flag] if value else []
         else:
             rest += ["--" + flag, text_of(value)]
     return argv + [op["cli"]] + rest
@@ -112,6 +115,9 @@ def substitute(value, tmpdir, version):
     if isinstance(value, str):
         if value.startswith("{{file:") and value.endswith("}}"):
             return load_json(ROOT / value[len("{{file:"):-2])
+        if value == "{{format_version}}":
+            # This runner's databases are JSON snapshots (db.json), format_version 1.
+            return 1
         return (
             value.replace("{{dir}}", str(tmpdir))
             .replace("{{sep}}", os.sep)

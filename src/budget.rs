@@ -17,6 +17,10 @@
 //!    budget that holds the whole path keeps the whole path). A summary's cost change is computed over
 //!    its range, a message's in O(1) from precomputed run starts and prefix sums, so the whole plan is
 //!    O(m log m + Σ range lengths). The result never exceeds `max`.
+//!
+//! Every step that gives a position its final state also records why (`Reason`), as it decides: the
+//! cheapest layout, the summary step, or the message step (with the totals it compared against
+//! `max`). `budget --explain` words these reasons; it never recomputes them.
 
 /// One message of the path, oldest first. The last one is the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,17 +48,54 @@ pub enum Segment {
     Gap { start: usize, end: usize },
 }
 
+/// Why a path position ended up in its state, recorded by the step of the planner that put it there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// A mandatory position (the target or a pin): always kept verbatim.
+    Mandatory,
+    /// Kept by the cheapest layout: leaving it out would cost at least as much.
+    Cheapest,
+    /// Inside a summary that the cheapest layout uses.
+    SummaryCheapest,
+    /// In a gap of the cheapest layout. Only an infeasible request reports it: a plan's message step
+    /// tries every gap position and records `DidNotFit` for those it leaves there.
+    GapCheapest,
+    /// Inside a summary that the summary step put in (summaries come before messages); `total` is the
+    /// plan's total right after that step.
+    SummaryFirst { total: u128 },
+    /// Kept alone by the message step (newest first); `total` is the plan's total right after it.
+    Newest { total: u128 },
+    /// Kept by the message step together with the whole run `first..=last` of its gap, because keeping
+    /// `last` (the position the step was for) alone did not fit; `total` is the total right after it.
+    Run {
+        first: usize,
+        last: usize,
+        total: u128,
+    },
+    /// Left in a gap by the message step: the cheaper way to keep it would have made the total
+    /// `total`, over `max`.
+    DidNotFit { total: u128 },
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     /// Segments in path order, covering every position exactly once.
     pub segments: Vec<Segment>,
+    /// One per path position: why it is where `segments` puts it.
+    pub reasons: Vec<Reason>,
     pub total_tokens: u128,
     pub required_tokens: u128,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The request cannot fit: what the cheapest layout needs, and that layout with its reasons.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Infeasible {
     pub required_tokens: u128,
+    /// The cheapest layout (it costs `required_tokens`), in path order.
+    pub segments: Vec<Segment>,
+    /// One per path position, all from the cheapest layout (`Mandatory`, `Cheapest`,
+    /// `SummaryCheapest`, `GapCheapest`).
+    pub reasons: Vec<Reason>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,10 +205,23 @@ pub fn plan(
 ) -> Result<Plan, Infeasible> {
     let ok = usable(items, candidates);
     let (mut states, required) = minimum(items, candidates, reserve, &ok);
+    // The cheapest layout's own reasons; later steps overwrite those of the positions they change.
+    let mut reasons: Vec<Reason> = states
+        .iter()
+        .zip(items)
+        .map(|(state, item)| match state {
+            State::Keep if item.mandatory => Reason::Mandatory,
+            State::Keep => Reason::Cheapest,
+            State::In(_) => Reason::SummaryCheapest,
+            State::Gap => Reason::GapCheapest,
+        })
+        .collect();
     let max = u128::from(max);
     if required > max {
         return Err(Infeasible {
             required_tokens: required,
+            segments: segments_of(&states, candidates),
+            reasons,
         });
     }
     let reserve = u128::from(reserve);
@@ -212,6 +266,9 @@ pub fn plan(
             states[start..=end]
                 .iter_mut()
                 .for_each(|s| *s = State::In(c));
+            reasons[start..=end]
+                .iter_mut()
+                .for_each(|r| *r = Reason::SummaryFirst { total });
         }
     }
 
@@ -246,17 +303,41 @@ pub fn plan(
         if alone <= max {
             total = alone;
             states[i] = State::Keep;
+            reasons[i] = Reason::Newest { total };
             continue;
         }
+        let mut cheapest_try = alone;
         if a < i {
             let together = total + (prefix[i + 1] - prefix[a]) - if right { 0 } else { reserve };
             if together <= max {
                 total = together;
                 states[a..=i].iter_mut().for_each(|s| *s = State::Keep);
+                reasons[a..=i].iter_mut().for_each(|r| {
+                    *r = Reason::Run {
+                        first: a,
+                        last: i,
+                        total,
+                    }
+                });
+                continue;
             }
+            cheapest_try = cheapest_try.min(together);
         }
+        reasons[i] = Reason::DidNotFit {
+            total: cheapest_try,
+        };
     }
 
+    Ok(Plan {
+        segments: segments_of(&states, candidates),
+        reasons,
+        total_tokens: total,
+        required_tokens: required,
+    })
+}
+
+/// The segments of a layout given by its states, in path order.
+fn segments_of(states: &[State], candidates: &[Candidate]) -> Vec<Segment> {
     let mut segments = Vec::new();
     let mut i = 0;
     while i < states.len() {
@@ -278,11 +359,7 @@ pub fn plan(
             }
         }
     }
-    Ok(Plan {
-        segments,
-        total_tokens: total,
-        required_tokens: required,
-    })
+    segments
 }
 
 /// The exact cost of a list of segments; used by tests to check a plan's own total.
@@ -314,7 +391,19 @@ mod tests {
         assert_eq!(
             plan(&path, &[], 32, 1),
             Err(Infeasible {
-                required_tokens: 65
+                required_tokens: 65,
+                segments: vec![
+                    Segment::Gap { start: 0, end: 0 },
+                    Segment::Keep(1),
+                    Segment::Gap { start: 2, end: 2 },
+                    Segment::Keep(3)
+                ],
+                reasons: vec![
+                    Reason::GapCheapest,
+                    Reason::Mandatory,
+                    Reason::GapCheapest,
+                    Reason::Mandatory
+                ],
             })
         );
         let fits = plan(&path, &[], 32, 65).unwrap();
@@ -326,6 +415,26 @@ mod tests {
                 Segment::Keep(1),
                 Segment::Gap { start: 2, end: 2 },
                 Segment::Keep(3)
+            ]
+        );
+        // Each gap was tried by the message step: n3 alone would make 65 - 32 + 1000.
+        assert_eq!(
+            fits.reasons,
+            vec![
+                Reason::DidNotFit { total: 1033 },
+                Reason::Mandatory,
+                Reason::DidNotFit { total: 1033 },
+                Reason::Mandatory
+            ]
+        );
+        let more = plan(&path, &[], 32, 1033).unwrap();
+        assert_eq!(
+            more.reasons,
+            vec![
+                Reason::DidNotFit { total: 2001 },
+                Reason::Mandatory,
+                Reason::Newest { total: 1033 },
+                Reason::Mandatory
             ]
         );
     }
@@ -352,6 +461,23 @@ mod tests {
         let p = plan(&path, &cands, 32, 41).unwrap();
         assert_eq!(p.segments, vec![Segment::Summary(0), Segment::Keep(3)]);
         assert_eq!(p.required_tokens, 33);
+        assert_eq!(
+            p.reasons,
+            vec![
+                Reason::SummaryFirst { total: 41 },
+                Reason::SummaryFirst { total: 41 },
+                Reason::SummaryFirst { total: 41 },
+                Reason::Mandatory
+            ]
+        );
+        // Cheaper than the placeholder: the cheapest layout itself uses the summary.
+        let cheap = [Candidate {
+            tokens: 5,
+            ..cands[0]
+        }];
+        let p = plan(&path, &cheap, 32, 41).unwrap();
+        assert_eq!(p.segments, vec![Segment::Summary(0), Segment::Keep(3)]);
+        assert_eq!(p.reasons[..3], [Reason::SummaryCheapest; 3]);
     }
 
     #[test]
@@ -385,11 +511,19 @@ mod tests {
             vec![Segment::Keep(0), Segment::Keep(1), Segment::Keep(2)]
         );
         assert_eq!((p.total_tokens, p.required_tokens), (33, 32));
+        let run = Reason::Run {
+            first: 0,
+            last: 1,
+            total: 33,
+        };
+        assert_eq!(p.reasons, vec![run, run, Reason::Mandatory]);
     }
 
     #[test]
     fn a_cheap_message_is_cheaper_kept_than_replaced() {
         let path = items(&[(0, false), (1, true)]);
         assert_eq!(required_tokens(&path, &[], 32), 1);
+        let p = plan(&path, &[], 32, 1).unwrap();
+        assert_eq!(p.reasons, vec![Reason::Cheapest, Reason::Mandatory]);
     }
 }

@@ -153,7 +153,8 @@ pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
         ops::Request::DbCheck(_) => db_check(store).map(Output::Json),
         ops::Request::DbConvert(convert) => db_convert(store, &convert.to).map(Output::Json),
         ops::Request::DbBackup(backup) => db_backup(store, &backup.to).map(Output::Json),
-        _ if !op.mutating => store
+        // A dry-run budget is a read of a mutating operation: an idempotency key has no effect.
+        _ if !op.mutating || ops::reads_only(&typed) => store
             .read(|tx| ops::run(tx, &typed, &ctx))
             .map(Output::Json),
         _ => store

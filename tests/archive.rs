@@ -37,6 +37,29 @@ fn unpin_refused(node: &str, branch: &str) -> String {
     )
 }
 
+/// `tl summarize --from F --to T --summary TEXT --tokens N`, expecting the node `node`.
+fn summarize(db: &Db, from: &str, to: &str, text: &str, tokens: u64, node: &str) {
+    db.tl(&[
+        "summarize",
+        "--from",
+        from,
+        "--to",
+        to,
+        "--summary",
+        text,
+        "--tokens",
+        &tokens.to_string(),
+    ])
+    .ok(&format!(r#"{{"node":"{node}"}}"#));
+}
+
+/// The database without its audit, which archival and restore both extend.
+fn without_audit(db: &Db) -> Value {
+    let mut value = db.value();
+    value.as_object_mut().unwrap().remove("audit");
+    value
+}
+
 // --- watermark ------------------------------------------------------------------------------
 
 // --- archival -------------------------------------------------------------------------------
@@ -708,5 +731,181 @@ on_both_engines! {
             &hot[..hot.len() - 1],
             good["timelines"][0]["nodes"].as_array().unwrap().as_slice()
         );
+    }
+
+    // --- restore-branch -------------------------------------------------------------------------
+
+    #[test]
+    fn a3_archive_then_restore_gives_back_the_same_database_apart_from_the_audit() {
+        let db = branches();
+        summarize(&db, "n1", "n4", "all of a", 4, "n6");
+        summarize(&db, "n1", "n5", "all of b", 4, "n7");
+        let before = without_audit(&db);
+        db.tl(&["archive-branch", "--name", "a"])
+            .ok(r#"{"archived":["n4"]}"#);
+        db.tl(&["archive-branch", "--name", "b"])
+            .ok(r#"{"archived":["n3","n5"]}"#);
+        // What restore needs is kept beside the cold zone: head, watermark, place, moved nodes.
+        assert_eq!(
+            db.value()["timelines"][0]["archived_branches"],
+            json!([
+                {"name": "a", "head": "n4", "watermark": "n4", "position": 1, "nodes": ["n4"]},
+                {"name": "b", "head": "n5", "watermark": "n5", "position": 1, "nodes": ["n3", "n5"]},
+            ])
+        );
+        // Restored in the reverse order, each branch takes back its place and its messages.
+        db.tl(&["restore-branch", "--branch", "b"])
+            .ok(r#"{"branch":"b","head":"n5","restored":["n3","n5"]}"#);
+        db.tl(&["restore-branch", "--branch", "a"])
+            .ok(r#"{"branch":"a","head":"n4","restored":["n4"]}"#);
+        assert_eq!(without_audit(&db), before);
+        assert_eq!(zone(&db, "cold"), Vec::<String>::new());
+        db.tl(&["branches"]).ok(concat!(
+            r#"[{"name":"main","head":"n2","current":true},"#,
+            r#"{"name":"a","head":"n4","current":false},"#,
+            r#"{"name":"b","head":"n5","current":false}]"#
+        ));
+        let audit: Vec<Value> = db.value()["audit"].as_array().unwrap()[2..].to_vec();
+        assert_eq!(
+            audit,
+            vec![
+                json!({"ts":1700000000,"op":"archive","timeline":"tl0","branch":"a","nodes":["n4"]}),
+                json!({"ts":1700000000,"op":"archive","timeline":"tl0","branch":"b","nodes":["n3","n5"]}),
+                json!({"ts":1700000000,"op":"restore","timeline":"tl0","branch":"b","nodes":["n3","n5"]}),
+                json!({"ts":1700000000,"op":"restore","timeline":"tl0","branch":"a","nodes":["n4"]}),
+            ]
+        );
+        // The restored branches can be archived again.
+        db.tl(&["archive-check", "--name", "a"])
+            .ok(r#"{"eligible":true,"reasons":[]}"#);
+    }
+
+    #[test]
+    fn a3_restore_moves_back_what_was_hot_when_the_branch_was_archived() {
+        let db = branches();
+        summarize(&db, "n1", "n4", "all of a", 4, "n6");
+        summarize(&db, "n1", "n5", "all of b", 4, "n7");
+        db.tl(&["archive-branch", "--name", "a"])
+            .ok(r#"{"archived":["n4"]}"#);
+        db.tl(&["archive-branch", "--name", "b"])
+            .ok(r#"{"archived":["n3","n5"]}"#);
+        // n3 was hot while a existed; b's later archival moved it. Restoring a brings it back too.
+        db.tl(&["restore-branch", "--branch", "a"])
+            .ok(r#"{"branch":"a","head":"n4","restored":["n3","n4"]}"#);
+        assert_eq!(zone(&db, "cold"), ["n5"]);
+        db.tl(&["restore-branch", "--branch", "b"])
+            .ok(r#"{"branch":"b","head":"n5","restored":["n5"]}"#);
+        // Each goes back to the index it had when it was archived: b was second then as well.
+        db.tl(&["branches"]).ok(concat!(
+            r#"[{"name":"main","head":"n2","current":true},"#,
+            r#"{"name":"b","head":"n5","current":false},"#,
+            r#"{"name":"a","head":"n4","current":false}]"#
+        ));
+        // A branch forked from a hot summary over history that was already cold: restoring it
+        // brings back its own messages only, and that history stays cold.
+        summarize(&db, "n4", "n4", "a4 in short", 1, "n8");
+        db.tl(&["archive-branch", "--name", "b"])
+            .ok(r#"{"archived":["n5"]}"#);
+        db.tl(&["archive-branch", "--name", "a"])
+            .ok(r#"{"archived":["n3","n4"]}"#);
+        db.tl(&["fork", "--node", "n8", "--name", "resume"])
+            .ok(r#"{"branch":"resume","head":"n8"}"#);
+        db.tl(&["switch", "--name", "resume"])
+            .ok(r#"{"current_branch":"resume"}"#);
+        db.append("user", "go on", 2);
+        db.tl(&["switch", "--name", "main"])
+            .ok(r#"{"current_branch":"main"}"#);
+        summarize(&db, "n9", "n9", "go on", 1, "n10");
+        db.tl(&["archive-branch", "--name", "resume"])
+            .ok(r#"{"archived":["n9"]}"#);
+        let before = without_audit(&db);
+        db.tl(&["restore-branch", "--branch", "resume"])
+            .ok(r#"{"branch":"resume","head":"n9","restored":["n9"]}"#);
+        assert_eq!(zone(&db, "cold"), ["n3", "n4", "n5"]);
+        db.tl(&["archive-branch", "--name", "resume"])
+            .ok(r#"{"archived":["n9"]}"#);
+        assert_eq!(without_audit(&db), before);
+    }
+
+    #[test]
+    fn a3_a_restored_branch_is_forked_from_appended_to_and_restoring_again_changes_nothing() {
+        let db = branches();
+        summarize(&db, "n1", "n5", "all of b", 4, "n6");
+        db.tl(&["archive-branch", "--name", "b"])
+            .ok(r#"{"archived":["n5"]}"#);
+        db.tl(&["fork", "--node", "n5", "--name", "c"]).err(
+            1,
+            r#"{"error":"cannot fork from n5: it is archived (cold); fork from a hot node instead, such as a summary that covers it"}"#,
+        );
+        db.tl(&["restore-branch", "--branch", "b"])
+            .ok(r#"{"branch":"b","head":"n5","restored":["n5"]}"#);
+        let restored = db.bytes();
+        db.tl(&["restore-branch", "--branch", "b"])
+            .ok(r#"{"branch":"b","head":"n5","restored":[]}"#);
+        assert_eq!(db.bytes(), restored, "a repeated restore writes nothing");
+        db.tl(&["node", "--node", "n5"]).ok(concat!(
+            r#"{"node":"n5","timeline_id":"tl0","role":"assistant","text":"b5","tokens":10,"parent":"n3","children":[],"#,
+            r#""zone":"hot","pinned":false,"path_tokens":40,"created_at":1700000000,"intent":null,"summary":null}"#
+        ));
+        db.tl(&["fork", "--node", "n5", "--name", "c"])
+            .ok(r#"{"branch":"c","head":"n5"}"#);
+        db.tl(&["pin", "--node", "n5"]).ok(r#"{"pinned":"n5"}"#);
+        db.tl(&["switch", "--name", "b"])
+            .ok(r#"{"current_branch":"b"}"#);
+        db.append("user", "b again", 1);
+        db.tl(&["budget", "--node", "n7", "--max", "100"]).ok(concat!(
+            r#"{"messages":[{"node":"n1","role":"user","text":"m1","tokens":10},"#,
+            r#"{"node":"n2","role":"assistant","text":"m2","tokens":10},"#,
+            r#"{"node":"n3","role":"user","text":"a3","tokens":10},"#,
+            r#"{"node":"n5","role":"assistant","text":"b5","tokens":10},"#,
+            r#"{"node":"n7","role":"user","text":"b again","tokens":1}],"total_tokens":41,"summaries_created":[]}"#
+        ));
+        // A key replays the first result.
+        db.tl(&["switch", "--name", "main"])
+            .ok(r#"{"current_branch":"main"}"#);
+        db.tl(&["unpin", "--node", "n5"]).ok(r#"{"unpinned":"n5"}"#);
+        summarize(&db, "n7", "n7", "b again", 1, "n8");
+        db.tl(&["archive-branch", "--name", "c"])
+            .ok(r#"{"archived":[]}"#);
+        for _ in 0..2 {
+            db.tl(&["--idempotency-key", "r-1", "restore-branch", "--branch", "c"])
+                .ok(r#"{"branch":"c","head":"n5","restored":[]}"#);
+        }
+    }
+
+    #[test]
+    fn a3_restore_refuses_unknown_names_and_a_name_in_use() {
+        let db = branches();
+        db.tl(&["restore-branch", "--branch", "x"]).err(
+            1,
+            r#"{"error":"no archived branch \"x\" in timeline tl0 (none is archived; a branch archived by a version of Timeline without restore-branch was not recorded and cannot be restored, but its messages stay readable by node ID)"}"#,
+        );
+        summarize(&db, "n1", "n5", "all of b", 4, "n6");
+        db.tl(&["archive-branch", "--name", "b"])
+            .ok(r#"{"archived":["n5"]}"#);
+        db.tl(&["restore-branch", "--branch", "x"]).err(
+            1,
+            r#"{"error":"no archived branch \"x\" in timeline tl0 (archived branches: b)"}"#,
+        );
+        db.tl(&["fork", "--node", "n1", "--name", "b"])
+            .ok(r#"{"branch":"b","head":"n1"}"#);
+        let before = db.bytes();
+        db.tl(&["restore-branch", "--branch", "b"]).err(
+            1,
+            r#"{"error":"cannot restore \"b\": a branch of that name exists, and an archived one too; rename the existing branch first with `tl rename-branch --name b --to ...`, then restore again"}"#,
+        );
+        db.tl(&["restore-branch", "--branch", "a/b"]).err(
+            2,
+            r#"{"error":"invalid argument --branch: must not contain \"/\" (A branch name: any non-empty Unicode text without \"/\".)"}"#,
+        );
+        db.tl(&["restore-branch"]).err(
+            2,
+            r#"{"error":"invalid argument --branch: required (The archived branch to restore (the latest one archived under that name).)"}"#,
+        );
+        assert_eq!(db.bytes(), before);
+        db.tl(&["rename-branch", "--name", "b", "--to", "b2"])
+            .ok(r#"{"renamed":"b","to":"b2"}"#);
+        db.tl(&["restore-branch", "--branch", "b"])
+            .ok(r#"{"branch":"b","head":"n5","restored":["n5"]}"#);
     }
 }

@@ -1009,4 +1009,106 @@ on_both_engines! {
             json!({"messages": ["n1", "n2"], "total_tokens": 7, "summaries_created": []})
         );
     }
+
+    // --- dry run and explanation ----------------------------------------------------------------
+
+    #[test]
+    fn dry_run_writes_nothing_and_shows_what_would_be_created() {
+        let db = counterexample();
+        let before = db.bytes();
+        let backup = db.json_backup();
+        let dry = concat!(
+            r#"{"messages":["#,
+            r#"{"node":null,"role":"summary","text":"[placeholder] 1 message(s) n1..n1 (1000 tokens) omitted to fit the budget; read them as the context of n1 (MCP: timeline_context with node \"n1\"; CLI: tl context --node n1)","tokens":32,"from":"n1","to":"n1"},"#,
+            r#"{"node":"n2","role":"assistant","text":"key fact","tokens":1},"#,
+            r#"{"node":null,"role":"summary","text":"[placeholder] 1 message(s) n3..n3 (1000 tokens) omitted to fit the budget; read them as the context of n3 (MCP: timeline_context with node \"n3\"; CLI: tl context --node n3)","tokens":32,"from":"n3","to":"n3"},"#,
+            r#"{"node":"n4","role":"user","text":"","tokens":0}"#,
+            r#"],"total_tokens":65,"summaries_created":[]}"#
+        );
+        db.tl(&["budget", "--node", "n4", "--max", "65", "--dry-run"]).ok(dry);
+        // A key has no effect: nothing is recorded, so the same key then serves the real budget.
+        db.tl(&[
+            "--idempotency-key",
+            "k-1",
+            "budget",
+            "--node",
+            "n4",
+            "--max",
+            "65",
+            "--dry-run",
+        ])
+        .ok(dry);
+        assert_eq!(db.bytes(), before, "a dry run wrote the database");
+        assert_eq!(db.json_backup(), backup, "a dry run replaced the backup");
+        db.tl(&["--idempotency-key", "k-1", "budget", "--node", "n4", "--max", "65"])
+            .ok(COUNTEREXAMPLE_AT_65);
+        // Now the placeholders exist: the dry run shows them by node and lists them.
+        let after = db.bytes();
+        db.tl(&["budget", "--node", "n4", "--max", "65", "--dry-run"])
+            .ok(COUNTEREXAMPLE_AT_65);
+        assert_eq!(db.bytes(), after);
+        // A dry run of a database that does not exist creates nothing.
+        let empty = Db::new();
+        empty
+            .tl(&["budget", "--node", "n1", "--max", "5", "--dry-run"])
+            .err(
+                1,
+                r#"{"error":"no timeline in this database yet; run `tl create` first (or pass --db to use another file)"}"#,
+            );
+        assert!(!empty.path.exists());
+    }
+
+    #[test]
+    fn explain_says_why_for_every_message_and_what_makes_up_required_tokens() {
+        let db = counterexample();
+        let before = db.bytes();
+        let did_not_fit = |p: &str, n: &str| {
+            format!(
+                r#"{{"node":"{n}","tokens":1000,"outcome":"placeholder","shown_at":{},"why":"did_not_fit","reason":"covered by {p}: keeping it would have brought the total to 1033, over the budget of 65"}}"#,
+                if n == "n1" { 0 } else { 2 }
+            )
+        };
+        let kept = r#"{"node":"n2","tokens":1,"outcome":"kept","shown_at":1,"why":"pinned","reason":"pinned: pinned messages are always kept verbatim"}"#;
+        let target = r#"{"node":"n4","tokens":0,"outcome":"kept","shown_at":3,"why":"target","reason":"the target of the budget: always kept verbatim"}"#;
+        // Infeasible: the cheapest layout, which costs required_tokens = 32 + 1 + 32 + 0.
+        let run = db.tl(&["budget", "--node", "n4", "--max", "1", "--explain"]);
+        assert_eq!(run.code, 1, "{run:?}");
+        let error: Value = serde_json::from_str(&run.stderr).unwrap();
+        assert_eq!(error["error"], json!("budget infeasible"));
+        assert_eq!(
+            (&error["data"]["required_tokens"], &error["data"]["max_tokens"]),
+            (&json!(65), &json!(1))
+        );
+        let why: Vec<&str> = error["data"]["explanation"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["why"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            why,
+            ["placeholder_cheapest", "pinned", "placeholder_cheapest", "target"]
+        );
+        assert_eq!(
+            error["data"]["explanation"][0]["reason"],
+            json!("left out by the cheapest layout: covered by a placeholder for n1..n1 (not created), which costs 32 tokens")
+        );
+        // Without --explain the error is exactly B4's.
+        db.tl(&["budget", "--node", "n4", "--max", "1"]).err(1, INFEASIBLE);
+        assert_eq!(db.bytes(), before, "an infeasible budget wrote the database");
+        // Feasible: the same layout as without --explain, plus the explanation.
+        let with = db.tl(&["budget", "--node", "n4", "--max", "65", "--explain"]);
+        let mut expected: Value = serde_json::from_str(COUNTEREXAMPLE_AT_65).unwrap();
+        expected["explanation"] = serde_json::from_str(&format!(
+            "[{},{kept},{},{target}]",
+            did_not_fit("placeholder n5 (n1..n1)", "n1"),
+            did_not_fit("placeholder n6 (n3..n3)", "n3")
+        ))
+        .unwrap();
+        assert_eq!(with.json(), expected);
+        assert_eq!(with.stderr, "");
+        // Without --explain, the same call prints what it always printed.
+        db.tl(&["budget", "--node", "n4", "--max", "65"])
+            .ok(COUNTEREXAMPLE_AT_65);
+    }
 }

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{Db, Run, TL, TempDir};
+use serde_json::json;
 use std::process::{Command, Stdio};
 
 fn tl_in(dir: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> Run {
@@ -112,6 +113,98 @@ on_both_engines! {
         db.tl(&["fork", "--node", "n7", "--name", "x"]).err(
             1,
             r#"{"error":"node not found: n7 does not exist in timeline tl0 (it has no messages yet); add one with `tl append`"}"#,
+        );
+    }
+
+    /// rename-branch: the same name rules as fork, and the branch keeps its head, watermark, place in
+    /// the list and current-branch marker.
+    #[test]
+    fn rename_branch_keeps_head_watermark_place_and_current_marker() {
+        let db = Db::created_at("1700000000");
+        db.append("user", "one", 10);
+        db.append("assistant", "two", 10);
+        db.tl(&["fork", "--node", "n1", "--name", "side"])
+            .ok(r#"{"branch":"side","head":"n1"}"#);
+        db.tl(&["fork", "--node", "n2", "--name", "other"])
+            .ok(r#"{"branch":"other","head":"n2"}"#);
+        // A summary of n1 moves every watermark to n1.
+        db.tl(&[
+            "summarize", "--from", "n1", "--to", "n1", "--summary", "one", "--tokens", "1",
+        ])
+        .ok(r#"{"node":"n3"}"#);
+        let branches = |db: &Db| db.value()["timelines"][0]["branches"].clone();
+        let before = branches(&db);
+        db.tl(&["rename-branch", "--name", "main", "--to", "trunk"])
+            .ok(r#"{"renamed":"main","to":"trunk"}"#);
+        db.tl(&["rename-branch", "--name", "side", "--to", "支线 ✓"])
+            .ok(r#"{"renamed":"side","to":"支线 ✓"}"#);
+        let mut expected = before.clone();
+        expected[0]["name"] = json!("trunk");
+        expected[1]["name"] = json!("支线 ✓");
+        assert_eq!(branches(&db), expected);
+        assert_eq!(
+            expected,
+            json!([
+                {"name": "trunk", "head": "n2", "watermark": "n1"},
+                {"name": "支线 ✓", "head": "n1", "watermark": "n1"},
+                {"name": "other", "head": "n2", "watermark": "n1"},
+            ])
+        );
+        assert_eq!(db.value()["timelines"][0]["current_branch"], json!("trunk"));
+        db.tl(&["branches"]).ok(concat!(
+            r#"[{"name":"trunk","head":"n2","current":true},"#,
+            r#"{"name":"支线 ✓","head":"n1","current":false},"#,
+            r#"{"name":"other","head":"n2","current":false}]"#
+        ));
+        // The current branch keeps growing under its new name.
+        db.append("user", "three", 1);
+        db.tl(&["branches"]).ok(concat!(
+            r#"[{"name":"trunk","head":"n4","current":true},"#,
+            r#"{"name":"支线 ✓","head":"n1","current":false},"#,
+            r#"{"name":"other","head":"n2","current":false}]"#
+        ));
+        // Refusals change nothing.
+        let unchanged = db.bytes();
+        db.tl(&["rename-branch", "--name", "other", "--to", "trunk"]).err(
+            1,
+            r#"{"error":"branch \"trunk\" already exists; choose another name or drop it first"}"#,
+        );
+        db.tl(&["rename-branch", "--name", "main", "--to", "x"]).err(
+            1,
+            r#"{"error":"branch not found: \"main\" does not exist in timeline tl0 (branches: trunk, 支线 ✓, other)"}"#,
+        );
+        db.tl(&["rename-branch", "--name", "other", "--to", "a/b"]).err(
+            2,
+            r#"{"error":"invalid argument --to: must not contain \"/\" (A branch name: any non-empty Unicode text without \"/\".)"}"#,
+        );
+        db.tl(&["rename-branch", "--name", "other", "--to", ""]).err(
+            2,
+            r#"{"error":"invalid argument --to: must not be empty (A branch name: any non-empty Unicode text without \"/\".)"}"#,
+        );
+        db.tl(&["rename-branch", "--name", "other"]).err(
+            2,
+            r#"{"error":"invalid argument --to: required (Its new name; no other branch may have it.)"}"#,
+        );
+        // The name it already has: nothing to do.
+        db.tl(&["rename-branch", "--name", "other", "--to", "other"])
+            .ok(r#"{"renamed":"other","to":"other"}"#);
+        assert_eq!(db.bytes(), unchanged);
+        // A replayed key returns the first result; the old name is gone, so without the key it fails.
+        for _ in 0..2 {
+            db.tl(&[
+                "--idempotency-key",
+                "r-1",
+                "rename-branch",
+                "--name",
+                "other",
+                "--to",
+                "third",
+            ])
+            .ok(r#"{"renamed":"other","to":"third"}"#);
+        }
+        db.tl(&["rename-branch", "--name", "other", "--to", "third"]).err(
+            1,
+            r#"{"error":"branch not found: \"other\" does not exist in timeline tl0 (branches: trunk, 支线 ✓, third)"}"#,
         );
     }
 
@@ -483,7 +576,7 @@ on_both_engines! {
         assert!(data_db.exists() && !legacy.exists());
         tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
         tl_in(d, &[], &["db", "info"]).ok(&format!(
-            r#"{{"engine":"sqlite","path":"{}","exists":true,"format_version":1,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
+            r#"{{"engine":"sqlite","path":"{}","exists":true,"format_version":2,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
             data_db.display(),
             std::fs::metadata(&data_db).unwrap().len()
         ));
@@ -572,7 +665,7 @@ on_both_engines! {
         let bare = tl_in(db.dir.path(), &[], &[]);
         assert_eq!(bare.code, 2);
         assert!(bare.stdout.contains("Usage: tl [OPTIONS] <COMMAND>"));
-        db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, context, budget, pin, unpin, summarize, branches, node, archive-check, archive-branch, export, db, timelines, completions, man, demo, help]; run tl --help for usage"}"#);
+        db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, rename-branch, context, budget, pin, unpin, summarize, branches, node, archive-check, archive-branch, restore-branch, export, db, timelines, completions, man, demo, help]; run tl --help for usage"}"#);
     }
 
     /// pin/unpin on the root or an unknown node are clear errors.

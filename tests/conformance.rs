@@ -105,10 +105,16 @@ fn load_cases() -> Vec<Case> {
         .collect()
 }
 
-/// Replace `{{dir}}`, `{{sep}}` (the path separator) and `{{crate_version}}` inside strings, and a whole string `{{file:PATH}}` by the
-/// JSON content of that repository file.
+/// Replace `{{dir}}`, `{{sep}}` (the path separator) and `{{crate_version}}` inside strings, a whole
+/// string `{{file:PATH}}` by the JSON content of that repository file, and a whole string
+/// `{{format_version}}` by the engine's format version (the JSON snapshot's `format_version`, the
+/// SQLite schema version).
 fn substitute(value: &Value, dir: &Path, engine: Engine) -> Value {
     match value {
+        Value::String(s) if s == "{{format_version}}" => json!(match engine {
+            Engine::Json => 1,
+            Engine::Sqlite => 2,
+        }),
         Value::String(s) => {
             if let Some(path) = s
                 .strip_prefix("{{file:")
@@ -279,6 +285,9 @@ fn cli_argv(op: &Operation, args: &Map<String, Value>, key: Option<&str>) -> Vec
                 rest.push(format!("--{}", param.flag()));
                 rest.push(items.iter().map(text_of).collect::<Vec<_>>().join(","));
             }
+            // A switch: true is the bare flag, false is no flag at all.
+            (TypeKind::Bool, Value::Bool(true)) => rest.push(format!("--{}", param.flag())),
+            (TypeKind::Bool, Value::Bool(false)) => {}
             _ => {
                 rest.push(format!("--{}", param.flag()));
                 rest.push(text_of(value));
@@ -1259,7 +1268,7 @@ fn tool_schemas_are_json_schema_2020_12() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     // Compiling resolves every $ref; a broken one panics here.
-    assert_eq!(tool_schemas().len(), 16);
+    assert_eq!(tool_schemas().len(), 18);
     // The error object validates against every outputSchema, and a wrong result does not.
     for name in tool_schemas().keys() {
         check_structured(name, &json!({"error": "x", "data": {"k": 1}})).unwrap();

@@ -598,7 +598,7 @@ on_both_engines! {
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_export"}}"#,
-                "Invalid params: unknown tool \"timeline_export\"; tools/list names the 16 tools of this server",
+                "Invalid params: unknown tool \"timeline_export\"; tools/list names the 18 tools of this server",
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":[]}}"#,
@@ -848,7 +848,7 @@ on_both_engines! {
     }
 
     #[test]
-    fn tools_list_serves_the_14_generated_tools_without_output_schema_for_old_versions() {
+    fn tools_list_serves_the_generated_tools_without_output_schema_for_old_versions() {
         let full = tools_json();
         let names: Vec<&str> = full["tools"]
             .as_array()
@@ -864,6 +864,7 @@ on_both_engines! {
                 "timeline_fork",
                 "timeline_switch",
                 "timeline_drop_branch",
+                "timeline_rename_branch",
                 "timeline_context",
                 "timeline_context_budget",
                 "timeline_pin",
@@ -873,6 +874,7 @@ on_both_engines! {
                 "timeline_node",
                 "timeline_archive_check",
                 "timeline_archive_branch",
+                "timeline_restore_branch",
                 "timeline_db_info",
                 "timeline_list"
             ]
@@ -906,14 +908,14 @@ on_both_engines! {
             );
             let answer = server.ask_json(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
             let tools = answer["result"]["tools"].as_array().unwrap();
-            assert_eq!(tools.len(), 16);
+            assert_eq!(tools.len(), 18);
             let count = |field: &str| tools.iter().filter(|t| t.get(field).is_some()).count();
             let new = NEW.contains(&version);
-            assert_eq!(count("outputSchema"), if new { 16 } else { 0 });
-            assert_eq!(count("title"), if new { 16 } else { 0 });
+            assert_eq!(count("outputSchema"), if new { 18 } else { 0 });
+            assert_eq!(count("title"), if new { 18 } else { 0 });
             assert_eq!(
                 count("annotations"),
-                if version == "2024-11-05" { 0 } else { 16 }
+                if version == "2024-11-05" { 0 } else { 18 }
             );
         }
         // Before initialize the latest version's list is served.
@@ -958,6 +960,7 @@ on_both_engines! {
                     true
                 ),
                 ("timeline_drop_branch", "Drop a branch", false, true, true),
+                ("timeline_rename_branch", "Rename a branch", false, true, true),
                 ("timeline_context", "Read a context", true, false, true),
                 (
                     "timeline_context_budget",
@@ -991,12 +994,20 @@ on_both_engines! {
                     true,
                     true
                 ),
+                (
+                    "timeline_restore_branch",
+                    "Restore an archived branch",
+                    false,
+                    false,
+                    true
+                ),
                 ("timeline_db_info", "Describe the database", true, false, true),
                 ("timeline_list", "List timelines", true, false, true),
             ]
         );
         // The budget tool writes placeholders, and says so.
-        let budget = &tools["tools"][6];
+        let budget = &tools["tools"][7];
+        assert_eq!(budget["name"], json!("timeline_context_budget"));
         assert!(
             budget["description"]
                 .as_str()
@@ -1034,9 +1045,21 @@ on_both_engines! {
         let fork = &tools["tools"][2]["inputSchema"]["properties"];
         assert_eq!(fork["name"]["pattern"], json!("^[^/]*$"));
         assert_eq!(fork["name"]["minLength"], json!(1));
-        let summarize = &tools["tools"][9]["inputSchema"]["properties"];
+        assert_eq!(tools["tools"][10]["name"], json!("timeline_summarize"));
+        let summarize = &tools["tools"][10]["inputSchema"]["properties"];
         assert_eq!(summarize["derived_from"]["type"], json!("array"));
         assert_eq!(summarize["derived_from"]["uniqueItems"], json!(true));
+        // The budget's switches are booleans, off unless given.
+        assert_eq!(tools["tools"][7]["name"], json!("timeline_context_budget"));
+        let budget = &tools["tools"][7]["inputSchema"];
+        for switch in ["dry_run", "explain"] {
+            assert_eq!(budget["properties"][switch]["type"], json!("boolean"));
+            assert_eq!(budget["properties"][switch]["default"], json!(false));
+        }
+        assert_eq!(
+            budget["required"],
+            json!(["timeline_id", "node", "max_tokens"])
+        );
     }
 
     #[test]
@@ -1436,7 +1459,7 @@ on_both_engines! {
                 text.contains("2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25"),
                 "{text}"
             );
-            assert!(text.contains("Tools (16): timeline_create,"), "{text}");
+            assert!(text.contains("Tools (18): timeline_create,"), "{text}");
         }
         for (args, message) in [
             (&["--bogus"][..], "tl-mcp: unknown argument --bogus"),

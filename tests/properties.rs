@@ -2,14 +2,17 @@
 //! A1–A3, Σ1–Σ5, S5), run in-process against the library.
 //!
 //! Two groups:
-//! - the pure planner (`timeline::budget`) against a brute-force enumeration of every layout;
+//! - the pure planner (`timeline::budget`) against a brute-force enumeration of every layout, with
+//!   the reasons it records for each position;
 //! - random operation sequences through `timeline::ops::run` (arguments checked by the same
-//!   `spec::validate` path the front-ends use), followed by random archival.
+//!   `spec::validate` path the front-ends use), with dry runs and explanations of every budget,
+//!   followed by random archival, each archival undone by restore-branch on a copy, and a restore of
+//!   every archived branch at the end.
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use timeline::budget::{self, Candidate, Item, Segment};
+use timeline::budget::{self, Candidate, Item, Reason, Segment};
 use timeline::error::Error;
 use timeline::model::{Database, ROOT, Timeline, node_id};
 use timeline::ops::{self, Ctx};
@@ -146,6 +149,46 @@ fn check_plan(items: &[Item], candidates: &[Candidate], max: u64, plan: &budget:
     assert!(plan.required_tokens <= plan.total_tokens);
 }
 
+/// The reasons a plan (or the cheapest layout of an infeasible request) gives: one per position, of
+/// the kind its segment allows, with totals on the right side of `max`.
+fn check_reasons(
+    items: &[Item],
+    segments: &[Segment],
+    reasons: &[Reason],
+    candidates: &[Candidate],
+    max: u64,
+    feasible: bool,
+) {
+    assert_eq!(reasons.len(), items.len(), "one reason per position");
+    let max = u128::from(max);
+    for segment in segments {
+        let (start, end) = match *segment {
+            Segment::Keep(i) => (i, i),
+            Segment::Summary(c) => (candidates[c].start, candidates[c].end),
+            Segment::Gap { start, end } => (start, end),
+        };
+        for (i, reason) in reasons.iter().enumerate().take(end + 1).skip(start) {
+            let fits = match (*segment, *reason) {
+                (Segment::Keep(_), Reason::Mandatory) => items[i].mandatory,
+                (Segment::Keep(_), Reason::Cheapest) => !items[i].mandatory,
+                (Segment::Keep(_), Reason::Newest { total }) => feasible && total <= max,
+                (Segment::Keep(_), Reason::Run { first, last, total }) => {
+                    feasible && first <= i && i <= last && total <= max
+                }
+                (Segment::Summary(_), Reason::SummaryCheapest) => true,
+                (Segment::Summary(_), Reason::SummaryFirst { total }) => feasible && total <= max,
+                (Segment::Gap { .. }, Reason::DidNotFit { total }) => feasible && total > max,
+                (Segment::Gap { .. }, Reason::GapCheapest) => !feasible,
+                _ => false,
+            };
+            assert!(
+                fits,
+                "position {i}: {reason:?} in {segment:?} (max {max}, feasible {feasible})"
+            );
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -160,10 +203,21 @@ proptest! {
                 prop_assert!(minimum <= u128::from(max));
                 prop_assert_eq!(plan.required_tokens, minimum);
                 check_plan(&items, &candidates, max, &plan);
+                check_reasons(&items, &plan.segments, &plan.reasons, &candidates, max, true);
             }
             Err(infeasible) => {
                 prop_assert!(minimum > u128::from(max));
                 prop_assert_eq!(infeasible.required_tokens, minimum);
+                // The cheapest layout it reports is a layout, and costs exactly required_tokens.
+                let cheapest = budget::Plan {
+                    segments: infeasible.segments.clone(),
+                    reasons: infeasible.reasons.clone(),
+                    total_tokens: minimum,
+                    required_tokens: minimum,
+                };
+                let at_minimum = u64::try_from(minimum).unwrap();
+                check_plan(&items, &candidates, at_minimum, &cheapest);
+                check_reasons(&items, &infeasible.segments, &infeasible.reasons, &candidates, max, false);
             }
         }
         // With the budget exactly at the minimum the plan must exist and cost exactly the minimum.
@@ -497,7 +551,30 @@ fn build(actions: &[Action]) -> (Database, Originals) {
                     .sum();
                 let max = &(path_tokens * percent / 100 + extra);
                 let args = json!({ "node": node_id(n), "max_tokens": max });
+                // First a dry run with its explanation: it changes nothing and explains every message.
+                let untouched = db.clone();
+                let preview = call(
+                    &mut db,
+                    "context_budget",
+                    json!({ "node": node_id(n), "max_tokens": max, "dry_run": true, "explain": true }),
+                );
+                assert!(db == untouched, "a dry run changed the database");
+                match &preview {
+                    Ok(p) => check_explanation(&db, n, p, p["total_tokens"].as_u64().unwrap()),
+                    Err(e) => {
+                        let data = e.data.as_ref().unwrap();
+                        check_explanation(&db, n, data, data["required_tokens"].as_u64().unwrap());
+                    }
+                }
                 let r = call(&mut db, "context_budget", args.clone());
+                assert_eq!(
+                    r.is_ok(),
+                    preview.is_ok(),
+                    "a dry run and the budget disagree"
+                );
+                if let (Ok(v), Ok(p)) = (&r, &preview) {
+                    check_dry_run_matches(&untouched, p, v);
+                }
                 if let Ok(v) = &r {
                     check_budget_result(&db, n, *max, v);
                     // A repeated call returns the same result and creates nothing.
@@ -587,6 +664,99 @@ fn check_budget_result(db: &Database, target: u64, max: u64, v: &Value) {
     assert_eq!(v["summaries_created"], Value::Array(placeholders));
 }
 
+/// `budget --explain` (on a result, or on the data of an infeasible error): every message of the
+/// target's path exactly once, in path order, each pointing at the message that shows it, every shown
+/// message explaining at least one, and the tokens of what is shown adding up to `total` (the
+/// layout's total, or required_tokens).
+fn check_explanation(db: &Database, target: u64, v: &Value, total: u64) {
+    let t = tl(db);
+    let messages = v["messages"].as_array().unwrap();
+    let explanation = v["explanation"].as_array().unwrap();
+    let path: Vec<Value> = t
+        .path(target)
+        .into_iter()
+        .map(|n| json!(node_id(n)))
+        .collect();
+    let explained: Vec<Value> = explanation.iter().map(|e| e["node"].clone()).collect();
+    assert_eq!(
+        explained, path,
+        "the explanation does not account for the path once, in order"
+    );
+    let mut shown = BTreeSet::new();
+    for entry in explanation {
+        let n: u64 = entry["node"].as_str().unwrap()[1..].parse().unwrap();
+        assert_eq!(entry["tokens"], json!(t.nodes[n as usize].tokens));
+        let at = entry["shown_at"].as_u64().unwrap() as usize;
+        assert!(
+            shown.last().is_none_or(|&last| last <= at),
+            "shown_at goes back"
+        );
+        shown.insert(at);
+        let message = &messages[at];
+        match entry["outcome"].as_str().unwrap() {
+            "kept" => assert_eq!(message["node"], entry["node"]),
+            "summary" => {
+                let s: u64 = message["node"].as_str().unwrap()[1..].parse().unwrap();
+                assert!(tl(db).nodes[s as usize].is_real_summary());
+            }
+            "placeholder" => {
+                assert_eq!(message["tokens"], json!(RESERVE));
+                assert_eq!(message["role"], json!("summary"));
+            }
+            other => panic!("unknown outcome {other}"),
+        }
+        assert!(!entry["reason"].as_str().unwrap().is_empty());
+    }
+    assert_eq!(
+        shown.len(),
+        messages.len(),
+        "a shown message stands for no path message"
+    );
+    let shown_tokens: u64 = shown
+        .iter()
+        .map(|&at| messages[at]["tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        shown_tokens, total,
+        "the explanation's tokens differ from the total"
+    );
+}
+
+/// The budget shows what its dry run showed: placeholders the dry run could only describe (node null,
+/// from, to) are now nodes with the same text, and summaries_created lists them too.
+fn check_dry_run_matches(before: &Database, dry: &Value, real: &Value) {
+    let dry_messages = dry["messages"].as_array().unwrap();
+    let real_messages = real["messages"].as_array().unwrap();
+    assert_eq!(dry_messages.len(), real_messages.len());
+    assert_eq!(dry["total_tokens"], real["total_tokens"]);
+    let mut created = Vec::new();
+    for (d, r) in dry_messages.iter().zip(real_messages) {
+        if d["node"].is_null() {
+            let n: u64 = r["node"].as_str().unwrap()[1..].parse().unwrap();
+            assert!(
+                n as usize >= tl(before).nodes.len(),
+                "a dry run hid an existing placeholder"
+            );
+            assert_eq!((&d["text"], &d["tokens"]), (&r["text"], &r["tokens"]));
+            created.push(r["node"].clone());
+        } else {
+            assert_eq!(d, r);
+        }
+    }
+    let listed: Vec<&Value> = dry["summaries_created"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    let real_listed: Vec<&Value> = real["summaries_created"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| !created.contains(n))
+        .collect();
+    assert_eq!(listed, real_listed);
+}
+
 /// Make a non-current branch eligible (A1): a summary of its whole path (so the watermark reaches
 /// the head), no pins on it, and a real summary for every placeholder range on it.
 fn make_eligible(db: &mut Database, name: &str, unique: &mut u64) {
@@ -640,6 +810,7 @@ proptest! {
     fn operations_keep_their_promises(
         actions in proptest::collection::vec(action(), 1..50),
         archive_order in proptest::collection::vec((0usize..100, proptest::bool::weighted(0.7)), 0..6),
+        restore_order in 0usize..2,
     ) {
         let (mut db, originals) = build(&actions);
         check_round_trip(&db);
@@ -690,8 +861,20 @@ proptest! {
             match result {
                 Ok(v) => {
                     prop_assert_eq!(&check["eligible"], &json!(true));
-                    prop_assert_eq!(v, json!({ "archived": expected }));
+                    prop_assert_eq!(&v, &json!({ "archived": expected }));
                     prop_assert!(tl(&db).branch(&name).is_err());
+                    // Restored at once, it gives back the same database apart from the audit.
+                    let mut undone = db.clone();
+                    let restored = ok(&mut undone, "restore_branch", json!({ "branch": name }));
+                    let head = snapshot.timelines[0].branch(&name).unwrap().head;
+                    prop_assert_eq!(
+                        restored,
+                        json!({ "branch": name, "head": node_id(head), "restored": v["archived"] })
+                    );
+                    undone.audit.clear();
+                    let mut expected_db = snapshot.clone();
+                    expected_db.audit.clear();
+                    prop_assert!(undone == expected_db, "archive then restore changed the database");
                     for n in &expected {
                         let n: usize = n.as_str().unwrap()[1..].parse().unwrap();
                         prop_assert!(!snapshot.timelines[0].nodes[n].cold && tl(&db).nodes[n].cold);
@@ -707,6 +890,26 @@ proptest! {
             let current = tl(&db).current_branch.clone();
             let refused = call(&mut db, "archive_branch", json!({ "branch": current })).is_err();
             prop_assert!(refused, "the current branch was archived");
+            check_watermarks(&db);
+            check_round_trip(&db);
+        }
+        // Restore every archived branch, newest archival first or not: each comes back with a hot
+        // head, its watermark still covers only covered messages, and no context changes.
+        let mut archived: Vec<String> = tl(&db).archived.iter().map(|a| a.name.clone()).collect();
+        archived.reverse();
+        if restore_order % 2 == 1 && !archived.is_empty() {
+            archived.rotate_left(1);
+        }
+        for name in archived {
+            if tl(&db).branch(&name).is_ok() {
+                continue;
+            }
+            let record = tl(&db).archived.iter().rev().find(|a| a.name == name).unwrap().clone();
+            let v = ok(&mut db, "restore_branch", json!({ "branch": name }));
+            prop_assert_eq!(&v["head"], &json!(node_id(record.head)));
+            let branch = tl(&db).branch(&name).unwrap().clone();
+            prop_assert_eq!((branch.head, branch.watermark), (record.head, record.watermark));
+            prop_assert!(!tl(&db).nodes[branch.head as usize].cold, "a restored head is cold");
             check_watermarks(&db);
             check_round_trip(&db);
         }

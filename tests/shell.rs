@@ -148,6 +148,12 @@ The target message; it is always kept verbatim. (required)
 .TP
 \\fB\\-\\-max\\fR \\fI<N>\\fR
 The token budget. (required)
+.TP
+\\fB\\-\\-dry\\-run\\fR
+Show the layout without writing anything: a placeholder that would be created appears with node null and the range it would cover (from, to), and summaries_created lists only existing placeholders. An idempotency key has no effect.
+.TP
+\\fB\\-\\-explain\\fR
+Add an explanation: for every message of the path, in order, whether it was kept, covered by a summary or by a placeholder, and why. If the budget is infeasible, the error data holds the smallest layout (messages) and its explanation.
 .RE
 ";
     assert!(page.contains(budget), "{page}");

@@ -1,7 +1,8 @@
 //! State-machine property tests: random sequences of operations, in process.
 //!
-//! 1. `operations_keep_every_invariant`: sequences of create/append/fork/switch/drop-branch/pin/unpin/
-//!    summarize/budget/archive-check/archive-branch run through `ops::run` on an in-memory `Database`
+//! 1. `operations_keep_every_invariant`: sequences of create/append/fork/switch/drop-branch/
+//!    rename-branch/pin/unpin/summarize/budget (also dry runs with explanations)/archive-check/
+//!    archive-branch/restore-branch run through `ops::run` on an in-memory `Database`
 //!    (arguments validated by `spec::validate` first, a failed operation discarded as the store does).
 //!    After every step: budget layouts keep B3–B5, nothing already written ever changes (B6, A3: only the
 //!    zone of archived nodes), archival neither loses nor duplicates a node nor changes any context, the
@@ -69,6 +70,19 @@ enum Action {
         node: usize,
         below: u64,
     },
+    /// A dry-run budget with its explanation (a read: it must change nothing), of `percent` of the
+    /// path's tokens, so that it usually has to leave messages out.
+    BudgetPreview {
+        node: usize,
+        percent: u64,
+    },
+    RenameBranch {
+        name: usize,
+        to: usize,
+    },
+    RestoreBranch {
+        name: usize,
+    },
     ArchiveCheck {
         name: usize,
     },
@@ -88,10 +102,19 @@ enum Action {
     ArchiveFlow {
         name: usize,
     },
+    /// An archive flow, then restoring the branch (possibly after other branches were archived).
+    ArchiveRestore {
+        name: usize,
+    },
 }
 
 /// The primitive actions an `ArchiveFlow` stands for, from the state at the moment it runs.
 fn expand(db: &Database, action: &Action) -> Vec<Action> {
+    if let Action::ArchiveRestore { name } = *action {
+        let mut out = expand(db, &Action::ArchiveFlow { name });
+        out.push(Action::RestoreBranch { name });
+        return out;
+    }
     let Action::ArchiveFlow { name } = *action else {
         return vec![action.clone()];
     };
@@ -181,6 +204,11 @@ fn action() -> impl Strategy<Value = Action> {
         4 => (0..NAMES.len()).prop_map(|name| Action::CoverBranch { name }),
         2 => any::<usize>().prop_map(|sel| Action::ReplacePlaceholder { sel }),
         2 => (0..NAMES.len()).prop_map(|name| Action::ArchiveFlow { name }),
+        3 => (any::<usize>(), 0u64..110)
+            .prop_map(|(node, percent)| Action::BudgetPreview { node, percent }),
+        1 => (0..NAMES.len(), 0..NAMES.len()).prop_map(|(name, to)| Action::RenameBranch { name, to }),
+        3 => (0..NAMES.len()).prop_map(|name| Action::RestoreBranch { name }),
+        2 => (0..NAMES.len()).prop_map(|name| Action::ArchiveRestore { name }),
     ]
 }
 
@@ -301,6 +329,28 @@ fn request(db: &Database, action: &Action) -> (&'static str, Map<String, Value>)
             args.insert("max_tokens".into(), json!(whole.saturating_sub(*below)));
             "context_budget"
         }
+        Action::BudgetPreview { node, percent } => {
+            let target = pick(*node);
+            let whole = timeline.map_or(0, |t| t.derived.prefix_tokens[target as usize]);
+            args.insert("node".into(), json!(node_id(target)));
+            let max = u128::from(whole) * u128::from(*percent) / 100;
+            args.insert(
+                "max_tokens".into(),
+                json!(u64::try_from(max).unwrap_or(u64::MAX)),
+            );
+            args.insert("dry_run".into(), json!(true));
+            args.insert("explain".into(), json!(true));
+            "context_budget"
+        }
+        Action::RenameBranch { name, to } => {
+            args.insert("name".into(), json!(NAMES[*name]));
+            args.insert("new_name".into(), json!(NAMES[*to]));
+            "rename_branch"
+        }
+        Action::RestoreBranch { name } => {
+            args.insert("branch".into(), json!(NAMES[*name]));
+            "restore_branch"
+        }
         Action::ArchiveCheck { name } => {
             args.insert("branch".into(), json!(NAMES[*name]));
             "archive_check"
@@ -323,7 +373,9 @@ fn request(db: &Database, action: &Action) -> (&'static str, Map<String, Value>)
             args.insert("tokens".into(), json!(3));
             "summarize"
         }
-        Action::ArchiveFlow { .. } => unreachable!("expanded before it runs"),
+        Action::ArchiveFlow { .. } | Action::ArchiveRestore { .. } => {
+            unreachable!("expanded before it runs")
+        }
         Action::ReplacePlaceholder { sel } => {
             let placeholders: Vec<(u64, u64)> = timeline
                 .map(|t| {
@@ -486,6 +538,97 @@ fn check_budget(
     Ok(())
 }
 
+/// A dry run with its explanation: nothing written; every path message explained once, in order,
+/// by the message that shows it; what is shown adds up to the total; a placeholder that does not
+/// exist is shown with node null and its range.
+fn check_preview(
+    before: &Database,
+    after: &Database,
+    args: &Map<String, Value>,
+    result: &Value,
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(after, before, "a dry run changed the database");
+    let t = &before.timelines[0];
+    let target: u64 = args["node"].as_str().unwrap()[1..].parse().unwrap();
+    let path: Vec<Value> = t
+        .path(target)
+        .into_iter()
+        .map(|n| json!(node_id(n)))
+        .collect();
+    let messages = result["messages"].as_array().unwrap();
+    let explanation = result["explanation"].as_array().unwrap();
+    let explained: Vec<Value> = explanation.iter().map(|e| e["node"].clone()).collect();
+    prop_assert_eq!(
+        &explained,
+        &path,
+        "the explanation does not follow the path"
+    );
+    let mut shown = BTreeSet::new();
+    let mut last = 0u64;
+    for entry in explanation {
+        let at = entry["shown_at"].as_u64().unwrap();
+        prop_assert!(
+            at >= last && (at as usize) < messages.len(),
+            "shown_at out of order"
+        );
+        last = at;
+        shown.insert(at);
+        let message = &messages[at as usize];
+        let outcome = entry["outcome"].as_str().unwrap();
+        if outcome == "kept" {
+            prop_assert_eq!(&message["node"], &entry["node"]);
+        }
+        if message["node"].is_null() {
+            prop_assert_eq!(outcome, "placeholder");
+            prop_assert!(message["from"].is_string() && message["to"].is_string());
+        }
+    }
+    prop_assert_eq!(shown.len(), messages.len(), "a message explains nothing");
+    let total: u64 = messages.iter().map(|m| m["tokens"].as_u64().unwrap()).sum();
+    prop_assert_eq!(result["total_tokens"].as_u64(), Some(total));
+    Ok(())
+}
+
+/// A restore moves exactly the reported nodes from the cold zone back to the hot one, brings the
+/// branch back at its head, and changes no context.
+fn check_restore(
+    before: &mut Database,
+    after: &mut Database,
+    args: &Map<String, Value>,
+    result: &Value,
+) -> Result<(), TestCaseError> {
+    let restored: BTreeSet<u64> = result["restored"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap()[1..].parse().unwrap())
+        .collect();
+    let (tb, ta) = (&before.timelines[0], &after.timelines[0]);
+    for n in 1..ta.nodes.len() {
+        let back = tb.nodes[n].cold && !ta.nodes[n].cold;
+        prop_assert!(tb.nodes[n].cold || !ta.nodes[n].cold, "n{} went cold", n);
+        prop_assert_eq!(
+            back,
+            restored.contains(&(n as u64)),
+            "n{} moved unreported",
+            n
+        );
+    }
+    let name = args["branch"].as_str().unwrap();
+    let branch = ta.branch(name).unwrap();
+    prop_assert_eq!(&result["head"], &json!(node_id(branch.head)));
+    prop_assert!(
+        !ta.nodes[branch.head as usize].cold,
+        "a restored head is cold"
+    );
+    prop_assert_eq!(
+        contexts(before),
+        contexts(after),
+        "a restore changed a context"
+    );
+    Ok(())
+}
+
 fn check_archive(
     before: &mut Database,
     after: &mut Database,
@@ -589,7 +732,13 @@ fn apply(db: &mut Database, action: &Action, step: usize) -> Result<(), TestCase
                     "audit timestamps decrease"
                 );
                 match op_name {
+                    "context_budget" if args.contains_key("dry_run") => {
+                        check_preview(db, &next, &args, &result)?
+                    }
                     "context_budget" => check_budget(db, &next, &args, &result)?,
+                    "restore_branch" => {
+                        check_restore(&mut db.clone(), &mut next.clone(), &args, &result)?
+                    }
                     "archive_branch" => check_archive(&mut db.clone(), &mut next.clone(), &result)?,
                     "archive_check" => {
                         prop_assert_eq!(
@@ -700,8 +849,15 @@ struct Keyed {
 }
 
 fn keyed() -> impl Strategy<Value = Keyed> {
+    // A dry-run budget is a read: a key has no effect on it, so it is not a keyed request.
     let mutating = action().prop_filter("mutating operations only", |a| {
-        !matches!(a, Action::ArchiveCheck { .. } | Action::ArchiveFlow { .. })
+        !matches!(
+            a,
+            Action::ArchiveCheck { .. }
+                | Action::ArchiveFlow { .. }
+                | Action::ArchiveRestore { .. }
+                | Action::BudgetPreview { .. }
+        )
     });
     (mutating, proptest::option::weighted(0.6, 0u8..4))
         .prop_map(|(action, key)| Keyed { action, key })

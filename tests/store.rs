@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Db, Run, TL};
+use common::{Db, Run, TL, TempDir};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::fs;
@@ -624,6 +624,60 @@ fn s3_invalid_structure_is_refused() {
             "invalid content (audit timestamps decrease)",
             Box::new(|f| set(f, "/audit/0/ts", json!(1767225601))),
         ),
+        (
+            "invalid content (timeline tl0: invalid archived branch name \"a/b\")",
+            Box::new(|f| {
+                archived_record(
+                    f,
+                    json!({"name": "a/b", "head": "n3", "watermark": "n3", "position": 2, "nodes": ["n3"]}),
+                )
+            }),
+        ),
+        (
+            "invalid content (timeline tl0: archived branch head \"n99\" is not a node of this timeline)",
+            Box::new(|f| {
+                archived_record(
+                    f,
+                    json!({"name": "side", "head": "n99", "watermark": "n3", "position": 2, "nodes": ["n3"]}),
+                )
+            }),
+        ),
+        (
+            "invalid content (timeline tl0: the watermark of archived branch \"side\" is not on its path)",
+            Box::new(|f| {
+                archived_record(
+                    f,
+                    json!({"name": "side", "head": "n3", "watermark": "n7", "position": 2, "nodes": ["n3"]}),
+                )
+            }),
+        ),
+        (
+            "invalid content (timeline tl0: the watermark of archived branch \"late\" (n12) covers n7, which is neither pinned nor summarised)",
+            Box::new(|f| {
+                archived_record(
+                    f,
+                    json!({"name": "late", "head": "n12", "watermark": "n12", "position": 0, "nodes": []}),
+                )
+            }),
+        ),
+        (
+            "invalid content (timeline tl0: archived branch \"side\" lists n4, which is a summary or not on its path)",
+            Box::new(|f| {
+                archived_record(
+                    f,
+                    json!({"name": "side", "head": "n3", "watermark": "n3", "position": 2, "nodes": ["n4"]}),
+                )
+            }),
+        ),
+        (
+            "invalid structure (missing field `position`)",
+            Box::new(|f| {
+                archived_record(
+                    f,
+                    json!({"name": "side", "head": "n3", "watermark": "n3", "nodes": ["n3"]}),
+                )
+            }),
+        ),
     ];
     for (problem, damage) in cases {
         let mut file = full_fixture();
@@ -631,6 +685,80 @@ fn s3_invalid_structure_is_refused() {
         let db = db_with(&to_bytes(&file), Some(&fixture("v1-full.json")));
         assert_refused(&db, problem);
     }
+}
+
+/// Give the fixture's timeline one record of an archived branch.
+fn archived_record(file: &mut Value, record: Value) {
+    file["timelines"][0]["archived_branches"] = json!([record]);
+}
+
+/// The fixture's "side" branch was archived before archival kept a record: restore cannot find it,
+/// and says why, changing nothing.
+#[test]
+fn a3_a_branch_archived_without_a_record_cannot_be_restored() {
+    let bytes = fixture("v1-full.json");
+    let db = db_with(&bytes, None);
+    db.tl(&["restore-branch", "--branch", "side"]).err(
+        1,
+        r#"{"error":"no archived branch \"side\" in timeline tl0 (none is archived; a branch archived by a version of Timeline without restore-branch was not recorded and cannot be restored, but its messages stay readable by node ID)"}"#,
+    );
+    assert_eq!(db.bytes(), bytes);
+}
+
+/// A file with a record of an archived branch loads, encodes to the same bytes, and restores it.
+#[test]
+fn a3_a_record_of_an_archived_branch_round_trips_and_restores() {
+    let mut file = full_fixture();
+    archived_record(
+        &mut file,
+        json!({"name": "side", "head": "n3", "watermark": "n3", "position": 1, "nodes": ["n3"]}),
+    );
+    let bytes = to_bytes(&file);
+    let mut db = db_with(&bytes, None);
+    at(&mut db, T0 + 100);
+    db.tl(&["pin", "--node", "n6"]).ok(r#"{"pinned":"n6"}"#);
+    assert_eq!(db.bytes(), bytes, "decode then encode is the identity");
+    db.tl(&["restore-branch", "--branch", "side"])
+        .ok(r#"{"branch":"side","head":"n3","restored":["n3"]}"#);
+    db.tl(&["branches"]).ok(concat!(
+        r#"[{"name":"main","head":"n12","current":true},{"name":"side","head":"n3","current":false},"#,
+        r#"{"name":"alt","head":"n7","current":false}]"#
+    ));
+    let written = db.value();
+    assert!(written["timelines"][0].get("archived_branches").is_none());
+    assert!(
+        written["timelines"][0]
+            .get("cold")
+            .is_none_or(|c| c == &json!([]))
+    );
+    assert_eq!(
+        written["audit"].as_array().unwrap().last().unwrap(),
+        &json!({"ts": T0 + 100, "op": "restore", "timeline": "tl0", "branch": "side", "nodes": ["n3"]})
+    );
+    // Converted to SQLite and back, the record survives.
+    let mut file = full_fixture();
+    archived_record(
+        &mut file,
+        json!({"name": "side", "head": "n3", "watermark": "n3", "position": 1, "nodes": ["n3"]}),
+    );
+    let db = db_with(&to_bytes(&file), None);
+    let sqlite = db.dir.path().join("copy.db");
+    let back = db.dir.path().join("back.json");
+    db.tl(&["db", "convert", "--to", sqlite.to_str().unwrap()])
+        .json();
+    let copy = Db {
+        path: sqlite,
+        dir: TempDir::new(),
+        env: Vec::new(),
+    };
+    copy.tl(&["db", "convert", "--to", back.to_str().unwrap()])
+        .json();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&fs::read(&back).unwrap()).unwrap()["timelines"][0]["archived_branches"],
+        json!([{"name": "side", "head": "n3", "watermark": "n3", "position": 1, "nodes": ["n3"]}])
+    );
+    copy.tl(&["restore-branch", "--branch", "side"])
+        .ok(r#"{"branch":"side","head":"n3","restored":["n3"]}"#);
 }
 
 #[test]
@@ -1535,6 +1663,43 @@ fn s8_a_damaged_sqlite_file_is_refused_untouched() {
     assert_sqlite_refused(&db, &sqlite_refusal(&db, "file is not a database"));
 }
 
+/// A database of schema 1 (before archived branches were recorded) is migrated when it is opened,
+/// keeps everything it held, and records what it archives from then on.
+#[test]
+fn s8_a_schema_1_database_is_migrated_to_schema_2() {
+    let db = small_sqlite();
+    let conn = rusqlite::Connection::open(&db.path).unwrap();
+    conn.execute_batch("DROP TABLE archived_branches; PRAGMA user_version = 1")
+        .unwrap();
+    drop(conn);
+    db.tl(&["branches"])
+        .ok(r#"[{"name":"main","head":"n2","current":true}]"#);
+    let version: i64 = rusqlite::Connection::open(&db.path)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
+    db.tl(&["fork", "--node", "n1", "--name", "side"])
+        .ok(r#"{"branch":"side","head":"n1"}"#);
+    db.tl(&[
+        "summarize",
+        "--from",
+        "n1",
+        "--to",
+        "n1",
+        "--summary",
+        "first",
+        "--tokens",
+        "1",
+    ])
+    .ok(r#"{"node":"n3"}"#);
+    db.tl(&["archive-branch", "--name", "side"])
+        .ok(r#"{"archived":[]}"#);
+    db.tl(&["restore-branch", "--branch", "side"])
+        .ok(r#"{"branch":"side","head":"n1","restored":[]}"#);
+    db.tl(&["db", "check"]).json();
+}
+
 #[test]
 fn s8_a_newer_sqlite_schema_is_refused_untouched() {
     let db = small_sqlite();
@@ -1545,7 +1710,7 @@ fn s8_a_newer_sqlite_schema_is_refused_untouched() {
     let p = db.path.display();
     assert_sqlite_refused(
         &db,
-        &json!({"error": format!("the database {p} has schema version 99, newer than this version of Timeline reads (1); nothing was changed. Use the release of Timeline that wrote it, or a newer one")}).to_string(),
+        &json!({"error": format!("the database {p} has schema version 99, newer than this version of Timeline reads (2); nothing was changed. Use the release of Timeline that wrote it, or a newer one")}).to_string(),
     );
 }
 

@@ -33,6 +33,7 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('fork', 'fork', [CompletionResultType]::ParameterValue, 'Create a branch whose head is the given node.')
             [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Make another branch the current one.')
             [CompletionResult]::new('drop-branch', 'drop-branch', [CompletionResultType]::ParameterValue, 'Remove a branch pointer; its messages stay in the timeline.')
+            [CompletionResult]::new('rename-branch', 'rename-branch', [CompletionResultType]::ParameterValue, 'Rename a branch, keeping its head, watermark, place and current-branch marker.')
             [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'Print the messages from the root to a node, oldest first.')
             [CompletionResult]::new('budget', 'budget', [CompletionResultType]::ParameterValue, 'Fit the context of a node into a token budget with summaries and placeholders.')
             [CompletionResult]::new('pin', 'pin', [CompletionResultType]::ParameterValue, 'Pin a node so that budgets always keep it verbatim.')
@@ -42,6 +43,7 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('node', 'node', [CompletionResultType]::ParameterValue, 'Show one node in full: text, tokens, intent, summary range and versions.')
             [CompletionResult]::new('archive-check', 'archive-check', [CompletionResultType]::ParameterValue, 'Tell whether a branch can be archived, and why not.')
             [CompletionResult]::new('archive-branch', 'archive-branch', [CompletionResultType]::ParameterValue, 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.')
+            [CompletionResult]::new('restore-branch', 'restore-branch', [CompletionResultType]::ParameterValue, 'Bring an archived branch back: its pointer, and its archived messages to the hot zone.')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Export the timeline as a draw.io diagram or an ASCII tree (read-only).')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Commands on the database file as a whole (db ...).')
             [CompletionResult]::new('timelines', 'timelines', [CompletionResultType]::ParameterValue, 'List every timeline with its title, times, message and branch counts.')
@@ -104,6 +106,16 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'tl;rename-branch' {
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The branch to rename. (required)')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Its new name; no other branch may have it. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'tl;context' {
             [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'The last message of the context. (required)')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
@@ -119,6 +131,8 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
             [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
             [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show the layout without writing anything: a placeholder that would be created appears with node null and the range it would cover (from, to), and summaries_created lists only existing placeholders. An idempotency key has no effect.')
+            [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Add an explanation: for every message of the path, in order, whether it was kept, covered by a summary or by a placeholder, and why. If the budget is infeasible, the error data holds the smallest layout (messages) and its explanation.')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -186,6 +200,15 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
         }
         'tl;archive-branch' {
             [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The branch to archive. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;restore-branch' {
+            [CompletionResult]::new('--branch', '--branch', [CompletionResultType]::ParameterName, 'The archived branch to restore (the latest one archived under that name). (required)')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
             [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
             [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
@@ -311,6 +334,7 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('fork', 'fork', [CompletionResultType]::ParameterValue, 'Create a branch whose head is the given node.')
             [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Make another branch the current one.')
             [CompletionResult]::new('drop-branch', 'drop-branch', [CompletionResultType]::ParameterValue, 'Remove a branch pointer; its messages stay in the timeline.')
+            [CompletionResult]::new('rename-branch', 'rename-branch', [CompletionResultType]::ParameterValue, 'Rename a branch, keeping its head, watermark, place and current-branch marker.')
             [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'Print the messages from the root to a node, oldest first.')
             [CompletionResult]::new('budget', 'budget', [CompletionResultType]::ParameterValue, 'Fit the context of a node into a token budget with summaries and placeholders.')
             [CompletionResult]::new('pin', 'pin', [CompletionResultType]::ParameterValue, 'Pin a node so that budgets always keep it verbatim.')
@@ -320,6 +344,7 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('node', 'node', [CompletionResultType]::ParameterValue, 'Show one node in full: text, tokens, intent, summary range and versions.')
             [CompletionResult]::new('archive-check', 'archive-check', [CompletionResultType]::ParameterValue, 'Tell whether a branch can be archived, and why not.')
             [CompletionResult]::new('archive-branch', 'archive-branch', [CompletionResultType]::ParameterValue, 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.')
+            [CompletionResult]::new('restore-branch', 'restore-branch', [CompletionResultType]::ParameterValue, 'Bring an archived branch back: its pointer, and its archived messages to the hot zone.')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Export the timeline as a draw.io diagram or an ASCII tree (read-only).')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Commands on the database file as a whole (db ...).')
             [CompletionResult]::new('timelines', 'timelines', [CompletionResultType]::ParameterValue, 'List every timeline with its title, times, message and branch counts.')
@@ -342,6 +367,9 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             break
         }
         'tl;help;drop-branch' {
+            break
+        }
+        'tl;help;rename-branch' {
             break
         }
         'tl;help;context' {
@@ -369,6 +397,9 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             break
         }
         'tl;help;archive-branch' {
+            break
+        }
+        'tl;help;restore-branch' {
             break
         }
         'tl;help;export' {

@@ -67,6 +67,12 @@ _tl() {
             tl,pin)
                 cmd="tl__subcmd__pin"
                 ;;
+            tl,rename-branch)
+                cmd="tl__subcmd__rename__subcmd__branch"
+                ;;
+            tl,restore-branch)
+                cmd="tl__subcmd__restore__subcmd__branch"
+                ;;
             tl,summarize)
                 cmd="tl__subcmd__summarize"
                 ;;
@@ -160,6 +166,12 @@ _tl() {
             tl__subcmd__help,pin)
                 cmd="tl__subcmd__help__subcmd__pin"
                 ;;
+            tl__subcmd__help,rename-branch)
+                cmd="tl__subcmd__help__subcmd__rename__subcmd__branch"
+                ;;
+            tl__subcmd__help,restore-branch)
+                cmd="tl__subcmd__help__subcmd__restore__subcmd__branch"
+                ;;
             tl__subcmd__help,summarize)
                 cmd="tl__subcmd__help__subcmd__summarize"
                 ;;
@@ -191,7 +203,7 @@ _tl() {
 
     case "${cmd}" in
         tl)
-            opts="-h -V --db --timeline --idempotency-key --help --version create append fork switch drop-branch context budget pin unpin summarize branches node archive-check archive-branch export db timelines completions man demo help"
+            opts="-h -V --db --timeline --idempotency-key --help --version create append fork switch drop-branch rename-branch context budget pin unpin summarize branches node archive-check archive-branch restore-branch export db timelines completions man demo help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -427,7 +439,7 @@ _tl() {
             return 0
             ;;
         tl__subcmd__budget)
-            opts="-h --node --max --db --timeline --idempotency-key --help"
+            opts="-h --node --max --dry-run --explain --db --timeline --idempotency-key --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1069,7 +1081,7 @@ _tl() {
             return 0
             ;;
         tl__subcmd__help)
-            opts="create append fork switch drop-branch context budget pin unpin summarize branches node archive-check archive-branch export db timelines completions man demo help"
+            opts="create append fork switch drop-branch rename-branch context budget pin unpin summarize branches node archive-check archive-branch restore-branch export db timelines completions man demo help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1376,6 +1388,34 @@ _tl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tl__subcmd__help__subcmd__rename__subcmd__branch)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tl__subcmd__help__subcmd__restore__subcmd__branch)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tl__subcmd__help__subcmd__summarize)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1518,6 +1558,92 @@ _tl() {
             fi
             case "${prev}" in
                 --node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --timeline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idempotency-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tl__subcmd__rename__subcmd__branch)
+            opts="-h --name --to --db --timeline --idempotency-key --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --timeline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idempotency-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tl__subcmd__restore__subcmd__branch)
+            opts="-h --branch --db --timeline --idempotency-key --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --branch)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -30,6 +30,7 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand fork 'Create a branch whose head is the given node.'
             cand switch 'Make another branch the current one.'
             cand drop-branch 'Remove a branch pointer; its messages stay in the timeline.'
+            cand rename-branch 'Rename a branch, keeping its head, watermark, place and current-branch marker.'
             cand context 'Print the messages from the root to a node, oldest first.'
             cand budget 'Fit the context of a node into a token budget with summaries and placeholders.'
             cand pin 'Pin a node so that budgets always keep it verbatim.'
@@ -39,6 +40,7 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand node 'Show one node in full: text, tokens, intent, summary range and versions.'
             cand archive-check 'Tell whether a branch can be archived, and why not.'
             cand archive-branch 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.'
+            cand restore-branch 'Bring an archived branch back: its pointer, and its archived messages to the hot zone.'
             cand export 'Export the timeline as a draw.io diagram or an ASCII tree (read-only).'
             cand db 'Commands on the database file as a whole (db ...).'
             cand timelines 'List every timeline with its title, times, message and branch counts.'
@@ -95,6 +97,15 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'tl;rename-branch'= {
+            cand --name 'The branch to rename. (required)'
+            cand --to 'Its new name; no other branch may have it. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'tl;context'= {
             cand --node 'The last message of the context. (required)'
             cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
@@ -109,6 +120,8 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
             cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
             cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand --dry-run 'Show the layout without writing anything: a placeholder that would be created appears with node null and the range it would cover (from, to), and summaries_created lists only existing placeholders. An idempotency key has no effect.'
+            cand --explain 'Add an explanation: for every message of the path, in order, whether it was kept, covered by a summary or by a placeholder, and why. If the budget is infeasible, the error data holds the smallest layout (messages) and its explanation.'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -169,6 +182,14 @@ set edit:completion:arg-completer[tl] = {|@words|
         }
         &'tl;archive-branch'= {
             cand --name 'The branch to archive. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;restore-branch'= {
+            cand --branch 'The archived branch to restore (the latest one archived under that name). (required)'
             cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
             cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
             cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
@@ -277,6 +298,7 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand fork 'Create a branch whose head is the given node.'
             cand switch 'Make another branch the current one.'
             cand drop-branch 'Remove a branch pointer; its messages stay in the timeline.'
+            cand rename-branch 'Rename a branch, keeping its head, watermark, place and current-branch marker.'
             cand context 'Print the messages from the root to a node, oldest first.'
             cand budget 'Fit the context of a node into a token budget with summaries and placeholders.'
             cand pin 'Pin a node so that budgets always keep it verbatim.'
@@ -286,6 +308,7 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand node 'Show one node in full: text, tokens, intent, summary range and versions.'
             cand archive-check 'Tell whether a branch can be archived, and why not.'
             cand archive-branch 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.'
+            cand restore-branch 'Bring an archived branch back: its pointer, and its archived messages to the hot zone.'
             cand export 'Export the timeline as a draw.io diagram or an ASCII tree (read-only).'
             cand db 'Commands on the database file as a whole (db ...).'
             cand timelines 'List every timeline with its title, times, message and branch counts.'
@@ -304,6 +327,8 @@ set edit:completion:arg-completer[tl] = {|@words|
         }
         &'tl;help;drop-branch'= {
         }
+        &'tl;help;rename-branch'= {
+        }
         &'tl;help;context'= {
         }
         &'tl;help;budget'= {
@@ -321,6 +346,8 @@ set edit:completion:arg-completer[tl] = {|@words|
         &'tl;help;archive-check'= {
         }
         &'tl;help;archive-branch'= {
+        }
+        &'tl;help;restore-branch'= {
         }
         &'tl;help;export'= {
         }

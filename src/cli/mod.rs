@@ -248,6 +248,13 @@ fn collect_params(
             }
             continue;
         }
+        if def.kind == TypeKind::Bool {
+            // A switch: given means true, absent means off (and is left out, like over MCP).
+            if m.get_flag(&flag) {
+                args.insert(param.name.clone(), Value::Bool(true));
+            }
+            continue;
+        }
         let inline = m.get_one::<String>(&flag).cloned();
         let from_file = param
             .file_flag

@@ -97,6 +97,8 @@ fn commands_and_more(cmd: &clap::Command) -> Roff {
                 .unwrap_or_default();
             roff.control("TP", []);
             match arg.get_long() {
+                // A switch (`--dry-run`) takes no value.
+                Some(long) if value.is_empty() => roff.text([bold(format!("--{long}"))]),
                 Some(long) => roff.text([bold(format!("--{long}")), roman(" "), italic(value)]),
                 None => roff.text([italic(value)]),
             };

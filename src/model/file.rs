@@ -53,6 +53,26 @@ pub struct TimelineFile {
     /// Nodes moved to the cold zone by archival, in ID order.
     #[serde(default)]
     pub cold: Vec<NodeFile>,
+    /// Branches archived and not restored since, oldest archival first: what restore-branch needs to
+    /// bring one back. Absent when there are none (and in files written before restore-branch).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub archived_branches: Vec<ArchivedBranchFile>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+/// A branch as archive-branch left it.
+pub struct ArchivedBranchFile {
+    pub name: String,
+    /// The head it had.
+    pub head: String,
+    /// The watermark it had (its head: archival needs the watermark to reach the head).
+    pub watermark: String,
+    /// Its index in the list of branches when it was archived; restore puts it back there.
+    pub position: u64,
+    /// The messages its archival moved to the cold zone, in ID order.
+    #[serde(default)]
+    pub nodes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -143,7 +163,7 @@ pub struct IdempotencyEntry {
 pub struct AuditEntry {
     /// Unix seconds; never decreases along the array.
     pub ts: u64,
-    /// summarize, supersede, placeholder, archive or idempotency.
+    /// summarize, supersede, placeholder, archive, restore or idempotency.
     pub op: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<String>,

@@ -8,8 +8,8 @@ pub mod file;
 
 use crate::error::{Error, Result};
 use file::{
-    AuditEntry, BranchFile, DatabaseFile, IdempotencyEntry, IntentFile, NodeFile, SummaryFile,
-    TimelineFile,
+    ArchivedBranchFile, AuditEntry, BranchFile, DatabaseFile, IdempotencyEntry, IntentFile,
+    NodeFile, SummaryFile, TimelineFile,
 };
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashMap};
@@ -127,6 +127,18 @@ pub struct Branch {
     pub watermark: u64,
 }
 
+/// A branch that archive-branch removed, as restore-branch needs it to bring the branch back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchivedBranch {
+    pub name: String,
+    pub head: u64,
+    pub watermark: u64,
+    /// Its index in the list of branches when it was archived.
+    pub position: u64,
+    /// The messages its archival moved to the cold zone, in ID order.
+    pub nodes: Vec<u64>,
+}
+
 /// Indexes rebuilt from source data; never read from disk.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Derived {
@@ -159,6 +171,8 @@ pub struct Timeline {
     pub branches: Vec<Branch>,
     pub current_branch: String,
     pub pins: BTreeSet<u64>,
+    /// Archived branches not restored since, oldest archival first.
+    pub archived: Vec<ArchivedBranch>,
     pub derived: Derived,
 }
 
@@ -243,6 +257,7 @@ impl Timeline {
             }],
             current_branch: first_branch.to_string(),
             pins: BTreeSet::new(),
+            archived: Vec::new(),
             derived: Derived::default(),
         };
         timeline.rebuild().expect("an empty timeline is consistent");
@@ -425,6 +440,44 @@ impl Timeline {
             }
         }
         self.derived.stale = stale;
+    }
+
+    /// The records of archived branches must let restore-branch bring back a valid branch: the
+    /// watermark on the head's path with everything above it covered (coverage never shrinks, so
+    /// this held when the branch was archived and still holds), archived nodes on that path and not
+    /// summaries. Both engines check it when they load a timeline.
+    pub fn check_archived(&self) -> Result<()> {
+        for a in &self.archived {
+            if !self.is_ancestor_or_self(a.watermark, a.head) {
+                return Err(Error::database(format!(
+                    "the watermark of archived branch {:?} is not on its path",
+                    a.name
+                )));
+            }
+            if let Some(bare) = self
+                .path(a.watermark)
+                .into_iter()
+                .find(|&n| !self.is_covered(n))
+            {
+                return Err(Error::database(format!(
+                    "the watermark of archived branch {:?} ({}) covers {}, which is neither pinned nor summarised",
+                    a.name,
+                    node_id(a.watermark),
+                    node_id(bare)
+                )));
+            }
+            for &n in &a.nodes {
+                if self.nodes[n as usize].summary.is_some() || !self.is_ancestor_or_self(n, a.head)
+                {
+                    return Err(Error::database(format!(
+                        "archived branch {:?} lists {}, which is a summary or not on its path",
+                        a.name,
+                        node_id(n)
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Rebuild every derived index from the source data, checking it as it goes.
@@ -735,6 +788,32 @@ fn load_timeline(tf: TimelineFile) -> Result<Timeline> {
     if tf.title.as_deref().is_some_and(str::is_empty) {
         return Err(bad(&name, "the title is empty".into()));
     }
+    let mut archived = Vec::new();
+    for af in tf.archived_branches {
+        if af.name.is_empty() || af.name.contains('/') {
+            return Err(bad(
+                &name,
+                format!("invalid archived branch name {:?}", af.name),
+            ));
+        }
+        let nodes = af
+            .nodes
+            .iter()
+            .map(|n| {
+                parse_node(n, "archived node").and_then(|n| match n {
+                    ROOT => Err(bad(&name, "the root n0 cannot be archived".into())),
+                    n => Ok(n),
+                })
+            })
+            .collect::<Result<Vec<u64>>>()?;
+        archived.push(ArchivedBranch {
+            head: parse_node(&af.head, "archived branch head")?,
+            watermark: parse_node(&af.watermark, "archived branch watermark")?,
+            name: af.name,
+            position: af.position,
+            nodes,
+        });
+    }
     let mut timeline = Timeline {
         id,
         title: tf.title,
@@ -744,6 +823,7 @@ fn load_timeline(tf: TimelineFile) -> Result<Timeline> {
         branches,
         current_branch: tf.current_branch,
         pins,
+        archived,
         derived: Derived::default(),
     };
     timeline.rebuild().map_err(|e| bad(&name, e.message))?;
@@ -754,6 +834,9 @@ fn load_timeline(tf: TimelineFile) -> Result<Timeline> {
         let parent = timeline.nodes[n].parent as usize;
         first_bare[n] = first_bare[parent].or((!timeline.is_covered(n as u64)).then_some(n as u64));
     }
+    timeline
+        .check_archived()
+        .map_err(|e| bad(&name, e.message))?;
     for b in &timeline.branches {
         let (w, h) = (b.watermark as usize, b.head as usize);
         if !(tin[w] <= tin[h] && tout[h] <= tout[w]) {
@@ -953,6 +1036,17 @@ fn save_timeline(t: &Timeline) -> TimelineFile {
         pins: t.pins.iter().map(|&p| node_id(p)).collect(),
         nodes: hot,
         cold,
+        archived_branches: t
+            .archived
+            .iter()
+            .map(|a| ArchivedBranchFile {
+                name: a.name.clone(),
+                head: node_id(a.head),
+                watermark: node_id(a.watermark),
+                position: a.position,
+                nodes: a.nodes.iter().map(|&n| node_id(n)).collect(),
+            })
+            .collect(),
     }
 }
 
@@ -991,6 +1085,7 @@ mod tests {
             pins,
             nodes,
             cold: Vec::new(),
+            archived_branches: Vec::new(),
         }
     }
 

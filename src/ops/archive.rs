@@ -1,10 +1,14 @@
-//! Archival: eligibility (archive-check) and moving a finished branch's own messages to the cold zone.
+//! Archival: eligibility (archive-check), moving a finished branch's own messages to the cold zone,
+//! and bringing an archived branch back (restore-branch).
 
 use super::walk::path_rows;
-use super::{ArchiveBranchArgs, ArchiveCheckArgs, Ctx, branch_named, existing, timeline_of};
-use crate::error::{Error, ErrorKind, Result};
+use super::{
+    ArchiveBranchArgs, ArchiveCheckArgs, Ctx, RestoreBranchArgs, branch_named, existing,
+    timeline_of,
+};
+use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::model::file::AuditEntry;
-use crate::model::{SummaryKind, node_id};
+use crate::model::{ArchivedBranch, Branch, SummaryKind, node_id};
 use crate::store::{NodeChange, NodeRow, TimelineRow, Tx};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -132,9 +136,15 @@ pub fn archive(tx: &mut dyn Tx, args: &ArchiveBranchArgs, ctx: &Ctx) -> Result<V
     // ancestor of the two heads, so only the nodes deeper than the deepest such ancestor are the
     // branch's own: O(branches × depth) instead of a reference count per node.
     let mut shared = 0;
-    for other in tx.branches(tl)? {
+    let branches = tx.branches(tl)?;
+    let mut position = 0;
+    let mut watermark = head;
+    for (i, other) in branches.into_iter().enumerate() {
         if other.name != name {
             shared = shared.max(common_depth(tx, tl, head, other.head)?);
+        } else {
+            position = i as u64;
+            watermark = other.watermark;
         }
     }
     let movable: Vec<u64> = path
@@ -147,6 +157,17 @@ pub fn archive(tx: &mut dyn Tx, args: &ArchiveBranchArgs, ctx: &Ctx) -> Result<V
     for &n in &movable {
         tx.change_node(tl, n, NodeChange::Archived)?;
     }
+    // What restore-branch needs to bring the branch back where it was.
+    tx.push_archived_branch(
+        tl,
+        &ArchivedBranch {
+            name: name.clone(),
+            head,
+            watermark,
+            position,
+            nodes: movable.clone(),
+        },
+    )?;
     let archived: Vec<String> = movable.iter().map(|&n| node_id(n)).collect();
     tx.touch_timeline(tl, ctx.now)?;
     tx.append_audit(
@@ -160,4 +181,89 @@ pub fn archive(tx: &mut dyn Tx, args: &ArchiveBranchArgs, ctx: &Ctx) -> Result<V
         },
     )?;
     Ok(json!({ "archived": archived }))
+}
+
+/// Bring back the latest archived branch of that name: its pointer (head, watermark, place in the
+/// list of branches) and, to the hot zone, the messages of its path that were hot when it was
+/// archived. Those are the cold messages of its path that its own archival moved, or a later one
+/// (a message shared with a branch archived after it); a message that was already cold then (the
+/// branch was forked from a hot summary over cold history) stays cold. Restoring a branch that
+/// exists and has no archived namesake changes nothing.
+pub fn restore(tx: &mut dyn Tx, args: &RestoreBranchArgs, ctx: &Ctx) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let tl = timeline.id;
+    let name = &args.branch;
+    let records = tx.archived_branches(tl)?;
+    let latest = records.iter().rposition(|a| &a.name == name);
+    let tl_name = crate::model::timeline_id(tl);
+    let live = tx.branch(tl, name)?;
+    let index = match (live, latest) {
+        (Some(branch), None) => {
+            return Ok(json!({ "branch": name, "head": node_id(branch.head), "restored": [] }));
+        }
+        (Some(_), Some(_)) => {
+            return Err(Error::conflict(
+                Message::from(format!(
+                    "cannot restore {name:?}: a branch of that name exists, and an archived one too; rename the existing branch first with "
+                ))
+                .step(
+                    Step::new("rename_branch")
+                        .timeline(&tl_name)
+                        .arg("name", name.clone())
+                        .needs("new_name"),
+                )
+                .text(", then restore again"),
+            ));
+        }
+        (None, None) => {
+            let mut names: Vec<&str> = records.iter().map(|a| a.name.as_str()).collect();
+            names.sort_unstable();
+            names.dedup();
+            let listed = if names.is_empty() {
+                "none is archived; a branch archived by a version of Timeline without restore-branch was not recorded and cannot be restored, but its messages stay readable by node ID".to_string()
+            } else {
+                format!("archived branches: {}", names.join(", "))
+            };
+            return Err(Error::not_found(format!(
+                "no archived branch {name:?} in timeline {tl_name} ({listed})"
+            )));
+        }
+        (None, Some(index)) => index,
+    };
+    let record = records[index].clone();
+    // Messages moved by this archival or a later one: hot while the branch existed.
+    let moved_since: HashSet<u64> = records[index..]
+        .iter()
+        .flat_map(|a| a.nodes.iter().copied())
+        .collect();
+    let restored: Vec<u64> = path_rows(tx, tl, record.head)?
+        .into_iter()
+        .filter(|r| r.node.cold && moved_since.contains(&r.id))
+        .map(|r| r.id)
+        .collect();
+    for &n in &restored {
+        tx.change_node(tl, n, NodeChange::Restored)?;
+    }
+    tx.remove_archived_branch(tl, name)?;
+    tx.insert_branch(
+        tl,
+        record.position,
+        &Branch {
+            name: name.clone(),
+            head: record.head,
+            watermark: record.watermark,
+        },
+    )?;
+    let restored: Vec<String> = restored.iter().map(|&n| node_id(n)).collect();
+    tx.append_audit(
+        ctx.now,
+        AuditEntry {
+            op: "restore".into(),
+            timeline: Some(tl_name),
+            branch: Some(name.clone()),
+            nodes: Some(restored.clone()),
+            ..AuditEntry::default()
+        },
+    )?;
+    Ok(json!({ "branch": name, "head": node_id(record.head), "restored": restored }))
 }

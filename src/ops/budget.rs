@@ -3,7 +3,7 @@
 
 use super::walk::{advance_watermarks, cover_range, path_rows};
 use super::{ContextBudgetArgs, Ctx, message, message_json, output_cap, timeline_of};
-use crate::budget::{self, Candidate, Item, Segment};
+use crate::budget::{self, Candidate, Item, Reason, Segment};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::file::AuditEntry;
 use crate::model::{Node, Role, Summary, SummaryKind, node_id};
@@ -72,104 +72,48 @@ pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Va
     message(tx, &timeline, target)?;
     let (path, items, candidates) = planner_input(tx, tl, target)?;
     let plain: Vec<Candidate> = candidates.iter().map(|(_, c)| *c).collect();
-    let plan = budget::plan(&items, &plain, reserve, max).map_err(|infeasible| {
-        Error::new(ErrorKind::BudgetInfeasible, "budget infeasible")
-            .with_data(json!({ "required_tokens": infeasible.required_tokens, "max_tokens": max }))
-    })?;
+    let plan = match budget::plan(&items, &plain, reserve, max) {
+        Ok(plan) => plan,
+        Err(infeasible) => {
+            let mut data =
+                json!({ "required_tokens": infeasible.required_tokens, "max_tokens": max });
+            if args.explain {
+                // The cheapest layout, shown as a dry run would show it: it is what the request needs.
+                output_cap(infeasible.segments.len())?;
+                let layout = Layout {
+                    path: &path,
+                    candidates: &candidates,
+                    segments: &infeasible.segments,
+                    reasons: &infeasible.reasons,
+                    target,
+                    max,
+                };
+                let shown = layout.show(tx, tl, None)?;
+                data["messages"] = Value::Array(shown.iter().map(|s| s.message.clone()).collect());
+                data["explanation"] = layout.explain(&shown)?;
+            }
+            return Err(
+                Error::new(ErrorKind::BudgetInfeasible, "budget infeasible").with_data(data)
+            );
+        }
+    };
     output_cap(plan.segments.len())?;
     let total = u64::try_from(plan.total_tokens).map_err(|_| Error::overflow())?;
-
-    let mut messages = Vec::with_capacity(plan.segments.len());
-    let mut placeholders = Vec::new();
+    let layout = Layout {
+        path: &path,
+        candidates: &candidates,
+        segments: &plan.segments,
+        reasons: &plan.reasons,
+        target,
+        max,
+    };
     let mut created = Vec::new();
-    let mut next = timeline.next_node;
-    for segment in &plan.segments {
-        match *segment {
-            Segment::Keep(i) => {
-                let n = path[i].id;
-                let node = &path[i].node;
-                messages.push(message_json(
-                    n,
-                    node.role.as_str(),
-                    &node.text,
-                    node.tokens,
-                    node.intent.as_ref(),
-                ));
-                // A placeholder can itself lie on the path (the target, or a branch forked from it):
-                // it is still a placeholder used in the result.
-                if node.is_placeholder() {
-                    placeholders.push(node_id(n));
-                }
-            }
-            Segment::Summary(c) => {
-                let n = candidates[c].0;
-                let row = super::existing(tx, tl, n)?;
-                let node = &row.node;
-                messages.push(message_json(
-                    n,
-                    Role::Summary.as_str(),
-                    &node.text,
-                    node.tokens,
-                    node.intent.as_ref(),
-                ));
-            }
-            Segment::Gap { start, end } => {
-                let (from, to) = (path[start].id, path[end].id);
-                let parent = path[start].node.parent;
-                let (n, text) = match existing_placeholder(tx, tl, from, to)? {
-                    Some(found) => found,
-                    None => {
-                        // Prefix sums of one path: the range's tokens are the difference.
-                        let omitted = path[end].prefix_tokens
-                            - (path[start].prefix_tokens - path[start].node.tokens);
-                        let text = format!(
-                            "[placeholder] {} message(s) {}..{} ({} tokens) omitted to fit the budget; read them as the context of {} (MCP: timeline_context with node \"{}\"; CLI: tl context --node {})",
-                            end - start + 1,
-                            node_id(from),
-                            node_id(to),
-                            omitted,
-                            node_id(to),
-                            node_id(to),
-                            node_id(to)
-                        );
-                        let summary = Summary {
-                            kind: SummaryKind::Placeholder,
-                            from,
-                            to,
-                            derived_from: Vec::new(),
-                            supersedes: None,
-                            version: 1,
-                        };
-                        let node = Node {
-                            parent,
-                            role: Role::Summary,
-                            text: text.clone(),
-                            tokens: reserve,
-                            created_at: Some(ctx.now),
-                            intent: None,
-                            summary: Some(summary),
-                            cold: false,
-                        };
-                        let n = next;
-                        next += 1;
-                        let row = super::walk::new_row(tx, tl, n, node)?;
-                        tx.insert_node(tl, &row)?;
-                        cover_range(tx, tl, from, to)?;
-                        created.push((n, from, to));
-                        (n, text)
-                    }
-                };
-                messages.push(message_json(
-                    n,
-                    Role::Summary.as_str(),
-                    &text,
-                    reserve,
-                    None,
-                ));
-                placeholders.push(node_id(n));
-            }
-        }
-    }
+    let writer = (!args.dry_run).then_some(Writer {
+        next: timeline.next_node,
+        now: ctx.now,
+        created: &mut created,
+    });
+    let shown = layout.show(tx, tl, writer)?;
     if !created.is_empty() {
         advance_watermarks(tx, tl)?;
         tx.touch_timeline(tl, ctx.now)?;
@@ -188,7 +132,313 @@ pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Va
             },
         )?;
     }
-    Ok(json!({ "messages": messages, "total_tokens": total, "summaries_created": placeholders }))
+    let placeholders: Vec<String> = shown
+        .iter()
+        .filter_map(|s| s.placeholder.map(node_id))
+        .collect();
+    let mut result = json!({
+        "messages": shown.iter().map(|s| s.message.clone()).collect::<Vec<_>>(),
+        "total_tokens": total,
+        "summaries_created": placeholders,
+    });
+    if args.explain {
+        result["explanation"] = layout.explain(&shown)?;
+    }
+    Ok(result)
+}
+
+/// Creates the placeholders a layout needs (absent in a dry run and for an infeasible request).
+struct Writer<'a> {
+    /// The number the next node gets.
+    next: u64,
+    /// The creation time of new placeholders.
+    now: u64,
+    /// (placeholder, from, to) of each placeholder created.
+    created: &'a mut Vec<(u64, u64, u64)>,
+}
+
+/// What one segment of a layout shows.
+struct Shown {
+    /// The message as the result prints it.
+    message: Value,
+    /// The summary or placeholder standing for the segment; `None` for a kept message and for a
+    /// placeholder that was not created.
+    by: Option<u64>,
+    /// The placeholder node shown, also one that lies on the path itself (summaries_created).
+    placeholder: Option<u64>,
+}
+
+/// A layout of the planner with everything needed to show and explain it.
+struct Layout<'a> {
+    path: &'a [NodeRow],
+    candidates: &'a [(u64, Candidate)],
+    segments: &'a [Segment],
+    reasons: &'a [Reason],
+    target: u64,
+    max: u64,
+}
+
+impl Layout<'_> {
+    /// One shown message per segment. With a `writer`, each gap gets its placeholder (reused or
+    /// created); without one, a gap without a placeholder is shown with node null and its range.
+    fn show(&self, tx: &mut dyn Tx, tl: u64, mut writer: Option<Writer>) -> Result<Vec<Shown>> {
+        let reserve = spec().constants.reserve_tokens;
+        let path = self.path;
+        let mut shown = Vec::with_capacity(self.segments.len());
+        for segment in self.segments {
+            shown.push(match *segment {
+                Segment::Keep(i) => {
+                    let n = path[i].id;
+                    let node = &path[i].node;
+                    Shown {
+                        message: message_json(
+                            n,
+                            node.role.as_str(),
+                            &node.text,
+                            node.tokens,
+                            node.intent.as_ref(),
+                        ),
+                        by: None,
+                        // A placeholder can itself lie on the path (the target, or a branch forked
+                        // from it): it is still a placeholder used in the result.
+                        placeholder: node.is_placeholder().then_some(n),
+                    }
+                }
+                Segment::Summary(c) => {
+                    let n = self.candidates[c].0;
+                    let row = super::existing(tx, tl, n)?;
+                    let node = &row.node;
+                    Shown {
+                        message: message_json(
+                            n,
+                            Role::Summary.as_str(),
+                            &node.text,
+                            node.tokens,
+                            node.intent.as_ref(),
+                        ),
+                        by: Some(n),
+                        placeholder: None,
+                    }
+                }
+                Segment::Gap { start, end } => {
+                    let (from, to) = (path[start].id, path[end].id);
+                    let found = match existing_placeholder(tx, tl, from, to)? {
+                        Some(found) => Some(found),
+                        None => match writer.as_mut() {
+                            Some(writer) => {
+                                let text = placeholder_text(path, start, end);
+                                let n = create_placeholder(
+                                    tx,
+                                    tl,
+                                    (writer.next, writer.now),
+                                    path,
+                                    (start, end),
+                                    &text,
+                                )?;
+                                writer.next += 1;
+                                writer.created.push((n, from, to));
+                                Some((n, text))
+                            }
+                            None => None,
+                        },
+                    };
+                    match found {
+                        Some((n, text)) => Shown {
+                            message: message_json(n, Role::Summary.as_str(), &text, reserve, None),
+                            by: Some(n),
+                            placeholder: Some(n),
+                        },
+                        None => Shown {
+                            message: json!({
+                                "node": null,
+                                "role": Role::Summary.as_str(),
+                                "text": placeholder_text(path, start, end),
+                                "tokens": reserve,
+                                "from": node_id(from),
+                                "to": node_id(to),
+                            }),
+                            by: None,
+                            placeholder: None,
+                        },
+                    }
+                }
+            });
+        }
+        Ok(shown)
+    }
+
+    /// For every message of the path, in order: what shows it and why, worded from the reason the
+    /// planner recorded when it decided.
+    fn explain(&self, shown: &[Shown]) -> Result<Value> {
+        let reserve = spec().constants.reserve_tokens;
+        let path = self.path;
+        let max = self.max;
+        let mut entries = Vec::with_capacity(path.len());
+        for (k, segment) in self.segments.iter().enumerate() {
+            let (outcome, range) = match *segment {
+                Segment::Keep(i) => ("kept", (i, i)),
+                Segment::Summary(c) => {
+                    let cand = self.candidates[c].1;
+                    ("summary", (cand.start, cand.end))
+                }
+                Segment::Gap { start, end } => ("placeholder", (start, end)),
+            };
+            let (first, last) = range;
+            let range_text = format!("{}..{}", node_id(path[first].id), node_id(path[last].id));
+            for i in first..=last {
+                let row = &path[i];
+                let (why, reason) = match (*segment, self.reasons[i]) {
+                    (Segment::Keep(_), Reason::Mandatory) if row.id == self.target => (
+                        "target",
+                        "the target of the budget: always kept verbatim".to_string(),
+                    ),
+                    (Segment::Keep(_), Reason::Mandatory) => (
+                        "pinned",
+                        "pinned: pinned messages are always kept verbatim".to_string(),
+                    ),
+                    (Segment::Keep(_), Reason::Cheapest) => (
+                        "cheapest",
+                        "kept by the cheapest layout: leaving it out would cost at least as much"
+                            .to_string(),
+                    ),
+                    (Segment::Keep(_), Reason::Newest { total }) => (
+                        "newest_first",
+                        format!(
+                            "kept: messages are added newest first while they fit; with it the total came to {total}, within the budget of {max}"
+                        ),
+                    ),
+                    (Segment::Keep(_), Reason::Run { first, last, total }) => {
+                        let run =
+                            format!("{}..{}", node_id(path[first].id), node_id(path[last].id));
+                        let newest = node_id(path[last].id);
+                        (
+                            "with_run",
+                            if i == last {
+                                format!(
+                                    "kept together with the older messages of its gap ({run}): alone it did not fit, together they brought the total to {total}, within the budget of {max}"
+                                )
+                            } else {
+                                format!(
+                                    "kept together with {newest}, the newest message of its gap ({run}): {newest} alone did not fit, together they brought the total to {total}, within the budget of {max}"
+                                )
+                            },
+                        )
+                    }
+                    (
+                        Segment::Summary(c),
+                        Reason::SummaryCheapest | Reason::SummaryFirst { .. },
+                    ) => {
+                        let summary = format!(
+                            "covered by summary {} ({range_text}, {} tokens)",
+                            node_id(self.candidates[c].0),
+                            self.candidates[c].1.tokens
+                        );
+                        let usable = "usable because it is the latest version, not stale, and its range lies on the path and holds neither the target nor a pin";
+                        match self.reasons[i] {
+                            Reason::SummaryFirst { total } => (
+                                "summary_first",
+                                format!(
+                                    "{summary}: summaries come before older messages and it fit, bringing the total to {total}, within the budget of {max}; {usable}"
+                                ),
+                            ),
+                            _ => (
+                                "summary_cheapest",
+                                format!("{summary}, which the cheapest layout uses; {usable}"),
+                            ),
+                        }
+                    }
+                    (Segment::Gap { .. }, Reason::DidNotFit { total }) => (
+                        "did_not_fit",
+                        format!(
+                            "covered by {}: keeping it would have brought the total to {total}, over the budget of {max}",
+                            placeholder_name(shown[k].by, &range_text)
+                        ),
+                    ),
+                    (Segment::Gap { .. }, Reason::GapCheapest) => (
+                        "placeholder_cheapest",
+                        format!(
+                            "left out by the cheapest layout: covered by {}, which costs {reserve} tokens",
+                            placeholder_name(shown[k].by, &range_text)
+                        ),
+                    ),
+                    (segment, reason) => {
+                        return Err(Error::database(format!(
+                            "internal error: the planner gave {} the reason {reason:?} in {segment:?}",
+                            node_id(row.id)
+                        )));
+                    }
+                };
+                entries.push(json!({
+                    "node": node_id(row.id),
+                    "tokens": row.node.tokens,
+                    "outcome": outcome,
+                    "shown_at": k,
+                    "why": why,
+                    "reason": reason,
+                }));
+            }
+        }
+        Ok(Value::Array(entries))
+    }
+}
+
+/// A placeholder as an explanation names it: by ID, or by its range when it was not created.
+fn placeholder_name(by: Option<u64>, range: &str) -> String {
+    match by {
+        Some(n) => format!("placeholder {} ({range})", node_id(n)),
+        None => format!("a placeholder for {range} (not created)"),
+    }
+}
+
+/// The text of a new placeholder for path positions start..=end.
+fn placeholder_text(path: &[NodeRow], start: usize, end: usize) -> String {
+    let (from, to) = (path[start].id, path[end].id);
+    // Prefix sums of one path: the range's tokens are the difference.
+    let omitted = path[end].prefix_tokens - (path[start].prefix_tokens - path[start].node.tokens);
+    format!(
+        "[placeholder] {} message(s) {}..{} ({} tokens) omitted to fit the budget; read them as the context of {} (MCP: timeline_context with node \"{}\"; CLI: tl context --node {})",
+        end - start + 1,
+        node_id(from),
+        node_id(to),
+        omitted,
+        node_id(to),
+        node_id(to),
+        node_id(to)
+    )
+}
+
+/// Store placeholder `n` for path positions start..=end and count its coverage.
+fn create_placeholder(
+    tx: &mut dyn Tx,
+    tl: u64,
+    (n, now): (u64, u64),
+    path: &[NodeRow],
+    (start, end): (usize, usize),
+    text: &str,
+) -> Result<u64> {
+    let (from, to) = (path[start].id, path[end].id);
+    let summary = Summary {
+        kind: SummaryKind::Placeholder,
+        from,
+        to,
+        derived_from: Vec::new(),
+        supersedes: None,
+        version: 1,
+    };
+    let node = Node {
+        parent: path[start].node.parent,
+        role: Role::Summary,
+        text: text.to_string(),
+        tokens: spec().constants.reserve_tokens,
+        created_at: Some(now),
+        intent: None,
+        summary: Some(summary),
+        cold: false,
+    };
+    let row = super::walk::new_row(tx, tl, n, node)?;
+    tx.insert_node(tl, &row)?;
+    cover_range(tx, tl, from, to)?;
+    Ok(n)
 }
 
 /// The placeholder of exactly from..to, reused instead of a new one (B1), with its text.

@@ -29,6 +29,13 @@ pub struct Ctx {
     pub now: u64,
 }
 
+/// Whether a request only reads, although its operation may change the database: a budget with
+/// `dry_run` computes the layout and writes nothing, so the service runs it in a read transaction
+/// (shared lock; no idempotency record).
+pub fn reads_only(request: &Request) -> bool {
+    matches!(request, Request::ContextBudget(a) if a.dry_run)
+}
+
 /// Run a request that works inside one transaction. Requests on the database file as a whole (its
 /// copies and checks) and exports are served by `service`, and the commands local to `tl`
 /// (completions, man page, demo) by the CLI; they never reach here.
@@ -39,6 +46,7 @@ pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
         Request::Fork(a) => tree::fork(tx, a, ctx),
         Request::Switch(a) => tree::switch(tx, a, ctx),
         Request::DropBranch(a) => tree::drop_branch(tx, a, ctx),
+        Request::RenameBranch(a) => tree::rename_branch(tx, a, ctx),
         Request::Pin(a) => tree::pin(tx, a, ctx),
         Request::Unpin(a) => tree::unpin(tx, a, ctx),
         Request::Timelines(_) => read::timelines(tx),
@@ -49,6 +57,7 @@ pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
         Request::ContextBudget(a) => budget::budget(tx, a, ctx),
         Request::ArchiveCheck(a) => archive::check(tx, a),
         Request::ArchiveBranch(a) => archive::archive(tx, a, ctx),
+        Request::RestoreBranch(a) => archive::restore(tx, a, ctx),
         Request::Export(_)
         | Request::Completions(_)
         | Request::Man(_)

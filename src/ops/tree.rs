@@ -1,9 +1,10 @@
-//! Growing the tree and moving branch pointers: create, append, fork, switch, drop-branch, pin, unpin.
+//! Growing the tree and moving branch pointers: create, append, fork, switch, drop-branch,
+//! rename-branch, pin, unpin.
 
 use super::walk::{is_ancestor_or_self, new_row};
 use super::{
-    AppendArgs, CreateArgs, Ctx, DropBranchArgs, ForkArgs, PinArgs, SwitchArgs, UnpinArgs,
-    branch_named, message, timeline_of,
+    AppendArgs, CreateArgs, Ctx, DropBranchArgs, ForkArgs, PinArgs, RenameBranchArgs, SwitchArgs,
+    UnpinArgs, branch_named, message, timeline_of,
 };
 use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::model::{Branch, Node, ROOT, Role, estimate_tokens, node_id};
@@ -108,6 +109,27 @@ pub fn switch(tx: &mut dyn Tx, args: &SwitchArgs, ctx: &Ctx) -> Result<Value> {
         tx.touch_timeline(timeline.id, ctx.now)?;
     }
     Ok(json!({ "current_branch": args.name }))
+}
+
+/// Rename a branch in place: its head, watermark and place in the list stay, and the current-branch
+/// marker follows it. The new name obeys the rules of fork (checked by the spec) and must be free.
+pub fn rename_branch(tx: &mut dyn Tx, args: &RenameBranchArgs, ctx: &Ctx) -> Result<Value> {
+    let timeline = timeline_of(tx, args.timeline_id)?;
+    let (old, new) = (&args.name, &args.new_name);
+    branch_named(tx, &timeline, old)?;
+    if old != new {
+        if tx.branch(timeline.id, new)?.is_some() {
+            return Err(Error::conflict(format!(
+                "branch {new:?} already exists; choose another name or drop it first"
+            )));
+        }
+        tx.rename_branch(timeline.id, old, new)?;
+        if &timeline.current_branch == old {
+            tx.set_current_branch(timeline.id, new)?;
+        }
+        tx.touch_timeline(timeline.id, ctx.now)?;
+    }
+    Ok(json!({ "renamed": old, "to": new }))
 }
 
 pub fn drop_branch(tx: &mut dyn Tx, args: &DropBranchArgs, ctx: &Ctx) -> Result<Value> {

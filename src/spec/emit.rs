@@ -54,6 +54,7 @@ pub fn type_schema(spec: &Spec, def: &TypeDef) -> Value {
             })
         }
         TypeKind::Uint => json!({ "type": "integer", "minimum": 0, "maximum": u64::MAX }),
+        TypeKind::Bool => json!({ "type": "boolean", "default": false }),
         TypeKind::List => json!({
             "type": "array",
             "items": type_schema(spec, spec.type_def(def.items.as_deref().unwrap_or_default())),
@@ -260,7 +261,8 @@ fn value_name(spec: &Spec, ty: &str) -> String {
 struct CliArg {
     /// The flag without `--`, or the argument's id when it is positional.
     id: String,
-    value_name: String,
+    /// The name of its value; `None` for a switch (a `bool` parameter), which takes none.
+    value_name: Option<String>,
     help: String,
     positional: bool,
     /// The values the spec allows, offered by shell completion (the validator still checks them).
@@ -280,13 +282,24 @@ fn cli_args(spec: &Spec, op: &Operation) -> Vec<CliArg> {
                 let field_def = spec.type_def(&field.ty);
                 args.push(CliArg {
                     id: field.cli_flag.clone(),
-                    value_name: value_name(spec, &field.ty),
+                    value_name: Some(value_name(spec, &field.ty)),
                     help: field.help.clone(),
                     positional: false,
                     values: field_def.allowed.clone(),
                     path: field.ty == "path",
                 });
             }
+            continue;
+        }
+        if def.kind == TypeKind::Bool {
+            args.push(CliArg {
+                id: param.flag(),
+                value_name: None,
+                help: param.cli_help(),
+                positional: false,
+                values: Vec::new(),
+                path: false,
+            });
             continue;
         }
         let required = if param.required { " (required)" } else { "" };
@@ -301,7 +314,7 @@ fn cli_args(spec: &Spec, op: &Operation) -> Vec<CliArg> {
             } else {
                 param.flag()
             },
-            value_name: param_value_name(spec, param),
+            value_name: Some(param_value_name(spec, param)),
             help: format!("{}{allowed}{required}", param.cli_help()),
             positional: param.positional,
             values: def.allowed.clone(),
@@ -310,7 +323,7 @@ fn cli_args(spec: &Spec, op: &Operation) -> Vec<CliArg> {
         if let Some(file_flag) = &param.file_flag {
             args.push(CliArg {
                 id: file_flag.clone(),
-                value_name: "PATH".into(),
+                value_name: Some("PATH".into()),
                 help: format!("Read --{} from this file (UTF-8).", param.flag()),
                 positional: false,
                 values: Vec::new(),
@@ -441,10 +454,11 @@ fn rust_param(spec: &Spec, param: &Param) -> (String, String) {
         TypeKind::Uint => ("u64", format!("args.u64({name})")),
         TypeKind::List => ("Vec<u64>", format!("args.ids({name})")),
         TypeKind::String => ("String", format!("args.str({name}).map(str::to_string)")),
+        TypeKind::Bool => ("bool", format!("args.flag({name})")),
         TypeKind::Object => ("crate::model::Intent", format!("args.intent({name})")),
     };
-    if def.kind == TypeKind::List {
-        // A list that was not given is an empty list.
+    if matches!(def.kind, TypeKind::List | TypeKind::Bool) {
+        // A list that was not given is an empty list; a flag that was not given is off.
         (ty.to_string(), read)
     } else if param.required {
         (ty.to_string(), format!("{read}.unwrap_or_default()"))
@@ -550,12 +564,19 @@ fn render_command(spec: &Spec, op: &Operation, name: &str, indent: &str) -> Stri
         if arg.path {
             extra.push_str(".value_hint(ValueHint::FilePath)");
         }
-        out.push_str(&format!(
-            "{indent}        .arg(Arg::new({}){place}.value_name({}).action(ArgAction::Set).allow_hyphen_values(true){extra}.help({}))\n",
-            rust_str(&arg.id),
-            rust_str(&arg.value_name),
-            rust_str(&arg.help)
-        ));
+        match &arg.value_name {
+            Some(value_name) => out.push_str(&format!(
+                "{indent}        .arg(Arg::new({}){place}.value_name({}).action(ArgAction::Set).allow_hyphen_values(true){extra}.help({}))\n",
+                rust_str(&arg.id),
+                rust_str(value_name),
+                rust_str(&arg.help)
+            )),
+            None => out.push_str(&format!(
+                "{indent}        .arg(Arg::new({}){place}.action(ArgAction::SetTrue).help({}))\n",
+                rust_str(&arg.id),
+                rust_str(&arg.help)
+            )),
+        }
     }
     out.push_str(&format!("{indent})\n"));
     out
@@ -698,6 +719,16 @@ fn compact_shape(schema: &Value) -> String {
         ),
         Some(other) => other.to_string(),
         None if schema.get("$ref").is_some() => "message".into(),
+        None if schema.get("anyOf").is_some() => schema["anyOf"]
+            .as_array()
+            .map(|shapes| {
+                shapes
+                    .iter()
+                    .map(compact_shape)
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            })
+            .unwrap_or_default(),
         None => schema
             .get("type")
             .map(|t| t.to_string().replace('"', ""))

@@ -102,6 +102,9 @@ pub enum TypeKind {
     List,
     String,
     Uint,
+    /// A switch: a flag without a value on the command line, a boolean over MCP. Never required;
+    /// `false` is the same as absent.
+    Bool,
     Object,
 }
 
@@ -356,6 +359,17 @@ impl Spec {
                         }
                     }
                 }
+                if self
+                    .types
+                    .get(&param.ty)
+                    .is_some_and(|def| def.kind == TypeKind::Bool)
+                    && (param.required || param.stdin || param.file_flag.is_some())
+                {
+                    problems.push(format!(
+                        "{}.{}: a flag is never required and has no other source",
+                        op.name, param.name
+                    ));
+                }
                 if let Some(file_flag) = &param.file_flag
                     && !flags.insert(file_flag.clone())
                 {
@@ -601,14 +615,14 @@ mod tests {
     }
 
     #[test]
-    fn sixteen_mcp_tools() {
+    fn eighteen_mcp_tools() {
         assert_eq!(
             spec()
                 .operations
                 .iter()
                 .filter(|op| op.mcp.is_some())
                 .count(),
-            16
+            18
         );
     }
 }

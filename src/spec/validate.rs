@@ -29,6 +29,11 @@ impl Args {
         self.values.get(name).and_then(Value::as_u64)
     }
 
+    /// A flag: true only when it was given as true.
+    pub fn flag(&self, name: &str) -> bool {
+        self.values.get(name) == Some(&Value::Bool(true))
+    }
+
     /// The number of an `n…` or `tl…` ID; validation guarantees it parses.
     pub fn id(&self, name: &str) -> Option<u64> {
         self.str(name)
@@ -181,6 +186,18 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
         if def.kind == TypeKind::Object {
             let object = check_object(spec, def, value, &param.name, origin)?;
             values.insert(param.name.clone(), Value::Object(object));
+        } else if def.kind == TypeKind::Bool {
+            check_value(
+                spec,
+                def,
+                value,
+                &display_name(origin, &param.name, &param.flag()),
+                origin,
+            )?;
+            // false is the same request as no flag at all (also for idempotency keys).
+            if value == &Value::Bool(true) {
+                values.insert(param.name.clone(), value.clone());
+            }
         } else {
             check_value(spec, def, value, &param_name(origin, param), origin)?;
             values.insert(param.name.clone(), value.clone());
@@ -342,6 +359,10 @@ fn check_value(
             }
             Ok(())
         }
+        TypeKind::Bool => match value {
+            Value::Bool(_) => Ok(()),
+            other => fail(format!("must be true or false, got {}", short(other))),
+        },
         TypeKind::Object => fail("objects are only allowed as parameters".into()),
     }
 }
@@ -428,6 +449,33 @@ mod tests {
             "{}",
             mcp.message
         );
+    }
+
+    #[test]
+    fn flags_are_booleans_and_false_is_no_flag() {
+        let base = json!({"timeline_id": "tl0", "node": "n1", "max_tokens": 5});
+        let with = |extra: Value| {
+            let mut args = base.clone();
+            args.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            run("context_budget", args, Origin::Mcp)
+        };
+        let on = with(json!({"dry_run": true, "explain": true})).unwrap();
+        assert!(on.flag("dry_run") && on.flag("explain"));
+        // false is left out, so it is the same request as no flag (idempotency digests included).
+        let off = with(json!({"dry_run": false, "explain": null})).unwrap();
+        assert!(!off.flag("dry_run") && !off.flag("explain"));
+        assert_eq!(off.as_map(), with(json!({})).unwrap().as_map());
+        for bad in [json!("yes"), json!(1), json!([true])] {
+            let err = with(json!({ "dry_run": bad })).unwrap_err();
+            assert!(
+                err.message
+                    .starts_with("invalid argument dry_run: must be true or false, got"),
+                "{}",
+                err.message
+            );
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::{Counts, Engine, NodeChange, NodeRow, TimelineRow, Tx};
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry};
-use crate::model::{Branch, Database, ROOT, Timeline};
+use crate::model::{ArchivedBranch, Branch, Database, ROOT, Timeline};
 
 pub struct MemTx<'a> {
     pub db: &'a mut Database,
@@ -187,6 +187,7 @@ impl Tx for MemTx<'_> {
                 t.derived.superseded_by.insert(n, newer);
             }
             NodeChange::Archived => t.nodes[i].cold = true,
+            NodeChange::Restored => t.nodes[i].cold = false,
         }
         Ok(())
     }
@@ -215,6 +216,45 @@ impl Tx for MemTx<'_> {
 
     fn remove_branch(&mut self, tl: u64, name: &str) -> Result<()> {
         self.get(tl)?.branches.retain(|b| b.name != name);
+        Ok(())
+    }
+
+    fn insert_branch(&mut self, tl: u64, index: u64, branch: &Branch) -> Result<()> {
+        let t = self.get(tl)?;
+        let at = usize::try_from(index)
+            .unwrap_or(usize::MAX)
+            .min(t.branches.len());
+        t.branches.insert(at, branch.clone());
+        Ok(())
+    }
+
+    fn rename_branch(&mut self, tl: u64, old: &str, new: &str) -> Result<()> {
+        let t = self.get(tl)?;
+        match t.branches.iter_mut().find(|b| b.name == old) {
+            Some(branch) => {
+                branch.name = new.to_string();
+                Ok(())
+            }
+            None => Err(Error::database(format!(
+                "internal error: no branch {old:?} to rename"
+            ))),
+        }
+    }
+
+    fn archived_branches(&mut self, tl: u64) -> Result<Vec<ArchivedBranch>> {
+        Ok(self.get(tl)?.archived.clone())
+    }
+
+    fn push_archived_branch(&mut self, tl: u64, archived: &ArchivedBranch) -> Result<()> {
+        self.get(tl)?.archived.push(archived.clone());
+        Ok(())
+    }
+
+    fn remove_archived_branch(&mut self, tl: u64, name: &str) -> Result<()> {
+        let t = self.get(tl)?;
+        if let Some(i) = t.archived.iter().rposition(|a| a.name == name) {
+            t.archived.remove(i);
+        }
         Ok(())
     }
 

@@ -21,7 +21,7 @@ pub use memory::MemTx;
 
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry};
-use crate::model::{Branch, Database, Node, Timeline};
+use crate::model::{ArchivedBranch, Branch, Database, Node, Timeline};
 use std::fs;
 use std::io::{ErrorKind as IoKind, Read};
 use std::path::{Path, PathBuf};
@@ -153,6 +153,8 @@ pub enum NodeChange {
     SupersededBy(u64),
     /// Moved to the cold zone.
     Archived,
+    /// Moved back to the hot zone (restore-branch).
+    Restored,
 }
 
 /// The typed interface operations run against: one consistent view of the database, inside a
@@ -201,6 +203,19 @@ pub trait Tx {
     /// Add a branch, or update the head and watermark of the branch of that name (keeping its place).
     fn put_branch(&mut self, tl: u64, branch: &Branch) -> Result<()>;
     fn remove_branch(&mut self, tl: u64, name: &str) -> Result<()>;
+    /// Add a branch (whose name no branch has) at `index` in the list of branches, or at its end
+    /// when the list is shorter.
+    fn insert_branch(&mut self, tl: u64, index: u64, branch: &Branch) -> Result<()>;
+    /// Give branch `old` the name `new` (which no branch has), keeping its head, watermark and place.
+    /// The current-branch marker is the caller's.
+    fn rename_branch(&mut self, tl: u64, old: &str, new: &str) -> Result<()>;
+
+    /// Archived branches not restored since, oldest archival first.
+    fn archived_branches(&mut self, tl: u64) -> Result<Vec<ArchivedBranch>>;
+    /// Record an archived branch (the newest).
+    fn push_archived_branch(&mut self, tl: u64, archived: &ArchivedBranch) -> Result<()>;
+    /// Forget the newest record of an archived branch of that name.
+    fn remove_archived_branch(&mut self, tl: u64, name: &str) -> Result<()>;
 
     fn idempotency(&mut self, scope: &str, key: &str) -> Result<Option<IdempotencyEntry>>;
     /// Record a key's result, replacing an expired entry of the same scope and key.

@@ -14,7 +14,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry};
 use crate::model::{
-    Branch, Database, Intent, Node, ROOT, Role, Summary, SummaryKind, Timeline,
+    ArchivedBranch, Branch, Database, Intent, Node, ROOT, Role, Summary, SummaryKind, Timeline,
     summary_request_digest,
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
@@ -32,8 +32,11 @@ const APPLICATION_ID: i32 = 0x544c_6e65;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Forward migrations: `MIGRATIONS[v]` takes the schema from version `v` to `v + 1`. Version 0 is an
-/// empty file. The schema version of this build is `MIGRATIONS.len()`.
-const MIGRATIONS: &[&str] = &[r#"
+/// empty file. The schema version of this build is `MIGRATIONS.len()`. A migration, once released,
+/// is never edited: a change of schema is a new migration appended at the end.
+const MIGRATIONS: &[&str] = &[
+    // 0 → 1: the first schema.
+    r#"
 CREATE TABLE state (
     id INTEGER PRIMARY KEY CHECK (id = 0),
     next_timeline INTEGER NOT NULL
@@ -107,7 +110,23 @@ CREATE TABLE audit (
     ts INTEGER NOT NULL,
     entry TEXT NOT NULL
 );
-"#];
+"#,
+    // 1 → 2, archived branches (restore-branch): what archive-branch removed, so that
+    // restore-branch can bring it back. `nodes` is a JSON array of the node numbers the archival
+    // moved to the cold zone; `seq` orders the archivals.
+    r#"
+CREATE TABLE archived_branches (
+    seq INTEGER PRIMARY KEY,
+    timeline INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    head INTEGER NOT NULL,
+    watermark INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    nodes TEXT NOT NULL
+);
+CREATE INDEX archived_branches_by_name ON archived_branches (timeline, name, seq);
+"#,
+];
 
 /// The schema version this build writes.
 pub fn schema_version() -> u64 {
@@ -466,6 +485,9 @@ impl SqliteStore {
                     ],
                 )?;
             }
+            for archived in &timeline.archived {
+                insert_archived(&t, timeline.id, archived)?;
+            }
         }
         t.exec(
             "UPDATE state SET next_timeline = ?1 WHERE id = 0",
@@ -623,6 +645,24 @@ impl SqlTx<'_> {
         }
         Ok(())
     }
+}
+
+/// Add the record of an archived branch after every other (`seq` orders the archivals).
+fn insert_archived(t: &SqlTx, tl: u64, archived: &ArchivedBranch) -> Result<()> {
+    let nodes =
+        serde_json::to_string(&archived.nodes).map_err(|e| Error::database(e.to_string()))?;
+    t.exec(
+        "INSERT INTO archived_branches (timeline, name, head, watermark, position, nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            sql(tl),
+            archived.name,
+            sql(archived.head),
+            sql(archived.watermark),
+            sql(archived.position),
+            nodes
+        ],
+    )?;
+    Ok(())
 }
 
 const TIMELINE_COLUMNS: &str = "id, next_node, current_branch, title, created_at, updated_at";
@@ -890,6 +930,17 @@ impl Tx for SqlTx<'_> {
                 )?;
                 1
             }
+            NodeChange::Restored => {
+                let moved = self.exec(
+                    "UPDATE nodes SET cold = 0 WHERE timeline = ?1 AND id = ?2 AND cold = 1",
+                    key,
+                )?;
+                self.exec(
+                    "UPDATE timelines SET cold_nodes = cold_nodes - ?2 WHERE id = ?1",
+                    params![sql(tl), moved as i64],
+                )?;
+                1
+            }
         };
         if changed != 1 || n == ROOT {
             return Err(Error::database(format!(
@@ -951,6 +1002,84 @@ impl Tx for SqlTx<'_> {
     fn remove_branch(&mut self, tl: u64, name: &str) -> Result<()> {
         self.exec(
             "DELETE FROM branches WHERE timeline = ?1 AND name = ?2",
+            params![sql(tl), name],
+        )?;
+        Ok(())
+    }
+
+    fn insert_branch(&mut self, tl: u64, index: u64, branch: &Branch) -> Result<()> {
+        // Branches are listed in row order: the ones after the place are taken out and added again
+        // behind the new one (a new row always comes after every existing one).
+        let index = usize::try_from(index).unwrap_or(usize::MAX);
+        let later: Vec<Branch> = self.branches(tl)?.into_iter().skip(index).collect();
+        for b in &later {
+            self.remove_branch(tl, &b.name)?;
+        }
+        self.put_branch(tl, branch)?;
+        for b in &later {
+            self.put_branch(tl, b)?;
+        }
+        Ok(())
+    }
+
+    fn rename_branch(&mut self, tl: u64, old: &str, new: &str) -> Result<()> {
+        let changed = self.exec(
+            "UPDATE branches SET name = ?3 WHERE timeline = ?1 AND name = ?2",
+            params![sql(tl), old, new],
+        )?;
+        if changed != 1 {
+            return Err(Error::database(format!(
+                "internal error: no branch {old:?} to rename"
+            )));
+        }
+        Ok(())
+    }
+
+    fn archived_branches(&mut self, tl: u64) -> Result<Vec<ArchivedBranch>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT name, head, watermark, position, nodes FROM archived_branches WHERE timeline = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.fail(e))?;
+        let rows = stmt
+            .query_map(params![sql(tl)], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.fail(e))?;
+        rows.into_iter()
+            .map(|(name, head, watermark, position, nodes)| {
+                let nodes: Vec<u64> = serde_json::from_str(&nodes).map_err(|e| {
+                    Error::database(format!(
+                        "the database {} has a damaged record of archived branch {name:?} ({e}); run tl db check",
+                        self.path.display()
+                    ))
+                })?;
+                Ok(ArchivedBranch {
+                    name,
+                    head: unsql(head),
+                    watermark: unsql(watermark),
+                    position: unsql(position),
+                    nodes,
+                })
+            })
+            .collect()
+    }
+
+    fn push_archived_branch(&mut self, tl: u64, archived: &ArchivedBranch) -> Result<()> {
+        insert_archived(self, tl, archived)
+    }
+
+    fn remove_archived_branch(&mut self, tl: u64, name: &str) -> Result<()> {
+        self.exec(
+            "DELETE FROM archived_branches WHERE seq = (SELECT max(seq) FROM archived_branches WHERE timeline = ?1 AND name = ?2)",
             params![sql(tl), name],
         )?;
         Ok(())
@@ -1075,9 +1204,11 @@ impl Tx for SqlTx<'_> {
             branches: self.branches(tl)?,
             current_branch: info.current_branch,
             pins,
+            archived: self.archived_branches(tl)?,
             derived: Default::default(),
         };
         timeline.rebuild().map_err(|e| damaged(e.message))?;
+        timeline.check_archived().map_err(|e| damaged(e.message))?;
         Ok(timeline)
     }
 

@@ -4,7 +4,7 @@
 // (run with NODE_PATH or from a folder whose node_modules holds @modelcontextprotocol/sdk)
 //
 // Uses Client + StdioClientTransport: initialize (checks the instructions), list the tools (checks
-// titles, annotations and outputSchema by version), call every one of the 16 tools, then a failing
+// titles, annotations and outputSchema by version), call every one of the 18 tools, then a failing
 // call that must arrive as a result with isError and its data, and an argument error (a tool error
 // from 2025-11-25, JSON-RPC -32602 before). The SDK validates structured results against the tool's
 // outputSchema (this version does so for error results too, which the schema allows). With
@@ -26,6 +26,7 @@ const EXPECTED_TOOLS = [
   "timeline_fork",
   "timeline_switch",
   "timeline_drop_branch",
+  "timeline_rename_branch",
   "timeline_context",
   "timeline_context_budget",
   "timeline_pin",
@@ -35,12 +36,13 @@ const EXPECTED_TOOLS = [
   "timeline_node",
   "timeline_archive_check",
   "timeline_archive_branch",
+  "timeline_restore_branch",
   "timeline_db_info",
   "timeline_list",
 ];
 
 const READ_ONLY = new Set(["timeline_context", "timeline_branches", "timeline_node", "timeline_archive_check", "timeline_db_info", "timeline_list"]);
-const DESTRUCTIVE = new Set(["timeline_switch", "timeline_drop_branch", "timeline_unpin", "timeline_archive_branch"]);
+const DESTRUCTIVE = new Set(["timeline_switch", "timeline_drop_branch", "timeline_rename_branch", "timeline_unpin", "timeline_archive_branch"]);
 
 // The tool's JSON from content[0].text, cross-checked with structuredContent when present.
 function resultJson(result, structured) {
@@ -60,7 +62,7 @@ function resultJson(result, structured) {
 function checkTools(tools, negotiated) {
   assert.deepEqual(tools.map((t) => t.name), EXPECTED_TOOLS);
   const structured = negotiated >= "2025-06-18";
-  assert.equal(tools.filter((t) => t.outputSchema).length, structured ? 16 : 0, "outputSchema by version");
+  assert.equal(tools.filter((t) => t.outputSchema).length, structured ? 18 : 0, "outputSchema by version");
   for (const tool of tools) {
     assert.equal(tool.title !== undefined, structured, `title by version: ${tool.name}`);
     assert.ok(!tool.description.includes("(CLI") && !tool.description.includes("tl "), tool.description);
@@ -156,6 +158,8 @@ async function run(binary, db, offer) {
     );
     assert.deepEqual(await call("timeline_archive_check", { timeline_id: tl, branch: "alternative" }), { eligible: true, reasons: [] });
     assert.deepEqual(await call("timeline_archive_branch", { timeline_id: tl, branch: "alternative" }), { archived: ["n4"] });
+    assert.deepEqual(await call("timeline_restore_branch", { timeline_id: tl, branch: "alternative" }), { branch: "alternative", head: "n4", restored: ["n4"] });
+    assert.deepEqual(await call("timeline_rename_branch", { timeline_id: tl, name: "alternative", new_name: "porto" }), { renamed: "alternative", to: "porto" });
     const listed = await call("timeline_list", {});
     assert.deepEqual(listed.timelines.map((t) => [t.timeline_id, t.messages]), [[tl, 6]]);
     const info = await call("timeline_db_info", {});

@@ -483,8 +483,9 @@ on_both_engines! {
         assert!(data_db.exists() && !legacy.exists());
         tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
         tl_in(d, &[], &["db", "info"]).ok(&format!(
-            r#"{{"engine":"sqlite","path":"{}","exists":true,"format_version":1,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
+            r#"{{"engine":"sqlite","path":"{}","exists":true,"format_version":{},"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
             data_db.display(),
+            timeline::store::sqlite_schema_version(),
             std::fs::metadata(&data_db).unwrap().len()
         ));
         #[cfg(unix)]

@@ -12,7 +12,7 @@ use super::{
     Counts, Engine, NodeChange, NodeRow, Outcome, TimelineRow, Tx, io_error, perms, with_suffix,
 };
 use crate::error::{Error, Result};
-use crate::model::file::{AuditEntry, IdempotencyEntry};
+use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{
     Branch, Database, Intent, Node, ROOT, Role, Summary, SummaryKind, Timeline,
     summary_request_digest,
@@ -33,7 +33,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Forward migrations: `MIGRATIONS[v]` takes the schema from version `v` to `v + 1`. Version 0 is an
 /// empty file. The schema version of this build is `MIGRATIONS.len()`.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE state (
     id INTEGER PRIMARY KEY CHECK (id = 0),
     next_timeline INTEGER NOT NULL
@@ -103,7 +104,22 @@ CREATE TABLE audit (
     ts INTEGER NOT NULL,
     entry TEXT NOT NULL
 );
-"#];
+"#,
+    r#"
+-- Schema 2 (interchange, issue 15): one row per conversation brought in by `tl import`. The
+-- record column is the ImportRecord as JSON; the other columns are its lookup keys.
+CREATE TABLE imports (
+    seq INTEGER PRIMARY KEY,
+    format TEXT NOT NULL,
+    source_key TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    timeline INTEGER NOT NULL,
+    ts INTEGER NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX imports_by_source ON imports (format, source_key, seq);
+"#,
+];
 
 /// The schema version this build writes.
 pub fn schema_version() -> u64 {
@@ -484,6 +500,9 @@ impl SqliteStore {
                 params![sql(entry.ts), json],
             )?;
         }
+        for record in &db.imports {
+            t.put_import_row(record)?;
+        }
         tx.commit().map_err(|e| failure(&path, "cannot commit", e))
     }
 
@@ -557,6 +576,53 @@ impl SqlTx<'_> {
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<i64>>>())
             .map_err(|e| self.fail(e))?;
         Ok(rows.into_iter().map(unsql).collect())
+    }
+
+    fn put_import_row(&self, record: &ImportRecord) -> Result<()> {
+        let json = serde_json::to_string(record).map_err(|e| Error::database(e.to_string()))?;
+        let timeline = crate::model::parse_timeline_id(&record.timeline).ok_or_else(|| {
+            Error::database(format!(
+                "internal error: import record of an invalid timeline {:?}",
+                record.timeline
+            ))
+        })?;
+        self.exec(
+            "INSERT INTO imports (format, source_key, digest, timeline, ts, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                record.format,
+                record.source_key,
+                record.digest,
+                sql(timeline),
+                sql(record.ts),
+                json
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn import_records(
+        &self,
+        sql_text: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<ImportRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql_text)
+            .map_err(|e| self.fail(e))?;
+        let rows: Vec<String> = stmt
+            .query_map(params, |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.fail(e))?;
+        rows.iter()
+            .map(|json| {
+                serde_json::from_str(json).map_err(|e| {
+                    Error::database(format!(
+                        "the database {} has a damaged import record ({e}); run tl db check",
+                        self.path.display()
+                    ))
+                })
+            })
+            .collect()
     }
 
     /// Insert one node row as it is (used by `insert_node` and bulk loads).
@@ -992,6 +1058,17 @@ impl Tx for SqlTx<'_> {
         Ok(())
     }
 
+    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>> {
+        self.import_records(
+            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 ORDER BY seq",
+            params![format, source_key],
+        )
+    }
+
+    fn put_import(&mut self, record: &ImportRecord) -> Result<()> {
+        self.put_import_row(record)
+    }
+
     fn load_timeline(&mut self, tl: u64) -> Result<Timeline> {
         let info = self
             .timeline(tl)?
@@ -1094,12 +1171,17 @@ impl Tx for SqlTx<'_> {
                 })
             })
             .collect::<Result<Vec<AuditEntry>>>()?;
-        Ok(Database {
+        let imports = self.import_records("SELECT record FROM imports ORDER BY seq", [])?;
+        let mut db = Database {
             next_timeline: self.next_timeline()?,
             timelines,
             idempotency,
             audit,
-        })
+            imports,
+            import_index: Default::default(),
+        };
+        db.index_imports();
+        Ok(db)
     }
 
     fn counts(&mut self) -> Result<Counts> {

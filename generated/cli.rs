@@ -97,10 +97,20 @@ pub fn command() -> clap::Command {
                 .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to archive. (required)"))
         )
         .subcommand(
+            Command::new("import")
+                .about("Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.")
+                .arg(Arg::new("format").long("format").value_name("IMPORT_FORMAT").action(ArgAction::Set).allow_hyphen_values(true).help("What the file holds: chatgpt or claude (a data export: conversations.json, conversations-000.json, the folder or the .zip), openai (a Chat Completions messages array, or an object with messages), anthropic (a Messages request body). [chatgpt, claude, openai, anthropic] (required)"))
+                .arg(Arg::new("input").long("input").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).help("The file to read (for chatgpt and claude also the export's folder or .zip). (required)"))
+                .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("openai and anthropic only: attach the messages as a new branch from this node of the timeline (--timeline, default the first) instead of making a new timeline."))
+                .arg(Arg::new("branch").long("branch").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("With --node: the new branch's name. Default: import-1, import-2, ... (the first that is free)."))
+        )
+        .subcommand(
             Command::new("export")
-                .about("Export the timeline as a draw.io diagram or an ASCII tree (read-only).")
-                .arg(Arg::new("format").long("format").value_name("EXPORT_FORMAT").action(ArgAction::Set).allow_hyphen_values(true).help("drawio (needs --output) or ascii. [drawio, ascii] (required)"))
-                .arg(Arg::new("output").long("output").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).help("The file to write; it must not exist yet. Without it, ascii prints the tree."))
+                .about("Export a timeline (draw.io, ASCII tree) or a context (OpenAI, Anthropic, Markdown); read-only.")
+                .arg(Arg::new("format").long("format").value_name("EXPORT_FORMAT").action(ArgAction::Set).allow_hyphen_values(true).help("drawio (needs --output) or ascii: the whole timeline; openai, anthropic or markdown: the context of --node. [drawio, ascii, openai, anthropic, markdown] (required)"))
+                .arg(Arg::new("output").long("output").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).help("The file to write; it must not exist yet. Without it, every format but drawio is printed."))
+                .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("openai, anthropic and markdown: the last message of the exported context (required for them)."))
+                .arg(Arg::new("max").long("max").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("openai, anthropic and markdown: export the layout a budget of this many tokens would give (summaries and placeholders as text), computed without writing anything."))
         )
         .subcommand(
             Command::new("db").about("Commands on the database file as a whole (db ...).").subcommand_required(true).arg_required_else_help(true)

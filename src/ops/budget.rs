@@ -72,10 +72,8 @@ pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Va
     message(tx, &timeline, target)?;
     let (path, items, candidates) = planner_input(tx, tl, target)?;
     let plain: Vec<Candidate> = candidates.iter().map(|(_, c)| *c).collect();
-    let plan = budget::plan(&items, &plain, reserve, max).map_err(|infeasible| {
-        Error::new(ErrorKind::BudgetInfeasible, "budget infeasible")
-            .with_data(json!({ "required_tokens": infeasible.required_tokens, "max_tokens": max }))
-    })?;
+    let plan = budget::plan(&items, &plain, reserve, max)
+        .map_err(|e| infeasible(e.required_tokens, max))?;
     output_cap(plan.segments.len())?;
     let total = u64::try_from(plan.total_tokens).map_err(|_| Error::overflow())?;
 
@@ -122,16 +120,7 @@ pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Va
                         // Prefix sums of one path: the range's tokens are the difference.
                         let omitted = path[end].prefix_tokens
                             - (path[start].prefix_tokens - path[start].node.tokens);
-                        let text = format!(
-                            "[placeholder] {} message(s) {}..{} ({} tokens) omitted to fit the budget; read them as the context of {} (MCP: timeline_context with node \"{}\"; CLI: tl context --node {})",
-                            end - start + 1,
-                            node_id(from),
-                            node_id(to),
-                            omitted,
-                            node_id(to),
-                            node_id(to),
-                            node_id(to)
-                        );
+                        let text = placeholder_text(end - start + 1, from, to, omitted);
                         let summary = Summary {
                             kind: SummaryKind::Placeholder,
                             from,
@@ -189,8 +178,26 @@ pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Va
     Ok(json!({ "messages": messages, "total_tokens": total, "summaries_created": placeholders }))
 }
 
+/// The text of a new placeholder for `count` messages `from..to` of `omitted` tokens.
+pub fn placeholder_text(count: usize, from: u64, to: u64, omitted: u64) -> String {
+    format!(
+        "[placeholder] {count} message(s) {}..{} ({omitted} tokens) omitted to fit the budget; read them as the context of {} (MCP: timeline_context with node \"{}\"; CLI: tl context --node {})",
+        node_id(from),
+        node_id(to),
+        node_id(to),
+        node_id(to),
+        node_id(to)
+    )
+}
+
+/// The error of a budget that no layout meets.
+pub fn infeasible(required_tokens: u128, max: u64) -> Error {
+    Error::new(ErrorKind::BudgetInfeasible, "budget infeasible")
+        .with_data(json!({ "required_tokens": required_tokens, "max_tokens": max }))
+}
+
 /// The placeholder of exactly from..to, reused instead of a new one (B1), with its text.
-fn existing_placeholder(
+pub fn existing_placeholder(
     tx: &mut dyn Tx,
     tl: u64,
     from: u64,

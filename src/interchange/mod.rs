@@ -67,13 +67,13 @@ impl Format {
         matches!(self, Format::ChatGpt | Format::Claude)
     }
 
-    /// How people name the format in messages.
+    /// How messages name the format ("is not ...").
     pub fn label(self) -> &'static str {
         match self {
-            Format::ChatGpt => "ChatGPT export",
-            Format::Claude => "Claude.ai export",
+            Format::ChatGpt => "a ChatGPT export",
+            Format::Claude => "a Claude.ai export",
             Format::OpenAi => "OpenAI Chat Completions messages",
-            Format::Anthropic => "Anthropic Messages request body",
+            Format::Anthropic => "an Anthropic Messages request body",
         }
     }
 

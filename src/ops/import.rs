@@ -196,7 +196,7 @@ pub fn import(tx: &mut dyn Tx, args: &ImportArgs, ctx: &Ctx) -> Result<Value> {
     })?;
     if report.conversations > 0 && report.mismatched == report.conversations {
         return Err(Error::invalid(format!(
-            "invalid argument --input: {shown} is not a {}: none of its {} conversation(s) could be read (the first: {}); check --format; nothing was imported",
+            "invalid argument --input: {shown} is not {}: none of its {} conversation(s) could be read (the first: {}); check --format; nothing was imported",
             format.label(),
             report.conversations,
             report.first_mismatch.unwrap_or_default()
@@ -231,7 +231,7 @@ fn resolve_target(tx: &mut dyn Tx, format: Format, args: &ImportArgs) -> Result<
     };
     if format.is_export() {
         return Err(Error::invalid(format!(
-            "invalid argument --node: a {} holds whole conversations, each imported as a timeline of its own; --node is for --format openai and anthropic",
+            "invalid argument --node: {} holds whole conversations, each imported as a timeline of its own; --node is for --format openai and anthropic",
             format.label()
         )));
     }

@@ -79,6 +79,7 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
         }
     }
     // Siblings in the order their parent lists them (`children`), unlisted ones after.
+    let keys: Vec<&str> = mapping.keys().map(String::as_str).collect();
     for node in nodes.iter_mut() {
         if node.children.len() > 1 {
             let listed: HashMap<&str, usize> = mapping[node.key]
@@ -92,7 +93,6 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
                         .collect()
                 })
                 .unwrap_or_default();
-            let keys: Vec<&str> = mapping.keys().map(String::as_str).collect();
             node.children
                 .sort_by_key(|&c| (listed.get(keys[c]).copied().unwrap_or(usize::MAX), c));
         }

@@ -259,7 +259,15 @@ fn scan<R: BufRead>(
     each: &mut dyn FnMut(Element) -> Result<u64>,
 ) -> Result<()> {
     let name = file_name(shown);
-    let mut s = Scanner { offset: 0, shown };
+    let mut s = Scanner {
+        offset: 0,
+        shown,
+        limit: MAX_CONVERSATION_BYTES,
+    };
+    #[cfg(test)]
+    if let Some(limit) = TEST_LIMIT.with(std::cell::Cell::get) {
+        s.limit = limit;
+    }
     let invalid = |what: String| {
         Error::invalid(format!(
             "invalid argument --input: {shown} {what}; nothing was imported"
@@ -303,10 +311,10 @@ fn scan<R: BufRead>(
         let start = s.offset;
         buf.clear();
         let size = s.element(&mut reader, &mut buf, index)?;
-        let value = if size > MAX_CONVERSATION_BYTES {
+        let value = if size > s.limit {
             Err(format!(
                 "its JSON is {size} bytes, over the limit of {} MiB for one conversation",
-                MAX_CONVERSATION_BYTES >> 20
+                s.limit >> 20
             ))
         } else {
             Ok(parse(&buf, shown, Some((index, start)))?)
@@ -353,6 +361,14 @@ struct Scanner<'a> {
     /// Bytes consumed so far.
     offset: u64,
     shown: &'a str,
+    /// The largest element kept (see [`MAX_CONVERSATION_BYTES`]).
+    limit: u64,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// A smaller conversation limit for unit tests.
+    static TEST_LIMIT: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
 }
 
 fn io_error(shown: &str, e: std::io::Error) -> Error {
@@ -419,7 +435,7 @@ impl Scanner<'_> {
         buf: &mut Vec<u8>,
         index: usize,
     ) -> Result<u64> {
-        let limit = MAX_CONVERSATION_BYTES;
+        let limit = self.limit;
         let mut stack: Vec<u8> = Vec::new();
         let mut in_string = false;
         let mut escaped = false;
@@ -648,6 +664,26 @@ mod tests {
             "]".repeat(MAX_DEPTH + 1)
         );
         assert!(elements(&deep).unwrap_err().message.contains("levels deep"));
+    }
+
+    #[test]
+    fn an_oversized_conversation_is_skipped_unparsed() {
+        TEST_LIMIT.with(|l| l.set(Some(16)));
+        let got =
+            elements("[{\"a\": 1}, {\"long\": \"0123456789abcdef\", \"x\": [1, 2]}, {\"b\": 2}]");
+        TEST_LIMIT.with(|l| l.set(None));
+        let got = got.unwrap();
+        assert_eq!(got[0], Ok(serde_json::json!({"a": 1})));
+        assert_eq!(
+            got[1],
+            Err("its JSON is 41 bytes, over the limit of 0 MiB for one conversation".into())
+        );
+        assert_eq!(got[2], Ok(serde_json::json!({"b": 2})));
+        // Still checked: a bracket that does not match in a skipped conversation refuses the file.
+        TEST_LIMIT.with(|l| l.set(Some(4)));
+        let err = elements("[{\"long\": [1, 2}]").unwrap_err();
+        TEST_LIMIT.with(|l| l.set(None));
+        assert!(err.message.contains("closes"), "{}", err.message);
     }
 
     #[test]

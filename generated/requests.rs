@@ -174,15 +174,34 @@ pub struct RestoreBranchArgs {
     pub branch: String,
 }
 
-/// Arguments of `export`: Export the timeline as a draw.io diagram or an ASCII tree (read-only).
+/// Arguments of `import`: Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImportArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// What the file holds: chatgpt or claude (a data export: conversations.json, conversations-000.json, the folder or the .zip), openai (a Chat Completions messages array, or an object with messages), anthropic (a Messages request body).
+    pub format: String,
+    /// The file to read (for chatgpt and claude also the export's folder or .zip).
+    pub input: String,
+    /// openai and anthropic only: attach the messages as a new branch from this node of the timeline (--timeline, default the first) instead of making a new timeline.
+    pub node: Option<u64>,
+    /// With --node: the new branch's name. Default: import-1, import-2, ... (the first that is free).
+    pub branch: Option<String>,
+}
+
+/// Arguments of `export`: Export a timeline (draw.io, ASCII tree) or a context (OpenAI, Anthropic, Markdown); read-only.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExportArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
-    /// drawio (needs --output) or ascii.
+    /// drawio (needs --output) or ascii: the whole timeline; openai, anthropic or markdown: the context of --node.
     pub format: String,
-    /// The file to write; it must not exist yet. Without it, ascii prints the tree.
+    /// The file to write; it must not exist yet. Without it, every format but drawio is printed.
     pub output: Option<String>,
+    /// openai, anthropic and markdown: the last message of the exported context (required for them).
+    pub node: Option<u64>,
+    /// openai, anthropic and markdown: export the layout a budget of this many tokens would give (summaries and placeholders as text), computed without writing anything.
+    pub max_tokens: Option<u64>,
 }
 
 /// Arguments of `db_info`: Show the storage engine, file, format version, size, and the counts of timelines and messages.
@@ -250,6 +269,7 @@ pub enum Request {
     ArchiveCheck(ArchiveCheckArgs),
     ArchiveBranch(ArchiveBranchArgs),
     RestoreBranch(RestoreBranchArgs),
+    Import(ImportArgs),
     Export(ExportArgs),
     DbInfo(DbInfoArgs),
     DbCheck(DbCheckArgs),
@@ -344,10 +364,19 @@ impl Request {
                 timeline_id: args.id("timeline_id"),
                 branch: args.str("branch").map(str::to_string).unwrap_or_default(),
             }),
+            "import" => Request::Import(ImportArgs {
+                timeline_id: args.id("timeline_id"),
+                format: args.str("format").map(str::to_string).unwrap_or_default(),
+                input: args.str("input").map(str::to_string).unwrap_or_default(),
+                node: args.id("node"),
+                branch: args.str("branch").map(str::to_string),
+            }),
             "export" => Request::Export(ExportArgs {
                 timeline_id: args.id("timeline_id"),
                 format: args.str("format").map(str::to_string).unwrap_or_default(),
                 output: args.str("output").map(str::to_string),
+                node: args.id("node"),
+                max_tokens: args.u64("max_tokens"),
             }),
             "db_info" => Request::DbInfo(DbInfoArgs {
             }),
@@ -391,6 +420,7 @@ impl Request {
             Request::ArchiveCheck(_) => "archive_check",
             Request::ArchiveBranch(_) => "archive_branch",
             Request::RestoreBranch(_) => "restore_branch",
+            Request::Import(_) => "import",
             Request::Export(_) => "export",
             Request::DbInfo(_) => "db_info",
             Request::DbCheck(_) => "db_check",

@@ -115,13 +115,15 @@ def substitute(value, tmpdir, version):
     if isinstance(value, str):
         if value.startswith("{{file:") and value.endswith("}}"):
             return load_json(ROOT / value[len("{{file:"):-2])
+        # This runner uses the JSON snapshot engine (db.json) only.
         if value == "{{format_version}}":
-            # This runner's databases are JSON snapshots (db.json), format_version 1.
-            return 1
+            return load_json(ROOT / "spec" / "timeline.json")["constants"]["format_version"]
         return (
             value.replace("{{dir}}", str(tmpdir))
             .replace("{{sep}}", os.sep)
             .replace("{{crate_version}}", version)
+            .replace("{{engine}}", "json")
+            .replace("{{db_file}}", "db.json")
         )
     if isinstance(value, list):
         return [substitute(v, tmpdir, version) for v in value]

@@ -7,6 +7,7 @@ pub mod budget;
 pub mod cli;
 pub mod error;
 pub mod export;
+pub mod interchange;
 pub mod mcp;
 pub mod model;
 pub mod ops;

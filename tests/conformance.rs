@@ -106,15 +106,15 @@ fn load_cases() -> Vec<Case> {
 }
 
 /// Replace `{{dir}}`, `{{sep}}` (the path separator) and `{{crate_version}}` inside strings, a whole
-/// string `{{file:PATH}}` by the JSON content of that repository file, and a whole string
-/// `{{format_version}}` by the engine's format version (the JSON snapshot's `format_version`, the
-/// SQLite schema version).
+/// string `{{format_version}}` by the number `db info` reports for the engine, and a whole string
+/// `{{file:PATH}}` by the JSON content of that repository file.
 fn substitute(value: &Value, dir: &Path, engine: Engine) -> Value {
     match value {
-        Value::String(s) if s == "{{format_version}}" => json!(match engine {
-            Engine::Json => 1,
-            Engine::Sqlite => 2,
-        }),
+        // The format version `db info` reports: the JSON snapshot's, or the SQLite schema's.
+        Value::String(s) if s == "{{format_version}}" => match engine {
+            Engine::Json => json!(spec().constants.format_version),
+            Engine::Sqlite => json!(timeline::store::sqlite_schema_version()),
+        },
         Value::String(s) => {
             if let Some(path) = s
                 .strip_prefix("{{file:")

@@ -1267,7 +1267,7 @@ on_both_engines! {
         assert!(!out.exists());
         db.tl(&["export", "--format", "drawio"]).err(
             2,
-            r#"{"error":"invalid argument --output: --format drawio writes a diagram file, so it needs --output FILE (for example --output timeline.drawio); only --format ascii can print to the terminal"}"#,
+            r#"{"error":"invalid argument --output: --format drawio writes a diagram file, so it needs --output FILE (for example --output timeline.drawio); the other formats can print to the terminal"}"#,
         );
         db.tl(&["--timeline", "tl7", "export", "--format", "ascii"])
             .err(

@@ -68,7 +68,9 @@ fn completions_are_the_checked_in_files() {
     assert!(
         bash.contains(r#"COMPREPLY=($(compgen -W "user assistant system summary" -- "${cur}"))"#)
     );
-    assert!(bash.contains(r#"COMPREPLY=($(compgen -W "drawio ascii" -- "${cur}"))"#));
+    assert!(bash.contains(
+        r#"COMPREPLY=($(compgen -W "drawio ascii openai anthropic markdown" -- "${cur}"))"#
+    ));
     let zsh = repo_file("generated/completions/_tl");
     assert!(zsh.contains(":PATH:_files' \\\n"), "{zsh}");
     assert!(zsh.contains("::shell -- The shell to print the script for. \\[bash, zsh, fish, powershell, elvish\\] (required):(bash zsh fish powershell elvish)'"), "{zsh}");

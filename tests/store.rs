@@ -551,7 +551,7 @@ fn s3_invalid_structure_is_refused() {
     type Damage = Box<dyn Fn(&mut Value)>;
     let cases: Vec<(&str, Damage)> = vec![
         (
-            "invalid structure (unknown field `extra`, expected one of `format_version`, `next_timeline`, `timelines`, `idempotency`, `audit`)",
+            "invalid structure (unknown field `extra`, expected one of `format_version`, `next_timeline`, `timelines`, `idempotency`, `audit`, `imports`)",
             Box::new(|f| f["extra"] = json!(true)),
         ),
         (
@@ -1669,7 +1669,7 @@ fn s8_a_damaged_sqlite_file_is_refused_untouched() {
 fn s8_a_schema_1_database_is_migrated_to_schema_2() {
     let db = small_sqlite();
     let conn = rusqlite::Connection::open(&db.path).unwrap();
-    conn.execute_batch("DROP TABLE archived_branches; PRAGMA user_version = 1")
+    conn.execute_batch("DROP TABLE archived_branches; DROP TABLE imports; PRAGMA user_version = 1")
         .unwrap();
     drop(conn);
     db.tl(&["branches"])
@@ -1710,7 +1710,7 @@ fn s8_a_newer_sqlite_schema_is_refused_untouched() {
     let p = db.path.display();
     assert_sqlite_refused(
         &db,
-        &json!({"error": format!("the database {p} has schema version 99, newer than this version of Timeline reads (2); nothing was changed. Use the release of Timeline that wrote it, or a newer one")}).to_string(),
+        &json!({"error": format!("the database {p} has schema version 99, newer than this version of Timeline reads ({}); nothing was changed. Use the release of Timeline that wrote it, or a newer one", timeline::store::sqlite_schema_version())}).to_string(),
     );
 }
 

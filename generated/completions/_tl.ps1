@@ -44,7 +44,8 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('archive-check', 'archive-check', [CompletionResultType]::ParameterValue, 'Tell whether a branch can be archived, and why not.')
             [CompletionResult]::new('archive-branch', 'archive-branch', [CompletionResultType]::ParameterValue, 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.')
             [CompletionResult]::new('restore-branch', 'restore-branch', [CompletionResultType]::ParameterValue, 'Bring an archived branch back: its pointer, and its archived messages to the hot zone.')
-            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Export the timeline as a draw.io diagram or an ASCII tree (read-only).')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Export a timeline (draw.io, ASCII tree) or a context (OpenAI, Anthropic, Markdown); read-only.')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Commands on the database file as a whole (db ...).')
             [CompletionResult]::new('timelines', 'timelines', [CompletionResultType]::ParameterValue, 'List every timeline with its title, times, message and branch counts.')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a completion script for a shell (bash, zsh, fish, powershell or elvish).')
@@ -216,9 +217,23 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'tl;import' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'What the file holds: chatgpt or claude (a data export: conversations.json, conversations-000.json, the folder or the .zip), openai (a Chat Completions messages array, or an object with messages), anthropic (a Messages request body). [chatgpt, claude, openai, anthropic] (required)')
+            [CompletionResult]::new('--input', '--input', [CompletionResultType]::ParameterName, 'The file to read (for chatgpt and claude also the export''s folder or .zip). (required)')
+            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'openai and anthropic only: attach the messages as a new branch from this node of the timeline (--timeline, default the first) instead of making a new timeline.')
+            [CompletionResult]::new('--branch', '--branch', [CompletionResultType]::ParameterName, 'With --node: the new branch''s name. Default: import-1, import-2, ... (the first that is free).')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'tl;export' {
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'drawio (needs --output) or ascii. [drawio, ascii] (required)')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'The file to write; it must not exist yet. Without it, ascii prints the tree.')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'drawio (needs --output) or ascii: the whole timeline; openai, anthropic or markdown: the context of --node. [drawio, ascii, openai, anthropic, markdown] (required)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'The file to write; it must not exist yet. Without it, every format but drawio is printed.')
+            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'openai, anthropic and markdown: the last message of the exported context (required for them).')
+            [CompletionResult]::new('--max', '--max', [CompletionResultType]::ParameterName, 'openai, anthropic and markdown: export the layout a budget of this many tokens would give (summaries and placeholders as text), computed without writing anything.')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
             [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
             [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
@@ -345,7 +360,8 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('archive-check', 'archive-check', [CompletionResultType]::ParameterValue, 'Tell whether a branch can be archived, and why not.')
             [CompletionResult]::new('archive-branch', 'archive-branch', [CompletionResultType]::ParameterValue, 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.')
             [CompletionResult]::new('restore-branch', 'restore-branch', [CompletionResultType]::ParameterValue, 'Bring an archived branch back: its pointer, and its archived messages to the hot zone.')
-            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Export the timeline as a draw.io diagram or an ASCII tree (read-only).')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Export a timeline (draw.io, ASCII tree) or a context (OpenAI, Anthropic, Markdown); read-only.')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Commands on the database file as a whole (db ...).')
             [CompletionResult]::new('timelines', 'timelines', [CompletionResultType]::ParameterValue, 'List every timeline with its title, times, message and branch counts.')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a completion script for a shell (bash, zsh, fish, powershell or elvish).')
@@ -400,6 +416,9 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             break
         }
         'tl;help;restore-branch' {
+            break
+        }
+        'tl;help;import' {
             break
         }
         'tl;help;export' {

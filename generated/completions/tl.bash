@@ -58,6 +58,9 @@ _tl() {
             tl,help)
                 cmd="tl__subcmd__help"
                 ;;
+            tl,import)
+                cmd="tl__subcmd__import"
+                ;;
             tl,man)
                 cmd="tl__subcmd__man"
                 ;;
@@ -157,6 +160,9 @@ _tl() {
             tl__subcmd__help,help)
                 cmd="tl__subcmd__help__subcmd__help"
                 ;;
+            tl__subcmd__help,import)
+                cmd="tl__subcmd__help__subcmd__import"
+                ;;
             tl__subcmd__help,man)
                 cmd="tl__subcmd__help__subcmd__man"
                 ;;
@@ -203,7 +209,7 @@ _tl() {
 
     case "${cmd}" in
         tl)
-            opts="-h -V --db --timeline --idempotency-key --help --version create append fork switch drop-branch rename-branch context budget pin unpin summarize branches node archive-check archive-branch restore-branch export db timelines completions man demo help"
+            opts="-h -V --db --timeline --idempotency-key --help --version create append fork switch drop-branch rename-branch context budget pin unpin summarize branches node archive-check archive-branch restore-branch import export db timelines completions man demo help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -980,14 +986,14 @@ _tl() {
             return 0
             ;;
         tl__subcmd__export)
-            opts="-h --format --output --db --timeline --idempotency-key --help"
+            opts="-h --format --output --node --max --db --timeline --idempotency-key --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "drawio ascii" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "drawio ascii openai anthropic markdown" -- "${cur}"))
                     return 0
                     ;;
                 --output)
@@ -1003,6 +1009,14 @@ _tl() {
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o filenames
                     fi
+                    return 0
+                    ;;
+                --node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --db)
@@ -1081,7 +1095,7 @@ _tl() {
             return 0
             ;;
         tl__subcmd__help)
-            opts="create append fork switch drop-branch rename-branch context budget pin unpin summarize branches node archive-check archive-branch restore-branch export db timelines completions man demo help"
+            opts="create append fork switch drop-branch rename-branch context budget pin unpin summarize branches node archive-check archive-branch restore-branch import export db timelines completions man demo help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1346,6 +1360,20 @@ _tl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tl__subcmd__help__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tl__subcmd__help__subcmd__man)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1465,6 +1493,70 @@ _tl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tl__subcmd__import)
+            opts="-h --format --input --node --branch --db --timeline --idempotency-key --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "chatgpt claude openai anthropic" -- "${cur}"))
+                    return 0
+                    ;;
+                --input)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --branch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --timeline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idempotency-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

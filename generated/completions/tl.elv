@@ -41,7 +41,8 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand archive-check 'Tell whether a branch can be archived, and why not.'
             cand archive-branch 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.'
             cand restore-branch 'Bring an archived branch back: its pointer, and its archived messages to the hot zone.'
-            cand export 'Export the timeline as a draw.io diagram or an ASCII tree (read-only).'
+            cand import 'Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.'
+            cand export 'Export a timeline (draw.io, ASCII tree) or a context (OpenAI, Anthropic, Markdown); read-only.'
             cand db 'Commands on the database file as a whole (db ...).'
             cand timelines 'List every timeline with its title, times, message and branch counts.'
             cand completions 'Print a completion script for a shell (bash, zsh, fish, powershell or elvish).'
@@ -196,9 +197,22 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'tl;import'= {
+            cand --format 'What the file holds: chatgpt or claude (a data export: conversations.json, conversations-000.json, the folder or the .zip), openai (a Chat Completions messages array, or an object with messages), anthropic (a Messages request body). [chatgpt, claude, openai, anthropic] (required)'
+            cand --input 'The file to read (for chatgpt and claude also the export''s folder or .zip). (required)'
+            cand --node 'openai and anthropic only: attach the messages as a new branch from this node of the timeline (--timeline, default the first) instead of making a new timeline.'
+            cand --branch 'With --node: the new branch''s name. Default: import-1, import-2, ... (the first that is free).'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'tl;export'= {
-            cand --format 'drawio (needs --output) or ascii. [drawio, ascii] (required)'
-            cand --output 'The file to write; it must not exist yet. Without it, ascii prints the tree.'
+            cand --format 'drawio (needs --output) or ascii: the whole timeline; openai, anthropic or markdown: the context of --node. [drawio, ascii, openai, anthropic, markdown] (required)'
+            cand --output 'The file to write; it must not exist yet. Without it, every format but drawio is printed.'
+            cand --node 'openai, anthropic and markdown: the last message of the exported context (required for them).'
+            cand --max 'openai, anthropic and markdown: export the layout a budget of this many tokens would give (summaries and placeholders as text), computed without writing anything.'
             cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
             cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
             cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
@@ -309,7 +323,8 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand archive-check 'Tell whether a branch can be archived, and why not.'
             cand archive-branch 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.'
             cand restore-branch 'Bring an archived branch back: its pointer, and its archived messages to the hot zone.'
-            cand export 'Export the timeline as a draw.io diagram or an ASCII tree (read-only).'
+            cand import 'Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.'
+            cand export 'Export a timeline (draw.io, ASCII tree) or a context (OpenAI, Anthropic, Markdown); read-only.'
             cand db 'Commands on the database file as a whole (db ...).'
             cand timelines 'List every timeline with its title, times, message and branch counts.'
             cand completions 'Print a completion script for a shell (bash, zsh, fish, powershell or elvish).'
@@ -348,6 +363,8 @@ set edit:completion:arg-completer[tl] = {|@words|
         &'tl;help;archive-branch'= {
         }
         &'tl;help;restore-branch'= {
+        }
+        &'tl;help;import'= {
         }
         &'tl;help;export'= {
         }

@@ -1,4 +1,5 @@
-//! Read-only views of a timeline for people: draw.io diagrams and ASCII trees.
+//! Read-only views of a timeline for people: draw.io diagrams and ASCII trees; and of one context
+//! for programs and people: OpenAI messages, an Anthropic body, a Markdown transcript (`context`).
 //!
 //! `tl` runs an export through [`execute`]: the timeline is read under the store's shared lock, the
 //! lock is released, and the ASCII tree is written to standard output or to the output file line by
@@ -7,6 +8,7 @@
 //! text back. Export never changes the database.
 
 mod ascii;
+pub mod context;
 mod drawio;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -61,6 +63,14 @@ pub fn drawio(timeline: &Timeline) -> Rendered {
 /// The export for library callers (`service::execute`): the ASCII text comes back in memory.
 pub fn run(tx: &mut dyn Tx, args: &ExportArgs) -> Result<Output> {
     check_output(args)?;
+    if context::is_context_format(&args.format) {
+        let gathered = context::gather(tx, args)?;
+        let mut text = Vec::new();
+        return Ok(match deliver_context(&gathered, args, &mut text)? {
+            Some(result) => Output::Json(result),
+            None => Output::Text(String::from_utf8(text).expect("exports are UTF-8")),
+        });
+    }
     let row = crate::ops::timeline_of(tx, args.timeline_id)?;
     let timeline = tx.load_timeline(row.id)?;
     let mut text = Vec::new();
@@ -79,6 +89,13 @@ pub fn execute(
     args: &ExportArgs,
     stdout: &mut dyn Write,
 ) -> Result<Option<Value>> {
+    if context::is_context_format(&args.format) {
+        let gathered = store.read(|tx| {
+            check_output(args)?;
+            context::gather(tx, args)
+        })?;
+        return deliver_context(&gathered, args, stdout);
+    }
     let timeline = store.read(|tx| {
         check_output(args)?;
         let row = crate::ops::timeline_of(tx, args.timeline_id)?;
@@ -88,12 +105,54 @@ pub fn execute(
 }
 
 fn check_output(args: &ExportArgs) -> Result<()> {
+    if !context::is_context_format(&args.format) {
+        let given = if args.node.is_some() {
+            Some("--node")
+        } else if args.max_tokens.is_some() {
+            Some("--max")
+        } else {
+            None
+        };
+        if let Some(flag) = given {
+            return Err(Error::invalid(format!(
+                "invalid argument {flag}: --format {} exports the whole timeline; {flag} is for the context formats openai, anthropic and markdown",
+                args.format
+            )));
+        }
+    }
     if args.format == "drawio" && args.output.is_none() {
         return Err(Error::invalid(
-            "invalid argument --output: --format drawio writes a diagram file, so it needs --output FILE (for example --output timeline.drawio); only --format ascii can print to the terminal",
+            "invalid argument --output: --format drawio writes a diagram file, so it needs --output FILE (for example --output timeline.drawio); the other formats can print to the terminal",
         ));
     }
     Ok(())
+}
+
+/// Write an exported context to the output file (and return the JSON result) or to `stdout` (and
+/// return `None`).
+fn deliver_context(
+    gathered: &context::Context,
+    args: &ExportArgs,
+    stdout: &mut dyn Write,
+) -> Result<Option<Value>> {
+    let (text, messages) = context::render(gathered, args);
+    match args.output.as_deref() {
+        None => match stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            Ok(()) => Ok(None),
+            Err(e) if e.kind() == IoKind::BrokenPipe => Ok(None),
+            Err(e) => Err(Error::new(
+                ErrorKind::Output,
+                format!("cannot write the export to standard output: {e}"),
+            )),
+        },
+        Some(output) => {
+            write_new_file(Path::new(output), &mut |out| out.write_all(text.as_bytes()))?;
+            Ok(Some(context::result(gathered, args, output, messages)))
+        }
+    }
 }
 
 /// Write the export of `timeline` to the output file (and return the JSON result) or, for an ASCII

@@ -24,6 +24,10 @@ pub struct DatabaseFile {
     /// Append-only log of summaries, placeholders, archival and idempotency mappings.
     #[serde(default)]
     pub audit: Vec<AuditEntry>,
+    /// Conversations brought in by `import`, oldest first (absent in files written before 1.3, and
+    /// written only when there is one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imports: Vec<ImportRecord>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -185,6 +189,48 @@ pub struct AuditEntry {
     pub scope: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+}
+
+/// One conversation brought in by `import`: what a later import of the same conversation is matched
+/// against (format, source key, digest), and what the source said that Timeline has no field for
+/// yet (its title and creation times).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ImportRecord {
+    /// chatgpt, claude, openai or anthropic.
+    pub format: String,
+    /// The conversation's ID in its source (ChatGPT `id`, Claude `uuid`), else the digest: imports
+    /// with the same format and key are versions of one conversation.
+    pub source_key: String,
+    /// SHA-256 (hex) of the format, the conversation's JSON and, for an import into an existing
+    /// timeline, the node it was attached to: an identical import has the same digest.
+    pub digest: String,
+    /// The timeline the messages went to ("tl" + digits).
+    pub timeline: String,
+    /// The branch created for the messages when they were attached to an existing timeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The first node created; the import's nodes are this one and the ones after it.
+    pub first_node: String,
+    /// How many nodes the import created.
+    pub nodes: u64,
+    /// The conversation's title in its source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The conversation's creation time in its source, Unix milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_time_ms: Option<u64>,
+    /// The conversation's last update in its source, Unix milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_time_ms: Option<u64>,
+    /// Per node created, in node order: the ID of the source message it came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub message_ids: Vec<Option<String>>,
+    /// Per node created, in node order: the source message's creation time, Unix milliseconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub message_times_ms: Vec<Option<u64>>,
+    /// Unix seconds of the import.
+    pub ts: u64,
 }
 
 /// The JSON Schema of the database file, published under generated/schema/.

@@ -8,8 +8,8 @@ pub mod file;
 
 use crate::error::{Error, Result};
 use file::{
-    ArchivedBranchFile, AuditEntry, BranchFile, DatabaseFile, IdempotencyEntry, IntentFile,
-    NodeFile, SummaryFile, TimelineFile,
+    ArchivedBranchFile, AuditEntry, BranchFile, DatabaseFile, IdempotencyEntry, ImportRecord,
+    IntentFile, NodeFile, SummaryFile, TimelineFile,
 };
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashMap};
@@ -182,6 +182,15 @@ pub struct Database {
     pub timelines: Vec<Timeline>,
     pub idempotency: Vec<IdempotencyEntry>,
     pub audit: Vec<AuditEntry>,
+    /// Conversations brought in by `import`, oldest first.
+    pub imports: Vec<ImportRecord>,
+    /// Derived: `import_key(format, source_key)` → positions in `imports`, oldest first.
+    pub import_index: HashMap<String, Vec<usize>>,
+}
+
+/// The key of `Database::import_index`.
+pub fn import_key(format: &str, source_key: &str) -> String {
+    format!("{format}\n{source_key}")
 }
 
 pub fn node_id(n: u64) -> String {
@@ -623,6 +632,34 @@ impl Database {
         })
     }
 
+    /// Record an import and index it.
+    pub fn add_import(&mut self, record: ImportRecord) {
+        self.import_index
+            .entry(import_key(&record.format, &record.source_key))
+            .or_default()
+            .push(self.imports.len());
+        self.imports.push(record);
+    }
+
+    /// The imports of one conversation (same format and source key), oldest first.
+    pub fn imports_of(&self, format: &str, source_key: &str) -> Vec<ImportRecord> {
+        self.import_index
+            .get(&import_key(format, source_key))
+            .map(|at| at.iter().map(|&i| self.imports[i].clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Rebuild `import_index` from `imports`.
+    pub fn index_imports(&mut self) {
+        self.import_index.clear();
+        for (i, record) in self.imports.iter().enumerate() {
+            self.import_index
+                .entry(import_key(&record.format, &record.source_key))
+                .or_default()
+                .push(i);
+        }
+    }
+
     /// Append an audit entry with a timestamp that never goes below the previous one.
     pub fn audit(&mut self, now: u64, mut entry: AuditEntry) {
         let last = self.audit.last().map(|e| e.ts).unwrap_or(0);
@@ -662,12 +699,33 @@ impl Database {
                 return Err(Error::database("audit timestamps decrease"));
             }
         }
-        Ok(Database {
+        for record in &file.imports {
+            let target = parse_prefixed(&record.timeline, "tl")
+                .and_then(|id| timelines.binary_search_by_key(&id, |t| t.id).ok());
+            let first = parse_prefixed(&record.first_node, "n");
+            let fits = match (target, first) {
+                (Some(t), Some(first)) => first
+                    .checked_add(record.nodes)
+                    .is_some_and(|end| first >= 1 && end <= timelines[t].nodes.len() as u64),
+                _ => false,
+            };
+            if !fits {
+                return Err(Error::database(format!(
+                    "the import record of {} names nodes that do not exist",
+                    record.timeline
+                )));
+            }
+        }
+        let mut db = Database {
             next_timeline: file.next_timeline,
             timelines,
             idempotency: file.idempotency,
             audit: file.audit,
-        })
+            imports: file.imports,
+            import_index: HashMap::new(),
+        };
+        db.index_imports();
+        Ok(db)
     }
 
     pub fn to_file(&self, format_version: u64) -> DatabaseFile {
@@ -677,6 +735,7 @@ impl Database {
             timelines: self.timelines.iter().map(save_timeline).collect(),
             idempotency: self.idempotency.clone(),
             audit: self.audit.clone(),
+            imports: self.imports.clone(),
         }
     }
 }

@@ -226,7 +226,7 @@ impl Layout<'_> {
                         Some(found) => Some(found),
                         None => match writer.as_mut() {
                             Some(writer) => {
-                                let text = placeholder_text(path, start, end);
+                                let text = path_placeholder_text(path, start, end);
                                 let n = create_placeholder(
                                     tx,
                                     tl,
@@ -252,7 +252,7 @@ impl Layout<'_> {
                             message: json!({
                                 "node": null,
                                 "role": Role::Summary.as_str(),
-                                "text": placeholder_text(path, start, end),
+                                "text": path_placeholder_text(path, start, end),
                                 "tokens": reserve,
                                 "from": node_id(from),
                                 "to": node_id(to),
@@ -391,20 +391,10 @@ fn placeholder_name(by: Option<u64>, range: &str) -> String {
 }
 
 /// The text of a new placeholder for path positions start..=end.
-fn placeholder_text(path: &[NodeRow], start: usize, end: usize) -> String {
-    let (from, to) = (path[start].id, path[end].id);
+fn path_placeholder_text(path: &[NodeRow], start: usize, end: usize) -> String {
     // Prefix sums of one path: the range's tokens are the difference.
     let omitted = path[end].prefix_tokens - (path[start].prefix_tokens - path[start].node.tokens);
-    format!(
-        "[placeholder] {} message(s) {}..{} ({} tokens) omitted to fit the budget; read them as the context of {} (MCP: timeline_context with node \"{}\"; CLI: tl context --node {})",
-        end - start + 1,
-        node_id(from),
-        node_id(to),
-        omitted,
-        node_id(to),
-        node_id(to),
-        node_id(to)
-    )
+    placeholder_text(end - start + 1, path[start].id, path[end].id, omitted)
 }
 
 /// Store placeholder `n` for path positions start..=end and count its coverage.
@@ -441,8 +431,26 @@ fn create_placeholder(
     Ok(n)
 }
 
+/// The text of a new placeholder for `count` messages `from..to` of `omitted` tokens.
+pub fn placeholder_text(count: usize, from: u64, to: u64, omitted: u64) -> String {
+    format!(
+        "[placeholder] {count} message(s) {}..{} ({omitted} tokens) omitted to fit the budget; read them as the context of {} (MCP: timeline_context with node \"{}\"; CLI: tl context --node {})",
+        node_id(from),
+        node_id(to),
+        node_id(to),
+        node_id(to),
+        node_id(to)
+    )
+}
+
+/// The error of a budget that no layout meets.
+pub fn infeasible(required_tokens: u128, max: u64) -> Error {
+    Error::new(ErrorKind::BudgetInfeasible, "budget infeasible")
+        .with_data(json!({ "required_tokens": required_tokens, "max_tokens": max }))
+}
+
 /// The placeholder of exactly from..to, reused instead of a new one (B1), with its text.
-fn existing_placeholder(
+pub fn existing_placeholder(
     tx: &mut dyn Tx,
     tl: u64,
     from: u64,

@@ -6,6 +6,7 @@
 
 mod archive;
 mod budget;
+mod import;
 mod read;
 mod summarize;
 mod tree;
@@ -20,6 +21,8 @@ include!("../../generated/requests.rs");
 
 /// The budget planner's input as the budget operation gathers it (used by the benchmark harness too).
 pub use budget::planner_input;
+/// What export needs to lay out a budget without writing: the texts and errors the budget uses.
+pub use budget::{existing_placeholder, infeasible, placeholder_text};
 pub use walk::{path, path_rows};
 
 /// What an operation needs besides the database: the clock.
@@ -58,6 +61,7 @@ pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
         Request::ArchiveCheck(a) => archive::check(tx, a),
         Request::ArchiveBranch(a) => archive::archive(tx, a, ctx),
         Request::RestoreBranch(a) => archive::restore(tx, a, ctx),
+        Request::Import(a) => import::import(tx, a, ctx),
         Request::Export(_)
         | Request::Completions(_)
         | Request::Man(_)
@@ -246,7 +250,8 @@ fn message_json(
     message
 }
 
-fn output_cap(count: usize) -> Result<()> {
+/// Refuse a result of more than `max_output_messages` messages.
+pub fn output_cap(count: usize) -> Result<()> {
     let cap = crate::spec::spec().constants.max_output_messages;
     if count > cap {
         return Err(Error::new(

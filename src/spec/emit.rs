@@ -643,6 +643,9 @@ pub fn render_reference(spec: &Spec) -> String {
                 if op.mutating { "yes" } else { "no" }
             ));
         }
+        if let Some(reason) = &op.mcp_omitted {
+            out.push_str(&format!("No MCP tool: {reason}\n\n"));
+        }
         if op.params.is_empty() {
             out.push_str("No arguments.\n");
         } else {

@@ -152,6 +152,9 @@ pub struct Operation {
     /// a command of the CLI, never an MCP tool.
     #[serde(default)]
     pub local: bool,
+    /// Why a changing operation has no MCP tool (required for one; see `check`).
+    #[serde(default)]
+    pub mcp_omitted: Option<String>,
     /// One line for `tl` help and the CLI reference.
     pub summary: String,
     pub mutating: bool,
@@ -409,9 +412,16 @@ impl Spec {
                     ));
                 }
             }
-            if op.mcp.is_none() && op.mutating {
+            let omitted = op.mcp_omitted.as_deref().is_some_and(|r| !r.is_empty());
+            if op.mcp.is_none() && op.mutating && !omitted {
                 problems.push(format!(
-                    "{}: every mutating operation must be reachable over MCP",
+                    "{}: every mutating operation must be reachable over MCP, or say why not (mcp_omitted)",
+                    op.name
+                ));
+            }
+            if op.mcp.is_some() && op.mcp_omitted.is_some() {
+                problems.push(format!(
+                    "{}: mcp_omitted is only for operations without an MCP tool",
                     op.name
                 ));
             }

@@ -3,7 +3,7 @@
 
 use super::{Counts, Engine, NodeChange, NodeRow, TimelineRow, Tx};
 use crate::error::{Error, Result};
-use crate::model::file::{AuditEntry, IdempotencyEntry};
+use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, ROOT, Timeline};
 
 pub struct MemTx<'a> {
@@ -283,6 +283,15 @@ impl Tx for MemTx<'_> {
 
     fn append_audit(&mut self, now: u64, entry: AuditEntry) -> Result<()> {
         self.db.audit(now, entry);
+        Ok(())
+    }
+
+    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>> {
+        Ok(self.db.imports_of(format, source_key))
+    }
+
+    fn put_import(&mut self, record: &ImportRecord) -> Result<()> {
+        self.db.add_import(record.clone());
         Ok(())
     }
 

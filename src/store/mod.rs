@@ -20,7 +20,7 @@ pub use json::{decode, encode};
 pub use memory::MemTx;
 
 use crate::error::{Error, Result};
-use crate::model::file::{AuditEntry, IdempotencyEntry};
+use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Node, Timeline};
 use std::fs;
 use std::io::{ErrorKind as IoKind, Read};
@@ -225,6 +225,12 @@ pub trait Tx {
     /// Append an audit entry; its timestamp is `now`, or the previous entry's if that is later.
     fn append_audit(&mut self, now: u64, entry: AuditEntry) -> Result<()>;
 
+    /// The earlier imports of one conversation: records with this format and source key, oldest
+    /// first.
+    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>>;
+    /// Record an import.
+    fn put_import(&mut self, record: &ImportRecord) -> Result<()>;
+
     /// A whole timeline in the in-memory model (export reads every node anyway).
     fn load_timeline(&mut self, tl: u64) -> Result<Timeline>;
     /// The whole database in the in-memory model (convert, check).
@@ -329,6 +335,12 @@ impl Store {
         }
         Ok(engine)
     }
+}
+
+/// The schema version a SQLite database written by this build has (`db info` reports it as the
+/// format version of a SQLite database).
+pub fn sqlite_schema_version() -> u64 {
+    sqlite::schema_version()
 }
 
 /// The whole database at `path`, whichever engine holds it (tests, tools).

@@ -12,7 +12,7 @@ use super::{
     Counts, Engine, NodeChange, NodeRow, Outcome, TimelineRow, Tx, io_error, perms, with_suffix,
 };
 use crate::error::{Error, Result};
-use crate::model::file::{AuditEntry, IdempotencyEntry};
+use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{
     ArchivedBranch, Branch, Database, Intent, Node, ROOT, Role, Summary, SummaryKind, Timeline,
     summary_request_digest,
@@ -125,6 +125,18 @@ CREATE TABLE archived_branches (
     nodes TEXT NOT NULL
 );
 CREATE INDEX archived_branches_by_name ON archived_branches (timeline, name, seq);
+-- Also 1 → 2, imports (tl import, issue 15): one row per conversation brought in. The record column
+-- is the ImportRecord as JSON; the other columns are its lookup keys.
+CREATE TABLE imports (
+    seq INTEGER PRIMARY KEY,
+    format TEXT NOT NULL,
+    source_key TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    timeline INTEGER NOT NULL,
+    ts INTEGER NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX imports_by_source ON imports (format, source_key, seq);
 "#,
 ];
 
@@ -513,6 +525,9 @@ impl SqliteStore {
                 params![sql(entry.ts), json],
             )?;
         }
+        for record in &db.imports {
+            t.put_import_row(record)?;
+        }
         tx.commit().map_err(|e| failure(&path, "cannot commit", e))
     }
 
@@ -586,6 +601,53 @@ impl SqlTx<'_> {
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<i64>>>())
             .map_err(|e| self.fail(e))?;
         Ok(rows.into_iter().map(unsql).collect())
+    }
+
+    fn put_import_row(&self, record: &ImportRecord) -> Result<()> {
+        let json = serde_json::to_string(record).map_err(|e| Error::database(e.to_string()))?;
+        let timeline = crate::model::parse_timeline_id(&record.timeline).ok_or_else(|| {
+            Error::database(format!(
+                "internal error: import record of an invalid timeline {:?}",
+                record.timeline
+            ))
+        })?;
+        self.exec(
+            "INSERT INTO imports (format, source_key, digest, timeline, ts, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                record.format,
+                record.source_key,
+                record.digest,
+                sql(timeline),
+                sql(record.ts),
+                json
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn import_records(
+        &self,
+        sql_text: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<ImportRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql_text)
+            .map_err(|e| self.fail(e))?;
+        let rows: Vec<String> = stmt
+            .query_map(params, |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.fail(e))?;
+        rows.iter()
+            .map(|json| {
+                serde_json::from_str(json).map_err(|e| {
+                    Error::database(format!(
+                        "the database {} has a damaged import record ({e}); run tl db check",
+                        self.path.display()
+                    ))
+                })
+            })
+            .collect()
     }
 
     /// Insert one node row as it is (used by `insert_node` and bulk loads).
@@ -1160,6 +1222,17 @@ impl Tx for SqlTx<'_> {
         Ok(())
     }
 
+    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>> {
+        self.import_records(
+            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 ORDER BY seq",
+            params![format, source_key],
+        )
+    }
+
+    fn put_import(&mut self, record: &ImportRecord) -> Result<()> {
+        self.put_import_row(record)
+    }
+
     fn load_timeline(&mut self, tl: u64) -> Result<Timeline> {
         let info = self
             .timeline(tl)?
@@ -1267,12 +1340,17 @@ impl Tx for SqlTx<'_> {
                 })
             })
             .collect::<Result<Vec<AuditEntry>>>()?;
-        Ok(Database {
+        let imports = self.import_records("SELECT record FROM imports ORDER BY seq", [])?;
+        let mut db = Database {
             next_timeline: self.next_timeline()?,
             timelines,
             idempotency,
             audit,
-        })
+            imports,
+            import_index: Default::default(),
+        };
+        db.index_imports();
+        Ok(db)
     }
 
     fn counts(&mut self) -> Result<Counts> {

@@ -1,0 +1,707 @@
+//! Reading import files with bounded memory.
+//!
+//! A data export (ChatGPT, Claude.ai) is a JSON array of conversations that can be gigabytes long. It
+//! is never held whole: a scanner walks the array byte by byte (tracking strings and brackets only)
+//! and hands over one conversation's JSON text at a time, which is then parsed on its own, so memory
+//! holds one conversation. A conversation over [`MAX_CONVERSATION_BYTES`] is skipped without being
+//! stored (the scanner still checks its brackets); nesting deeper than [`MAX_DEPTH`] refuses the
+//! file. The input can be the JSON file, the export's folder (every `conversations.json` /
+//! `conversations-NNN.json` in it) or the `.zip` as downloaded (the same files inside it, read
+//! through the zip crate's streaming decompression).
+//!
+//! Any syntax error, truncation, or top level that is not an array (or a single conversation object)
+//! refuses the whole file: the import runs in one transaction and writes nothing then.
+
+use super::{Format, MAX_CONVERSATION_BYTES};
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::fs::File;
+use std::io::{BufRead, BufReader, ErrorKind as IoKind, Read};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Brackets nested deeper than this refuse the file (serde_json refuses 128 levels inside one
+/// conversation anyway; this bounds the scanner's own stack on conversations it does not parse).
+pub const MAX_DEPTH: usize = 10_000;
+
+/// One conversation of an input: where it is, and its JSON (or why it was not parsed).
+pub struct Element {
+    /// The file it came from (inside the zip, or in the folder): its name.
+    pub file: String,
+    /// Its position in that file's array, from 0.
+    pub index: usize,
+    /// The parsed JSON, or the reason it was skipped unparsed (too large).
+    pub value: std::result::Result<Value, String>,
+}
+
+/// Call `each` for every conversation of the input at `path`, in file order; `each` returns how
+/// many messages it imported (for the progress line). Errors of `each` stop the reading.
+pub fn read(
+    format: Format,
+    path: &Path,
+    each: &mut dyn FnMut(Element) -> Result<u64>,
+) -> Result<()> {
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        IoKind::NotFound => {
+            Error::invalid(format!("invalid argument --input: {shown} does not exist"))
+        }
+        _ => Error::invalid(format!(
+            "invalid argument --input: cannot read {shown}: {e}"
+        )),
+    })?;
+    let mut progress = Progress::new(&shown);
+    if meta.is_dir() {
+        if !format.is_export() {
+            return Err(Error::invalid(format!(
+                "invalid argument --input: {shown} is a folder; --format {} reads one JSON file",
+                format.as_str()
+            )));
+        }
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| {
+                Error::invalid(format!(
+                    "invalid argument --input: cannot list {shown}: {e}"
+                ))
+            })?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(is_conversations_file)
+            })
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            return Err(Error::invalid(format!(
+                "invalid argument --input: the folder {shown} holds no conversations.json (nor conversations-000.json, ...); pass the export's folder, its .zip or the file itself"
+            )));
+        }
+        progress.total = files
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        for file in &files {
+            let name = file.display().to_string();
+            let reader = File::open(file).map_err(|e| {
+                Error::invalid(format!("invalid argument --input: cannot open {name}: {e}"))
+            })?;
+            scan(
+                BufReader::with_capacity(1 << 16, reader),
+                &name,
+                &mut progress,
+                each,
+            )?;
+        }
+        progress.finish();
+        return Ok(());
+    }
+    let mut file = File::open(path).map_err(|e| {
+        Error::invalid(format!(
+            "invalid argument --input: cannot open {shown}: {e}"
+        ))
+    })?;
+    let mut magic = [0u8; 4];
+    let got = read_up_to(&mut file, &mut magic).map_err(|e| {
+        Error::invalid(format!(
+            "invalid argument --input: cannot read {shown}: {e}"
+        ))
+    })?;
+    let file = File::open(path).map_err(|e| {
+        Error::invalid(format!(
+            "invalid argument --input: cannot open {shown}: {e}"
+        ))
+    })?;
+    if got == 4 && (&magic == b"PK\x03\x04" || &magic == b"PK\x05\x06") {
+        if !format.is_export() {
+            return Err(Error::invalid(format!(
+                "invalid argument --input: {shown} is a zip archive; --format {} reads one JSON file",
+                format.as_str()
+            )));
+        }
+        read_zip(file, &shown, &mut progress, each)?;
+        progress.finish();
+        return Ok(());
+    }
+    progress.total = meta.len();
+    if format.is_export() {
+        scan(
+            BufReader::with_capacity(1 << 16, file),
+            &shown,
+            &mut progress,
+            each,
+        )?;
+    } else {
+        // One request: parsed whole, within the size limit.
+        let mut bytes = Vec::new();
+        file.take(MAX_CONVERSATION_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| {
+                Error::invalid(format!(
+                    "invalid argument --input: cannot read {shown}: {e}"
+                ))
+            })?;
+        if bytes.len() as u64 > MAX_CONVERSATION_BYTES {
+            return Err(Error::invalid(format!(
+                "invalid argument --input: {shown} is over {} MiB, the limit for one conversation; nothing was imported",
+                MAX_CONVERSATION_BYTES >> 20
+            )));
+        }
+        let value = parse(&bytes, &shown, None)?;
+        each(Element {
+            file: file_name(&shown),
+            index: 0,
+            value: Ok(value),
+        })?;
+    }
+    progress.finish();
+    Ok(())
+}
+
+fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == IoKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// The last component of a path as shown in reports.
+fn file_name(shown: &str) -> String {
+    Path::new(shown)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| shown.to_string())
+}
+
+/// `conversations.json` or `conversations-<digits>.json`.
+pub fn is_conversations_file(name: &str) -> bool {
+    if name == "conversations.json" {
+        return true;
+    }
+    name.strip_prefix("conversations-")
+        .and_then(|rest| rest.strip_suffix(".json"))
+        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn read_zip(
+    file: File,
+    shown: &str,
+    progress: &mut Progress,
+    each: &mut dyn FnMut(Element) -> Result<u64>,
+) -> Result<()> {
+    let bad = |e: zip::result::ZipError| {
+        Error::invalid(format!(
+            "invalid argument --input: {shown} cannot be read as a zip archive ({e}); nothing was imported"
+        ))
+    };
+    let mut archive = zip::ZipArchive::new(file).map_err(bad)?;
+    let mut entries: Vec<(String, usize, u64)> = Vec::new();
+    for i in 0..archive.len() {
+        let entry = archive.by_index_raw(i).map_err(bad)?;
+        let name = entry.name().map_err(bad)?.into_owned();
+        let base = name.rsplit('/').next().unwrap_or_default();
+        if !entry.is_dir() && !name.starts_with("__MACOSX/") && is_conversations_file(base) {
+            entries.push((name, i, entry.size()));
+        }
+    }
+    entries.sort();
+    if entries.is_empty() {
+        return Err(Error::invalid(format!(
+            "invalid argument --input: the zip archive {shown} holds no conversations.json (nor conversations-000.json, ...); is it a ChatGPT or Claude.ai data export?"
+        )));
+    }
+    progress.total = entries.iter().map(|e| e.2).sum();
+    for (name, i, _) in entries {
+        let entry = archive.by_index(i).map_err(bad)?;
+        let label = format!("{shown}:{name}");
+        scan(
+            BufReader::with_capacity(1 << 16, entry),
+            &label,
+            progress,
+            each,
+        )?;
+    }
+    Ok(())
+}
+
+/// Parse one conversation's (or one file's) JSON text.
+fn parse(bytes: &[u8], shown: &str, at: Option<(usize, u64)>) -> Result<Value> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        let place = match at {
+            Some((index, offset)) => {
+                format!(" in conversation {index} (starting at byte {offset})")
+            }
+            None => String::new(),
+        };
+        let what = if e.is_eof() {
+            "is truncated"
+        } else {
+            "is not valid JSON"
+        };
+        Error::invalid(format!(
+            "invalid argument --input: {shown} {what}{place}: {e}; nothing was imported"
+        ))
+    })
+}
+
+/// The array scanner over one file: hands each element's JSON text to `parse`, then to `each`.
+fn scan<R: BufRead>(
+    mut reader: R,
+    shown: &str,
+    progress: &mut Progress,
+    each: &mut dyn FnMut(Element) -> Result<u64>,
+) -> Result<()> {
+    let name = file_name(shown);
+    let mut s = Scanner {
+        offset: 0,
+        shown,
+        limit: MAX_CONVERSATION_BYTES,
+    };
+    #[cfg(test)]
+    if let Some(limit) = TEST_LIMIT.with(std::cell::Cell::get) {
+        s.limit = limit;
+    }
+    let invalid = |what: String| {
+        Error::invalid(format!(
+            "invalid argument --input: {shown} {what}; nothing was imported"
+        ))
+    };
+    s.skip_bom(&mut reader)?;
+    let single = match s.peek_token(&mut reader)? {
+        None => return Err(invalid("is empty (no JSON)".into())),
+        Some(b'[') => {
+            s.advance(&mut reader, 1);
+            false
+        }
+        // One conversation on its own (a file holding one exported conversation).
+        Some(b'{') => true,
+        Some(b) => {
+            return Err(invalid(format!(
+                "is not a JSON array of conversations (it starts with {:?})",
+                b as char
+            )));
+        }
+    };
+    let mut index = 0usize;
+    let mut buf: Vec<u8> = Vec::new();
+    loop {
+        if !single {
+            match s.peek_token(&mut reader)? {
+                None => return Err(invalid("is truncated: it ends before the closing ]".into())),
+                Some(b']') if index == 0 => {
+                    s.advance(&mut reader, 1);
+                    break;
+                }
+                Some(b']') => {
+                    return Err(invalid(format!(
+                        "is not valid JSON: a comma before the closing ] at byte {}",
+                        s.offset
+                    )));
+                }
+                _ => {}
+            }
+        }
+        let start = s.offset;
+        buf.clear();
+        let size = s.element(&mut reader, &mut buf, index)?;
+        let value = if size > s.limit {
+            Err(format!(
+                "its JSON is {size} bytes, over the limit of {} MiB for one conversation",
+                s.limit >> 20
+            ))
+        } else {
+            Ok(parse(&buf, shown, Some((index, start)))?)
+        };
+        buf.clear();
+        let messages = each(Element {
+            file: name.clone(),
+            index,
+            value,
+        })?;
+        progress.advance(s.offset, messages);
+        index += 1;
+        if single {
+            break;
+        }
+        match s.peek_token(&mut reader)? {
+            Some(b',') => s.advance(&mut reader, 1),
+            Some(b']') => {
+                s.advance(&mut reader, 1);
+                break;
+            }
+            None => return Err(invalid("is truncated: it ends before the closing ]".into())),
+            Some(b) => {
+                return Err(invalid(format!(
+                    "is not valid JSON: expected , or ] after conversation {} at byte {}, found {:?}",
+                    index - 1,
+                    s.offset,
+                    b as char
+                )));
+            }
+        }
+    }
+    if let Some(b) = s.peek_token(&mut reader)? {
+        return Err(invalid(format!(
+            "has data after the end of its JSON at byte {} ({:?})",
+            s.offset, b as char
+        )));
+    }
+    progress.file_done(s.offset);
+    Ok(())
+}
+
+struct Scanner<'a> {
+    /// Bytes consumed so far.
+    offset: u64,
+    shown: &'a str,
+    /// The largest element kept (see [`MAX_CONVERSATION_BYTES`]).
+    limit: u64,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// A smaller conversation limit for unit tests.
+    static TEST_LIMIT: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+fn io_error(shown: &str, e: std::io::Error) -> Error {
+    Error::invalid(format!(
+        "invalid argument --input: cannot read {shown}: {e}; nothing was imported"
+    ))
+}
+
+impl Scanner<'_> {
+    fn advance<R: BufRead>(&mut self, reader: &mut R, n: usize) {
+        reader.consume(n);
+        self.offset += n as u64;
+    }
+
+    fn fill<'r, R: BufRead>(&self, reader: &'r mut R) -> Result<&'r [u8]> {
+        loop {
+            match reader.fill_buf() {
+                Ok(_) => break,
+                Err(e) if e.kind() == IoKind::Interrupted => {}
+                Err(e) => return Err(io_error(self.shown, e)),
+            }
+        }
+        // Buffered now: this call returns the same bytes without reading.
+        reader.fill_buf().map_err(|e| io_error(self.shown, e))
+    }
+
+    fn skip_bom<R: BufRead>(&mut self, reader: &mut R) -> Result<()> {
+        let chunk = self.fill(reader)?;
+        if chunk.starts_with(b"\xef\xbb\xbf") {
+            self.advance(reader, 3);
+        }
+        Ok(())
+    }
+
+    /// The next byte that is not JSON whitespace (not consumed), or `None` at the end.
+    fn peek_token<R: BufRead>(&mut self, reader: &mut R) -> Result<Option<u8>> {
+        loop {
+            let chunk = self.fill(reader)?;
+            if chunk.is_empty() {
+                return Ok(None);
+            }
+            match chunk
+                .iter()
+                .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            {
+                Some(i) => {
+                    let b = chunk[i];
+                    self.advance(reader, i);
+                    return Ok(Some(b));
+                }
+                None => {
+                    let n = chunk.len();
+                    self.advance(reader, n);
+                }
+            }
+        }
+    }
+
+    /// Consume one JSON value (the reader is at its first byte), copying it into `buf` while it is
+    /// within the conversation limit; returns its length in bytes.
+    fn element<R: BufRead>(
+        &mut self,
+        reader: &mut R,
+        buf: &mut Vec<u8>,
+        index: usize,
+    ) -> Result<u64> {
+        let limit = self.limit;
+        let mut stack: Vec<u8> = Vec::new();
+        let mut in_string = false;
+        let mut escaped = false;
+        let mut started = false;
+        let mut size: u64 = 0;
+        let shown = self.shown;
+        let invalid = |what: String| {
+            Error::invalid(format!(
+                "invalid argument --input: {shown} {what}; nothing was imported"
+            ))
+        };
+        loop {
+            let offset = self.offset;
+            let chunk = self.fill(reader)?;
+            if chunk.is_empty() {
+                return Err(invalid(format!(
+                    "is truncated: it ends inside conversation {index}"
+                )));
+            }
+            let mut i = 0;
+            let mut done = false;
+            while i < chunk.len() {
+                let b = chunk[i];
+                if in_string {
+                    if escaped {
+                        escaped = false;
+                    } else if b == b'\\' {
+                        escaped = true;
+                    } else if b == b'"' {
+                        in_string = false;
+                        if stack.is_empty() {
+                            i += 1;
+                            done = true;
+                            break;
+                        }
+                    }
+                    i += 1;
+                    continue;
+                }
+                match b {
+                    b'"' => in_string = true,
+                    b'{' | b'[' => {
+                        if stack.len() >= MAX_DEPTH {
+                            return Err(invalid(format!(
+                                "nests more than {MAX_DEPTH} levels deep (conversation {index}, byte {})",
+                                offset + i as u64
+                            )));
+                        }
+                        stack.push(b);
+                    }
+                    b'}' | b']' => {
+                        let Some(open) = stack.pop() else {
+                            // The end of a scalar at the top level: the delimiter is not part of it.
+                            done = true;
+                            break;
+                        };
+                        if (open == b'{') != (b == b'}') {
+                            return Err(invalid(format!(
+                                "is not valid JSON: {:?} closes {:?} at byte {}",
+                                b as char,
+                                open as char,
+                                offset + i as u64
+                            )));
+                        }
+                        if stack.is_empty() {
+                            i += 1;
+                            done = true;
+                            break;
+                        }
+                    }
+                    b',' | b' ' | b'\t' | b'\n' | b'\r' if stack.is_empty() && started => {
+                        done = true;
+                        break;
+                    }
+                    _ => {}
+                }
+                started = true;
+                i += 1;
+            }
+            size += i as u64;
+            if size <= limit {
+                buf.extend_from_slice(&chunk[..i]);
+            } else if !buf.is_empty() {
+                *buf = Vec::new();
+            }
+            self.advance(reader, i);
+            if done {
+                return Ok(size);
+            }
+        }
+    }
+}
+
+/// A progress line on standard error, only when it is a terminal: how far through the input, how
+/// many conversations and messages so far. Redrawn at most ten times a second, erased at the end.
+struct Progress {
+    enabled: bool,
+    label: String,
+    /// Total bytes of the input (of the decompressed files, for a zip).
+    total: u64,
+    /// Bytes of the files already finished.
+    before: u64,
+    conversations: u64,
+    messages: u64,
+    last: Option<Instant>,
+}
+
+impl Progress {
+    fn new(label: &str) -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            enabled: std::io::stderr().is_terminal(),
+            label: label.to_string(),
+            total: 0,
+            before: 0,
+            conversations: 0,
+            messages: 0,
+            last: None,
+        }
+    }
+
+    fn advance(&mut self, offset: u64, messages: u64) {
+        self.conversations += 1;
+        self.messages += messages;
+        if !self.enabled {
+            return;
+        }
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|t| now.duration_since(t) < Duration::from_millis(100))
+        {
+            return;
+        }
+        self.last = Some(now);
+        self.draw(self.before + offset);
+    }
+
+    fn file_done(&mut self, size: u64) {
+        self.before += size;
+    }
+
+    fn draw(&self, at: u64) {
+        use std::io::Write;
+        let percent = (at.min(self.total) * 100)
+            .checked_div(self.total)
+            .unwrap_or(100);
+        let label = crate::terminal::escape_line(&self.label);
+        let _ = write!(
+            std::io::stderr().lock(),
+            "\r\x1b[2Kimporting {label}: {percent}% · {} conversations · {} messages",
+            self.conversations,
+            self.messages
+        );
+    }
+
+    fn finish(&mut self) {
+        if self.enabled && self.last.is_some() {
+            use std::io::Write;
+            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn elements(text: &str) -> Result<Vec<std::result::Result<Value, String>>> {
+        let mut out = Vec::new();
+        let mut progress = Progress::new("t");
+        progress.enabled = false;
+        scan(text.as_bytes(), "t.json", &mut progress, &mut |e| {
+            out.push(e.value);
+            Ok(0)
+        })?;
+        Ok(out)
+    }
+
+    #[test]
+    fn scans_arrays_of_any_values() {
+        let got = elements(" \u{feff}").unwrap_err();
+        assert!(
+            got.message.contains("is not a JSON array"),
+            "{}",
+            got.message
+        );
+        assert_eq!(elements("[]").unwrap().len(), 0);
+        let values =
+            elements("\u{feff}[ {\"a\": \"]}\\\"\"} , [1,{}], \"x,]\", 12 ,null,true]\n").unwrap();
+        let values: Vec<Value> = values.into_iter().map(|v| v.unwrap()).collect();
+        assert_eq!(
+            values,
+            vec![
+                serde_json::json!({"a": "]}\""}),
+                serde_json::json!([1, {}]),
+                serde_json::json!("x,]"),
+                serde_json::json!(12),
+                Value::Null,
+                serde_json::json!(true)
+            ]
+        );
+        assert_eq!(elements("{\"one\": 1}").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn refuses_what_is_not_json() {
+        for (text, expected) in [
+            ("", "is empty"),
+            ("[{\"a\":1}", "is truncated"),
+            ("[{\"a\":1", "is truncated"),
+            ("[{\"a\":1},]", "a comma before the closing ]"),
+            ("[{\"a\":1] ]", "closes"),
+            ("[{\"a\":1} {}]", "expected , or ]"),
+            ("[{\"a\":1}] x", "has data after"),
+            ("[{\"a\":tru}]", "is not valid JSON in conversation 0"),
+            ("[{\"a\":\"\\ud800\"}]", "in conversation 0"),
+            ("42", "is not a JSON array"),
+        ] {
+            let err = elements(text).unwrap_err();
+            assert!(err.message.contains(expected), "{text}: {}", err.message);
+        }
+        let deep = format!(
+            "[{}{}]",
+            "[".repeat(MAX_DEPTH + 1),
+            "]".repeat(MAX_DEPTH + 1)
+        );
+        assert!(elements(&deep).unwrap_err().message.contains("levels deep"));
+    }
+
+    #[test]
+    fn an_oversized_conversation_is_skipped_unparsed() {
+        TEST_LIMIT.with(|l| l.set(Some(16)));
+        let got =
+            elements("[{\"a\": 1}, {\"long\": \"0123456789abcdef\", \"x\": [1, 2]}, {\"b\": 2}]");
+        TEST_LIMIT.with(|l| l.set(None));
+        let got = got.unwrap();
+        assert_eq!(got[0], Ok(serde_json::json!({"a": 1})));
+        assert_eq!(
+            got[1],
+            Err("its JSON is 41 bytes, over the limit of 0 MiB for one conversation".into())
+        );
+        assert_eq!(got[2], Ok(serde_json::json!({"b": 2})));
+        // Still checked: a bracket that does not match in a skipped conversation refuses the file.
+        TEST_LIMIT.with(|l| l.set(Some(4)));
+        let err = elements("[{\"long\": [1, 2}]").unwrap_err();
+        TEST_LIMIT.with(|l| l.set(None));
+        assert!(err.message.contains("closes"), "{}", err.message);
+    }
+
+    #[test]
+    fn conversation_files() {
+        for ok in [
+            "conversations.json",
+            "conversations-000.json",
+            "conversations-12.json",
+        ] {
+            assert!(is_conversations_file(ok));
+        }
+        for no in [
+            "conversations-.json",
+            "conversations-a.json",
+            "chat.html",
+            "conversations.json.bak",
+        ] {
+            assert!(!is_conversations_file(no));
+        }
+    }
+}

@@ -1,0 +1,541 @@
+//! Conversations in other tools' formats: ChatGPT and Claude.ai data exports, OpenAI Chat
+//! Completions messages and Anthropic Messages request bodies in; a context out as OpenAI messages,
+//! an Anthropic body or a Markdown transcript.
+//!
+//! Everything here is pure: JSON values in, [`Conversation`]s (a tree of messages in insertion order)
+//! or JSON/text out. Reading files (streamed, with limits) is [`input`]; writing the conversations
+//! into a database is the `import` operation (`ops::import`); gathering a context for export is
+//! `export`. The exact field mappings are documented in docs/interchange.md.
+//!
+//! What Timeline has no place for is kept in a documented form rather than dropped: a message whose
+//! role is not one of Timeline's (tool, developer, function) or that holds more than plain text
+//! (tool calls and results, images, files, thinking, ...) gets the text rendering of every part as
+//! its text (`[image: ...]`, `[tool call ...]`), and an intent whose tag names the original role or
+//! kind and whose note holds the original message as JSON (`{"import": FORMAT, "message": ...}`), from
+//! which exports rebuild it.
+
+pub mod anthropic;
+pub mod chatgpt;
+pub mod claude;
+pub mod input;
+pub mod markdown;
+pub mod openai;
+
+use crate::model::{Intent, Role};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// The largest JSON text of one conversation (or one whole openai/anthropic file) that is parsed. A
+/// bigger conversation is skipped with a reason; a bigger openai/anthropic file is refused.
+pub const MAX_CONVERSATION_BYTES: u64 = 128 << 20;
+
+/// The intent tag of the second and later nodes of a message split because its text was over the
+/// text limit (`max_text_bytes`). Exports join such nodes to the message before them.
+pub const CONTINUED_TAG: &str = "continued";
+
+/// An import format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    ChatGpt,
+    Claude,
+    OpenAi,
+    Anthropic,
+}
+
+impl Format {
+    pub fn parse(s: &str) -> Option<Format> {
+        Some(match s {
+            "chatgpt" => Format::ChatGpt,
+            "claude" => Format::Claude,
+            "openai" => Format::OpenAi,
+            "anthropic" => Format::Anthropic,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::ChatGpt => "chatgpt",
+            Format::Claude => "claude",
+            Format::OpenAi => "openai",
+            Format::Anthropic => "anthropic",
+        }
+    }
+
+    /// A data export holding many conversations (a JSON array), as opposed to one API request.
+    pub fn is_export(self) -> bool {
+        matches!(self, Format::ChatGpt | Format::Claude)
+    }
+
+    /// How messages name the format ("is not ...").
+    pub fn label(self) -> &'static str {
+        match self {
+            Format::ChatGpt => "a ChatGPT export",
+            Format::Claude => "a Claude.ai export",
+            Format::OpenAi => "OpenAI Chat Completions messages",
+            Format::Anthropic => "an Anthropic Messages request body",
+        }
+    }
+
+    /// The conversation's ID in its source, if the format has one.
+    pub fn source_id(self, value: &Value) -> Option<String> {
+        let field = |name: &str| value.get(name).and_then(Value::as_str).map(str::to_string);
+        match self {
+            Format::ChatGpt => field("id").or_else(|| field("conversation_id")),
+            Format::Claude => field("uuid"),
+            Format::OpenAi | Format::Anthropic => None,
+        }
+    }
+
+    /// The conversation's title in its source, read without converting it (for skip reports).
+    pub fn title(self, value: &Value) -> Option<String> {
+        let name = match self {
+            Format::ChatGpt => "title",
+            Format::Claude => "name",
+            Format::OpenAi | Format::Anthropic => return None,
+        };
+        value
+            .get(name)
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+    }
+
+    /// Convert one conversation of this format.
+    pub fn convert(self, value: &Value) -> Result<Conversation, String> {
+        match self {
+            Format::ChatGpt => chatgpt::convert(value),
+            Format::Claude => claude::convert(value),
+            Format::OpenAi => openai::convert(value),
+            Format::Anthropic => anthropic::convert(value),
+        }
+    }
+}
+
+/// One conversation ready to be written: messages in insertion order, each after its parent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conversation {
+    pub title: Option<String>,
+    pub create_time_ms: Option<u64>,
+    pub update_time_ms: Option<u64>,
+    pub messages: Vec<Msg>,
+    /// The message the source showed last (ChatGPT `current_node`): the head of `main`. `None`: the
+    /// last message.
+    pub current: Option<usize>,
+    pub kinds: Kinds,
+}
+
+/// One message of a [`Conversation`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Msg {
+    /// An earlier message of the same conversation; `None` for the first one(s).
+    pub parent: Option<usize>,
+    pub role: Role,
+    pub text: String,
+    pub intent: Option<Intent>,
+    /// The message's ID in its source.
+    pub source_id: Option<String>,
+    /// Creation time in its source, Unix milliseconds.
+    pub time_ms: Option<u64>,
+}
+
+/// What an import met, counted by kind: original roles, parts of messages (text, image, tool_call,
+/// ...) and what was left out (hidden roots, empty messages).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Kinds {
+    pub roles: BTreeMap<String, u64>,
+    pub parts: BTreeMap<String, u64>,
+    pub skipped: BTreeMap<String, u64>,
+}
+
+impl Kinds {
+    pub fn role(&mut self, role: &str) {
+        *self.roles.entry(role.to_string()).or_default() += 1;
+    }
+
+    pub fn part(&mut self, kind: &str) {
+        *self.parts.entry(kind.to_string()).or_default() += 1;
+    }
+
+    pub fn skip(&mut self, what: &str) {
+        *self.skipped.entry(what.to_string()).or_default() += 1;
+    }
+
+    pub fn add(&mut self, other: &Kinds) {
+        for (mine, theirs) in [
+            (&mut self.roles, &other.roles),
+            (&mut self.parts, &other.parts),
+            (&mut self.skipped, &other.skipped),
+        ] {
+            for (k, v) in theirs {
+                *mine.entry(k.clone()).or_default() += v;
+            }
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({ "roles": self.roles, "parts": self.parts, "skipped": self.skipped })
+    }
+}
+
+/// The text rendering of one message's parts, and the kinds it met, in order.
+#[derive(Debug, Default)]
+pub(crate) struct Rendering {
+    pieces: Vec<String>,
+    /// Non-text kinds, in the order met.
+    kinds: Vec<String>,
+    texts: u64,
+}
+
+impl Rendering {
+    /// A text part (empty ones are dropped: they carry nothing).
+    pub fn text(&mut self, text: &str) {
+        if !text.is_empty() {
+            self.pieces.push(text.to_string());
+            self.texts += 1;
+        }
+    }
+
+    /// A part of another kind with its rendering.
+    pub fn part(&mut self, kind: &str, rendering: String) {
+        self.pieces.push(rendering);
+        self.kinds.push(kind.to_string());
+    }
+
+    /// Only a kind (no rendering of its own, e.g. a tool result whose text was added as text).
+    pub fn kind(&mut self, kind: &str) {
+        self.kinds.push(kind.to_string());
+    }
+
+    /// Nothing but whitespace so far.
+    pub fn is_empty(&self) -> bool {
+        self.pieces.iter().all(|p| p.trim().is_empty())
+    }
+
+    /// Put a label line before everything rendered so far.
+    pub fn prefix(&mut self, label: String) {
+        self.pieces.insert(0, label);
+    }
+
+    /// The pieces joined by blank lines, counted into `kinds`.
+    pub fn finish(self, kinds: &mut Kinds) -> (String, Vec<String>) {
+        for _ in 0..self.texts {
+            kinds.part("text");
+        }
+        for kind in &self.kinds {
+            kinds.part(kind);
+        }
+        (self.pieces.join("\n\n"), self.kinds)
+    }
+}
+
+/// The intent tag of a message that is not plain text in one of Timeline's roles: the original role
+/// when Timeline has no such role, else a tool call or result, else the first other kind met, else
+/// `original` (fields Timeline has no place for, kept in the note).
+pub(crate) fn tag_for(original_role: Option<&str>, kinds: &[String]) -> String {
+    if let Some(role) = original_role {
+        return role.to_string();
+    }
+    for preferred in ["tool_call", "tool_result"] {
+        if kinds.iter().any(|k| k == preferred) {
+            return preferred.to_string();
+        }
+    }
+    kinds
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "original".to_string())
+}
+
+/// The intent kept on a message that is not plain: `tag`, and the original as a JSON note
+/// `{"import": FORMAT, "message": ORIGINAL}`. An original over the text limit is not kept (its
+/// size is, as `original_bytes`), and counted as skipped `original_form`.
+pub(crate) fn intent(format: Format, tag: String, original: Value, kinds: &mut Kinds) -> Intent {
+    intent_with(format, "message", tag, original, kinds)
+}
+
+pub(crate) fn intent_with(
+    format: Format,
+    key: &str,
+    tag: String,
+    original: Value,
+    kinds: &mut Kinds,
+) -> Intent {
+    let mut note = Map::new();
+    note.insert("import".into(), json!(format.as_str()));
+    note.insert(key.into(), original);
+    let mut text = Value::Object(note).to_string();
+    let limit = crate::spec::spec().constants.max_text_bytes;
+    if text.len() > limit {
+        kinds.skip("original_form");
+        text = json!({ "import": format.as_str(), "original_bytes": text.len() }).to_string();
+    }
+    Intent {
+        tag,
+        note: Some(text),
+    }
+}
+
+/// The intent of part `part` (2 or more) of `parts` of a message split at import.
+pub fn continued(format: Format, part: usize, parts: usize) -> Intent {
+    Intent {
+        tag: CONTINUED_TAG.to_string(),
+        note: Some(json!({ "import": format.as_str(), "part": part, "of": parts }).to_string()),
+    }
+}
+
+/// The original message kept in an imported node's intent note, when it came from `format`.
+pub fn original(intent: Option<&Intent>, format: Format) -> Option<Value> {
+    original_field(intent, format, "message")
+}
+
+pub fn original_field(intent: Option<&Intent>, format: Format, key: &str) -> Option<Value> {
+    let note = intent?.note.as_deref()?;
+    if !note.starts_with("{\"import\":") {
+        return None;
+    }
+    let mut value: Value = serde_json::from_str(note).ok()?;
+    if value.get("import").and_then(Value::as_str) != Some(format.as_str()) {
+        return None;
+    }
+    value.as_object_mut()?.remove(key)
+}
+
+/// Unix seconds (a JSON number, possibly fractional) as milliseconds.
+pub(crate) fn seconds_to_ms(value: Option<&Value>) -> Option<u64> {
+    let secs = value?.as_f64()?;
+    (0.0..1e15)
+        .contains(&secs)
+        .then(|| (secs * 1000.0).round() as u64)
+}
+
+/// An RFC 3339 / ISO 8601 time such as `2024-01-15T10:30:00.000Z` or `2024-01-15T10:30:00+02:00` as
+/// Unix milliseconds; `None` when it is not one (or before 1970).
+pub(crate) fn iso_to_ms(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    let num = |range: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(range)?;
+        s.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| s.parse().ok())?
+    };
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    if second > 60 {
+        return None;
+    }
+    let mut at = 19;
+    let mut millis = 0i64;
+    if b.get(at) == Some(&b'.') {
+        at += 1;
+        let start = at;
+        while at < b.len() && b[at].is_ascii_digit() {
+            at += 1;
+        }
+        let digits = &text[start..at];
+        if digits.is_empty() {
+            return None;
+        }
+        let first3: String = digits.chars().chain("000".chars()).take(3).collect();
+        millis = first3.parse().ok()?;
+    }
+    let offset_minutes = match b.get(at) {
+        Some(b'Z' | b'z') if at + 1 == b.len() => 0,
+        Some(sign @ (b'+' | b'-')) if at + 6 == b.len() && b[at + 3] == b':' => {
+            let minutes = num(at + 1..at + 3)? * 60 + num(at + 4..at + 6)?;
+            if *sign == b'+' { minutes } else { -minutes }
+        }
+        None => 0,
+        _ => return None,
+    };
+    // Days from the civil date (proleptic Gregorian), after Howard Hinnant's algorithm.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
+    let ms = seconds.checked_mul(1000)?.checked_add(millis)?;
+    u64::try_from(ms).ok()
+}
+
+/// Every string inside `value` except its `content_type`, joined by newlines: what an unknown part
+/// says.
+pub(crate) fn strings_in(value: &Value) -> String {
+    fn walk(value: &Value, key: Option<&str>, out: &mut Vec<String>) {
+        match value {
+            Value::String(s) if key != Some("content_type") && !s.is_empty() => out.push(s.clone()),
+            Value::Array(items) => items.iter().for_each(|v| walk(v, None, out)),
+            Value::Object(map) => map.iter().for_each(|(k, v)| walk(v, Some(k), out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, None, &mut out);
+    out.join("\n")
+}
+
+/// A JSON value as compact text, for renderings of structured parts (tool inputs).
+pub(crate) fn compact(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The size of base64 data as "N bytes" of decoded data (approximately, from its length).
+pub(crate) fn base64_size(data: &str) -> String {
+    let len = data.trim_end_matches('=').len();
+    format!("{} bytes", len * 3 / 4)
+}
+
+/// A data URL (`data:image/png;base64,...`) shown without its data.
+pub(crate) fn describe_url(url: &str) -> String {
+    match url
+        .strip_prefix("data:")
+        .and_then(|rest| rest.split_once(','))
+    {
+        Some((meta, data)) => format!("data:{meta} ({})", base64_size(data)),
+        None => url.to_string(),
+    }
+}
+
+/// The text of an API content value: a string, or the `text` of its text blocks/parts joined by
+/// blank lines (other parts are left out).
+pub(crate) fn plain_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => String::new(),
+    }
+}
+
+/// One message of a context being exported: a message, a real summary, or a placeholder (stored, or
+/// computed by an export with a budget and not stored).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// `None` for a placeholder that a budget would create but the export did not store.
+    pub node: Option<u64>,
+    pub role: Role,
+    pub text: String,
+    pub tokens: u64,
+    pub intent: Option<Intent>,
+    pub kind: EntryKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    Message,
+    Summary { from: u64, to: u64 },
+    Placeholder { from: u64, to: u64 },
+}
+
+impl Entry {
+    /// A later part of a message split at import (see [`CONTINUED_TAG`] and [`continued`]).
+    pub fn is_continuation(&self) -> bool {
+        self.kind == EntryKind::Message
+            && self.intent.as_ref().is_some_and(|i| {
+                i.tag == CONTINUED_TAG
+                    && i.note
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with("{\"import\":") && n.contains("\"part\":"))
+            })
+    }
+
+    /// The text a model reads for a summary or placeholder: a real summary says what it stands for;
+    /// a placeholder's text says so already.
+    pub fn summary_text(&self) -> String {
+        match self.kind {
+            EntryKind::Summary { from, to } => format!(
+                "[summary of {}..{}] {}",
+                crate::model::node_id(from),
+                crate::model::node_id(to),
+                self.text
+            ),
+            _ => self.text.clone(),
+        }
+    }
+}
+
+/// Entries grouped per message: each entry with the texts of the continuation entries after it
+/// joined to its own.
+pub fn joined(entries: &[Entry]) -> Vec<(&Entry, String)> {
+    let mut out: Vec<(&Entry, String)> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        match out.last_mut() {
+            Some((_, text)) if entry.is_continuation() => text.push_str(&entry.text),
+            _ => out.push((entry, entry.text.clone())),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_times() {
+        assert_eq!(iso_to_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            iso_to_ms("2024-01-15T10:30:00.000Z"),
+            Some(1_705_314_600_000)
+        );
+        assert_eq!(
+            iso_to_ms("2024-01-15T10:30:00.123456Z"),
+            Some(1_705_314_600_123)
+        );
+        assert_eq!(
+            iso_to_ms("2024-01-15T12:30:00+02:00"),
+            Some(1_705_314_600_000)
+        );
+        assert_eq!(iso_to_ms("2024-02-29T00:00:00Z"), Some(1_709_164_800_000));
+        for bad in [
+            "",
+            "2024-01-15",
+            "2024-13-01T00:00:00Z",
+            "2024-01-15T10:30:00X",
+            "1969-12-31T23:59:59Z",
+            "2024-01-15T10:30:00.Z",
+            "２０２４-01-15T10:30:00Z",
+        ] {
+            assert_eq!(iso_to_ms(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!(
+            seconds_to_ms(Some(&json!(1_699_564_800.123_456))),
+            Some(1_699_564_800_123)
+        );
+        assert_eq!(seconds_to_ms(Some(&json!(-1))), None);
+        assert_eq!(seconds_to_ms(Some(&json!("1"))), None);
+        assert_eq!(seconds_to_ms(None), None);
+    }
+
+    #[test]
+    fn data_urls_are_described() {
+        assert_eq!(
+            describe_url("data:image/png;base64,AAAA"),
+            "data:image/png;base64 (3 bytes)"
+        );
+        assert_eq!(describe_url("https://x/y.png"), "https://x/y.png");
+    }
+}

@@ -334,10 +334,9 @@ fn insert_messages(
     tl: u64,
     next: u64,
     base: Place,
-    format: Format,
+    (format, now): (Format, u64),
     conversation: &Conversation,
     kinds: &mut Kinds,
-    now: u64,
 ) -> Result<Written> {
     let limit = spec().constants.max_text_bytes;
     let mut next = next;
@@ -425,7 +424,7 @@ fn write_timeline(
         prefix_tokens: 0,
         depth: 0,
     };
-    let mut written = insert_messages(tx, tl, 1, root, format, conversation, kinds, now)?;
+    let mut written = insert_messages(tx, tl, 1, root, (format, now), conversation, kinds)?;
     if let Some(ms) = conversation.update_time_ms {
         tx.touch_timeline(tl, ms / 1000)?;
     }
@@ -507,7 +506,7 @@ fn write_branch(
         prefix_tokens: target.node.prefix_tokens,
         depth: target.node.depth,
     };
-    let mut written = insert_messages(tx, tl, next, base, format, conversation, kinds, now)?;
+    let mut written = insert_messages(tx, tl, next, base, (format, now), conversation, kinds)?;
     tx.touch_timeline(tl, now)?;
     let name = match &args.branch {
         Some(name) => name.clone(),

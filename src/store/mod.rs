@@ -21,7 +21,8 @@ pub use memory::MemTx;
 
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry};
-use crate::model::{Branch, Database, Node, Timeline};
+use crate::model::{Branch, Database, Node, Role, Timeline};
+use crate::search::Query;
 use std::fs;
 use std::io::{ErrorKind as IoKind, Read};
 use std::path::{Path, PathBuf};
@@ -196,12 +197,49 @@ pub trait Tx {
     /// Append an audit entry; its timestamp is `now`, or the previous entry's if that is later.
     fn append_audit(&mut self, now: u64, entry: AuditEntry) -> Result<()>;
 
+    /// When node `n` was created, in Unix seconds. A stub that returns `None` for every node: filled
+    /// in when nodes record creation time (issue 13). Search, log and diff read times only through
+    /// this method (and `SearchHit::created_at`), so that is the one place to connect.
+    fn created_at(&mut self, tl: u64, n: u64) -> Result<Option<u64>>;
+
+    /// Every searchable message that matches `query` within `scope`, with its score, in no particular
+    /// order. Searchable: every message and real summary whose text has at least one term
+    /// (placeholders are not). Scores are FTS5's `bm25()` over all searchable messages of the
+    /// database, negated (higher is better). SQLite answers from its full-text index (the cost is the
+    /// number of matches); the JSON engine scans every message with the same rules.
+    fn search(&mut self, query: &Query, scope: &SearchScope) -> Result<Vec<SearchHit>>;
+
     /// A whole timeline in the in-memory model (export reads every node anyway).
     fn load_timeline(&mut self, tl: u64) -> Result<Timeline>;
     /// The whole database in the in-memory model (convert, check).
     fn load_database(&mut self) -> Result<Database>;
     /// What `db info` reports beyond the engine and path.
     fn counts(&mut self) -> Result<Counts>;
+}
+
+/// What a search looks at besides its query: one timeline or all, one role, one zone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SearchScope {
+    pub timeline: Option<u64>,
+    pub role: Option<Role>,
+    /// `Some(true)`: archived (cold) messages only; `Some(false)`: hot ones only.
+    pub cold: Option<bool>,
+}
+
+/// A message that matches a search.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchHit {
+    pub timeline: u64,
+    pub node: u64,
+    /// Relevance: FTS5's `bm25()` negated, so higher is better.
+    pub score: f64,
+    /// From `Tx::created_at` (a stub until nodes record creation time).
+    pub created_at: Option<u64>,
+}
+
+/// Whether a node is searchable at all: a message or real summary, not the root or a placeholder.
+pub fn searchable(n: u64, node: &Node) -> bool {
+    n != crate::model::ROOT && !node.is_placeholder()
 }
 
 /// Sizes reported by `db info`.
@@ -286,6 +324,16 @@ impl Store {
         match self {
             Store::Sqlite(s) => s.check(),
             Store::Json(s) => s.check(),
+        }
+    }
+
+    /// Rebuild the derived indexes a file stores (SQLite: the full-text search index) from the
+    /// messages, in one transaction; returns the names of what was rebuilt (none for a JSON snapshot,
+    /// which stores no index).
+    pub fn repair(&mut self) -> Result<Vec<String>> {
+        match self {
+            Store::Sqlite(s) => s.repair(),
+            Store::Json(_) => Ok(Vec::new()),
         }
     }
 

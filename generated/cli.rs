@@ -6,13 +6,14 @@
 pub fn command() -> clap::Command {
     use clap::{Arg, ArgAction, Command};
     Command::new("tl")
-        .about("Keep LLM conversations as a tree of messages with named branches, rebuild the context of any message, fit it into a token budget with summaries, and archive finished branches. Every command prints JSON on stdout; errors are JSON on stderr.")
+        .about("Keep LLM conversations as a tree of messages with named branches, rebuild the context of any message, fit it into a token budget with summaries, and archive finished branches. Every command prints JSON on stdout (with --format text, log, search, diff, context and branches print readable text); errors are JSON on stderr.")
         .version(env!("CARGO_PKG_VERSION"))
         .subcommand_required(true)
         .arg_required_else_help(true)
         .arg(Arg::new("db").long("db").value_name("PATH").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory."))
         .arg(Arg::new("timeline").long("timeline").value_name("TL").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID."))
         .arg(Arg::new("idempotency-key").long("idempotency-key").value_name("KEY").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused."))
+        .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]"))
         .subcommand(
             Command::new("create")
                 .about("Create a new timeline with an empty main branch.")
@@ -47,6 +48,7 @@ pub fn command() -> clap::Command {
             Command::new("context")
                 .about("Print the messages from the root to a node, oldest first.")
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("The last message of the context. (required)"))
+                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]"))
         )
         .subcommand(
             Command::new("budget")
@@ -80,11 +82,42 @@ pub fn command() -> clap::Command {
         .subcommand(
             Command::new("branches")
                 .about("List the branches with their heads.")
+                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]"))
         )
         .subcommand(
             Command::new("node")
                 .about("Show one node in full: text, tokens, intent, summary range and versions.")
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("The node to show. (required)"))
+        )
+        .subcommand(
+            Command::new("search")
+                .about("Find messages and summaries by their words, best matches first.")
+                .arg(Arg::new("query").long("query").value_name("SEARCH_QUERY").action(ArgAction::Set).allow_hyphen_values(true).help("What to find: words (all must occur), \"exact phrases\", prefix* words. (required)"))
+                .arg(Arg::new("branch").long("branch").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("Only messages on this branch's path (from the root to its head). The branch of --timeline, or of the timeline with the smallest ID."))
+                .arg(Arg::new("under").long("under").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("Only this node and its descendants. A node of --timeline, or of the timeline with the smallest ID."))
+                .arg(Arg::new("role").long("role").value_name("ROLE").action(ArgAction::Set).allow_hyphen_values(true).help("Only messages with this role. [user, assistant, system, summary]"))
+                .arg(Arg::new("since").long("since").value_name("TIME").action(ArgAction::Set).allow_hyphen_values(true).help("Only messages created at or after this time (messages without a recorded time never match)."))
+                .arg(Arg::new("until").long("until").value_name("TIME").action(ArgAction::Set).allow_hyphen_values(true).help("Only messages created at or before this time (messages without a recorded time never match)."))
+                .arg(Arg::new("zone").long("zone").value_name("ZONE").action(ArgAction::Set).allow_hyphen_values(true).help("Only hot (live) or cold (archived) messages. Default: all. [hot, cold, all]"))
+                .arg(Arg::new("limit").long("limit").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("Hits per page. Default: 20."))
+                .arg(Arg::new("cursor").long("cursor").value_name("CURSOR").action(ArgAction::Set).allow_hyphen_values(true).help("The next_cursor of the previous page (same query and filters), for the page after it."))
+                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]"))
+        )
+        .subcommand(
+            Command::new("log")
+                .about("Page through the messages of a branch, newest first.")
+                .arg(Arg::new("branch").long("branch").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to read. Default: the current branch."))
+                .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("Read the path that ends at this node instead of a branch."))
+                .arg(Arg::new("limit").long("limit").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("Messages per page. Default: 50."))
+                .arg(Arg::new("cursor").long("cursor").value_name("CURSOR").action(ArgAction::Set).allow_hyphen_values(true).help("The next_cursor of the previous page, for the older messages after it."))
+                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]"))
+        )
+        .subcommand(
+            Command::new("diff")
+                .about("Compare two branches or nodes: their common ancestor and what each has after it.")
+                .arg(Arg::new("left").long("left").value_name("SIDE").action(ArgAction::Set).allow_hyphen_values(true).help("One side: a branch name or a node ID. (required)"))
+                .arg(Arg::new("right").long("right").value_name("SIDE").action(ArgAction::Set).allow_hyphen_values(true).help("The other side: a branch name or a node ID. (required)"))
+                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]"))
         )
         .subcommand(
             Command::new("archive-check")
@@ -110,7 +143,8 @@ pub fn command() -> clap::Command {
             )
             .subcommand(
                 Command::new("check")
-                    .about("Check the database's integrity and report every problem found, changing nothing.")
+                    .about("Check the database's integrity and report every problem; --repair rebuilds the search index.")
+                    .arg(Arg::new("repair").long("repair").action(ArgAction::SetTrue).help("First rebuild the indexes the file derives from its messages (SQLite: the full-text search index), then check. Without it nothing is changed."))
             )
             .subcommand(
                 Command::new("convert")

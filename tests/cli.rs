@@ -483,8 +483,9 @@ on_both_engines! {
         assert!(data_db.exists() && !legacy.exists());
         tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
         tl_in(d, &[], &["db", "info"]).ok(&format!(
-            r#"{{"engine":"sqlite","path":"{}","exists":true,"format_version":1,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
+            r#"{{"engine":"sqlite","path":"{}","exists":true,"format_version":{},"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
             data_db.display(),
+            timeline::store::sqlite_schema_version(),
             std::fs::metadata(&data_db).unwrap().len()
         ));
         #[cfg(unix)]
@@ -572,7 +573,7 @@ on_both_engines! {
         let bare = tl_in(db.dir.path(), &[], &[]);
         assert_eq!(bare.code, 2);
         assert!(bare.stdout.contains("Usage: tl [OPTIONS] <COMMAND>"));
-        db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, context, budget, pin, unpin, summarize, branches, node, archive-check, archive-branch, export, db, help]; run tl --help for usage"}"#);
+        db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, context, budget, pin, unpin, summarize, branches, node, search, log, diff, archive-check, archive-branch, export, db, help]; run tl --help for usage"}"#);
     }
 
     /// pin/unpin on the root or an unknown node are clear errors.

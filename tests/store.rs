@@ -1545,7 +1545,7 @@ fn s8_a_newer_sqlite_schema_is_refused_untouched() {
     let p = db.path.display();
     assert_sqlite_refused(
         &db,
-        &json!({"error": format!("the database {p} has schema version 99, newer than this version of Timeline reads (1); nothing was changed. Use the release of Timeline that wrote it, or a newer one")}).to_string(),
+        &json!({"error": format!("the database {p} has schema version 99, newer than this version of Timeline reads ({}); nothing was changed. Use the release of Timeline that wrote it, or a newer one", timeline::store::sqlite_schema_version())}).to_string(),
     );
 }
 

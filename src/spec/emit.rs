@@ -43,7 +43,12 @@ pub fn type_schema(spec: &Spec, def: &TypeDef) -> Value {
                 "maxLength": prefix.len() + 20,
             })
         }
-        TypeKind::Uint => json!({ "type": "integer", "minimum": 0, "maximum": u64::MAX }),
+        TypeKind::Uint => json!({
+            "type": "integer",
+            "minimum": def.minimum.unwrap_or(0),
+            "maximum": def.maximum.unwrap_or(u64::MAX),
+        }),
+        TypeKind::Bool => json!({ "type": "boolean" }),
         TypeKind::List => json!({
             "type": "array",
             "items": type_schema(spec, spec.type_def(def.items.as_deref().unwrap_or_default())),
@@ -129,11 +134,22 @@ fn global_help(spec: &Spec, name: &str) -> String {
 pub fn input_schema(spec: &Spec, op: &Operation) -> Value {
     let mut properties = Map::new();
     let mut required = Vec::new();
-    if op.timeline == super::TimelineUse::Required {
-        let mut schema = type_schema(spec, spec.type_def("timeline_id"));
-        schema["description"] = json!(global_help(spec, "timeline_id"));
-        properties.insert("timeline_id".into(), schema);
-        required.push("timeline_id".to_string());
+    match op.timeline {
+        super::TimelineUse::Required => {
+            let mut schema = type_schema(spec, spec.type_def("timeline_id"));
+            schema["description"] = json!(global_help(spec, "timeline_id"));
+            properties.insert("timeline_id".into(), schema);
+            required.push("timeline_id".to_string());
+        }
+        super::TimelineUse::Optional => {
+            let mut schema = type_schema(spec, spec.type_def("timeline_id"));
+            schema["description"] = json!(format!(
+                "{} Optional: without it, every timeline is covered.",
+                global_help(spec, "timeline_id")
+            ));
+            properties.insert("timeline_id".into(), schema);
+        }
+        super::TimelineUse::None => {}
     }
     for param in &op.params {
         properties.insert(param.name.clone(), param_schema(spec, param));
@@ -186,8 +202,12 @@ pub fn output_schema(spec: &Spec, op: &Operation) -> Option<Value> {
     let mut defs = Map::new();
     defs.insert("error".into(), spec.mcp_error_schema.clone());
     let result = mcp_result_schema(op);
-    if result.to_string().contains("#/$defs/message") {
+    let text = result.to_string();
+    if text.contains("#/$defs/message") {
         defs.insert("message".into(), spec.message_schema.clone());
+    }
+    if text.contains("#/$defs/entry") {
+        defs.insert("entry".into(), spec.entry_schema.clone());
     }
     Some(json!({
         "type": "object",
@@ -246,9 +266,10 @@ fn value_name(spec: &Spec, ty: &str) -> String {
     }
 }
 
-/// One `Arg` per CLI flag. Values are taken as plain strings: every check happens in the spec
-/// validator, so the CLI and MCP report the same problems.
-fn cli_args(spec: &Spec, op: &Operation) -> Vec<(String, String, String)> {
+/// One `Arg` per CLI flag: (flag, value name, help, whether it is a flag without a value). Values
+/// are taken as plain strings: every check happens in the spec validator, so the CLI and MCP report
+/// the same problems.
+fn cli_args(spec: &Spec, op: &Operation) -> Vec<(String, String, String, bool)> {
     let mut args = Vec::new();
     for param in &op.params {
         let def = spec.type_def(&param.ty);
@@ -258,6 +279,7 @@ fn cli_args(spec: &Spec, op: &Operation) -> Vec<(String, String, String)> {
                     field.cli_flag.clone(),
                     value_name(spec, &field.ty),
                     field.help.clone(),
+                    false,
                 ));
             }
             continue;
@@ -272,16 +294,38 @@ fn cli_args(spec: &Spec, op: &Operation) -> Vec<(String, String, String)> {
             param.flag(),
             value_name(spec, &param.ty),
             format!("{}{allowed}{required}", param.cli_help()),
+            def.kind == TypeKind::Bool,
         ));
         if let Some(file_flag) = &param.file_flag {
             args.push((
                 file_flag.clone(),
                 "PATH".into(),
                 format!("Read --{} from this file (UTF-8).", param.flag()),
+                false,
             ));
         }
     }
+    for global in spec.globals.iter().filter(|g| g.operations.is_some()) {
+        if global.applies_to(&op.name) {
+            args.push(scoped_global(global));
+        }
+    }
     args
+}
+
+/// A global option that only some commands take, as an argument of those commands.
+fn scoped_global(global: &super::Global) -> (String, String, String, bool) {
+    let allowed = if global.values.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", global.values.join(", "))
+    };
+    (
+        global.cli_flag.clone(),
+        global.value_name.clone(),
+        format!("{}{allowed}", global.help),
+        false,
+    )
 }
 
 pub fn render_cli(spec: &Spec) -> String {
@@ -297,6 +341,19 @@ pub fn render_cli(spec: &Spec) -> String {
     out.push_str("        .subcommand_required(true)\n");
     out.push_str("        .arg_required_else_help(true)\n");
     for global in &spec.globals {
+        if global.operations.is_some() {
+            // Given before the command too (`tl --format text log`); not global, so that a command
+            // with a parameter of the same name (export --format) keeps its own.
+            let (flag, value, help, _) = scoped_global(global);
+            out.push_str(&format!(
+                "        .arg(Arg::new({}).long({}).value_name({}).action(ArgAction::Set).help({}))\n",
+                rust_str(&flag),
+                rust_str(&flag),
+                rust_str(&value),
+                rust_str(&help)
+            ));
+            continue;
+        }
         out.push_str(&format!(
             "        .arg(Arg::new({}).long({}).value_name({}).global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help({}))\n",
             rust_str(&global.cli_flag),
@@ -357,8 +414,12 @@ fn rust_param(spec: &Spec, param: &Param) -> (String, String) {
         TypeKind::List => ("Vec<u64>", format!("args.ids({name})")),
         TypeKind::String => ("String", format!("args.str({name}).map(str::to_string)")),
         TypeKind::Object => ("crate::model::Intent", format!("args.intent({name})")),
+        TypeKind::Bool => ("bool", format!("args.bool({name})")),
     };
-    if def.kind == TypeKind::List {
+    if def.kind == TypeKind::Bool {
+        // A flag that was not given is false.
+        (ty.to_string(), format!("{read}.unwrap_or(false)"))
+    } else if def.kind == TypeKind::List {
         // A list that was not given is an empty list.
         (ty.to_string(), read)
     } else if param.required {
@@ -383,8 +444,10 @@ pub fn render_requests(spec: &Spec) -> String {
             op.summary,
             camel(&op.name)
         ));
-        if op.timeline == super::TimelineUse::Required {
-            out.push_str("    /// The timeline; `None` means the one with the smallest ID.\n    pub timeline_id: Option<u64>,\n");
+        match op.timeline {
+            super::TimelineUse::Required => out.push_str("    /// The timeline; `None` means the one with the smallest ID.\n    pub timeline_id: Option<u64>,\n"),
+            super::TimelineUse::Optional => out.push_str("    /// The timeline; `None` means every timeline.\n    pub timeline_id: Option<u64>,\n"),
+            super::TimelineUse::None => {}
         }
         for param in &op.params {
             let (ty, _) = rust_param(spec, param);
@@ -413,7 +476,7 @@ pub fn render_requests(spec: &Spec) -> String {
             camel(&op.name),
             camel(&op.name)
         ));
-        if op.timeline == super::TimelineUse::Required {
+        if op.timeline.takes_timeline() {
             out.push_str("                timeline_id: args.id(\"timeline_id\"),\n");
         }
         for param in &op.params {
@@ -445,7 +508,16 @@ fn render_command(spec: &Spec, op: &Operation, name: &str, indent: &str) -> Stri
         "{indent}        .about({})\n",
         rust_str(&op.summary)
     ));
-    for (flag, value, help) in cli_args(spec, op) {
+    for (flag, value, help, switch) in cli_args(spec, op) {
+        if switch {
+            out.push_str(&format!(
+                "{indent}        .arg(Arg::new({}).long({}).action(ArgAction::SetTrue).help({}))\n",
+                rust_str(&flag),
+                rust_str(&flag),
+                rust_str(&help)
+            ));
+            continue;
+        }
         out.push_str(&format!(
             "{indent}        .arg(Arg::new({}).long({}).value_name({}).action(ArgAction::Set).allow_hyphen_values(true).help({}))\n",
             rust_str(&flag),
@@ -588,7 +660,11 @@ fn compact_shape(schema: &Value) -> String {
             schema.get("items").map(compact_shape).unwrap_or_default()
         ),
         Some(other) => other.to_string(),
-        None if schema.get("$ref").is_some() => "message".into(),
+        None if schema.get("$ref").is_some() => schema["$ref"]
+            .as_str()
+            .and_then(|r| r.rsplit('/').next())
+            .unwrap_or("message")
+            .to_string(),
         None => schema
             .get("type")
             .map(|t| t.to_string().replace('"', ""))

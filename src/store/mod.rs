@@ -18,6 +18,8 @@ mod sqlite;
 
 pub use json::{decode, encode};
 pub use memory::MemTx;
+/// The schema version new SQLite databases get (and older ones are migrated to).
+pub use sqlite::schema_version as sqlite_schema_version;
 
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry};

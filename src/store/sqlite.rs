@@ -745,9 +745,9 @@ impl SqlTx<'_> {
                 match (terms, entry) {
                     (0, None) => {}
                     (0, Some(_)) => extra += 1,
-                    (_, None) => missing += 1,
-                    (terms, Some(size)) => {
-                        if size.as_deref().and_then(varint) != Some(terms as u64) {
+                    (_, None | Some(None)) => missing += 1,
+                    (terms, Some(Some(size))) => {
+                        if varint(&size) != Some(terms as u64) {
                             wrong += 1;
                         }
                     }

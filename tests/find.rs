@@ -626,3 +626,177 @@ fn sqlite_search_index_repair_and_migration() {
     let copy: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(nodes(&copy), ["tl0/n1"]);
 }
+
+/// Compare `actual` with `tests/golden/<name>`; rewrite the file instead when UPDATE_GOLDEN=1.
+#[track_caller]
+fn golden(name: &str, actual: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1") {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(
+        actual, expected,
+        "tests/golden/{name} differs (UPDATE_GOLDEN=1 cargo test --test find rewrites it after you checked the change)"
+    );
+}
+
+/// A small conversation with a fork, a pin, a summary, an intent, long, multi-line, CJK, emoji and
+/// hostile text, for the text views.
+fn text_corpus() -> Db {
+    let mut db = Db::created_at("1767225600");
+    db.env("COLUMNS", "60");
+    db.tl(&[
+        "append",
+        "--role",
+        "user",
+        "--text",
+        "Plan a three-day trip to Kyoto on a small budget",
+    ])
+    .json();
+    db.tl(&[
+        "append",
+        "--role",
+        "assistant",
+        "--text",
+        "Day one: temples in the east.\nDay two: Arashiyama 🎋 and a ryokan.\n\tBudget: about 60000 yen, 预算 included.\nThis line is long enough that it has to be wrapped at the width of the terminal.",
+        "--intent-tag",
+        "plan",
+    ])
+    .json();
+    db.tl(&[
+        "append",
+        "--role",
+        "user",
+        "--text",
+        "Too expensive \u{1b}[31mred\u{1b}[0m, cut the budget",
+    ])
+    .json();
+    db.tl(&["fork", "--node", "n2", "--name", "cheap"]).json();
+    db.tl(&["switch", "--name", "cheap"]).json();
+    db.tl(&[
+        "append",
+        "--role",
+        "assistant",
+        "--text",
+        "A budget version: hostels and buses.",
+    ])
+    .json();
+    db.tl(&["pin", "--node", "n4"]).json();
+    db.tl(&[
+        "summarize",
+        "--from",
+        "n1",
+        "--to",
+        "n2",
+        "--summary",
+        "Kyoto plan, 60000 yen budget",
+    ])
+    .json();
+    db
+}
+
+mod text {
+    use super::*;
+
+    on_both_engines! {
+        /// `--format text` views, identical on both engines, compared with golden files; before or after
+        /// the command; never with colour when piped.
+        #[test]
+        fn text_views_match_golden_files() {
+            let db = text_corpus();
+            for (name, args) in [
+                ("text-log.txt", vec!["log", "--format", "text", "--limit", "2"]),
+                ("text-search.txt", vec!["--format", "text", "search", "--query", "kyoto"]),
+                ("text-diff.txt", vec!["diff", "--left", "main", "--right", "cheap", "--format", "text"]),
+                ("text-context.txt", vec!["context", "--node", "n3", "--format", "text"]),
+                ("text-branches.txt", vec!["branches", "--format", "text"]),
+            ] {
+                let run = db.tl(&args);
+                assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{args:?}");
+                assert!(!run.stdout.contains('\u{1b}'), "{args:?}: {}", run.stdout);
+                golden(name, &run.stdout);
+            }
+            // JSON stays the default, and --format json says so explicitly.
+            assert_eq!(db.tl(&["branches", "--format", "json"]).json(), db.tl(&["branches"]).json());
+            db.tl(&["node", "--node", "n1", "--format", "text"]).err(2, r#"{"error":"invalid arguments: unexpected argument '--format' found; run tl --help for usage"}"#);
+            db.tl(&["--format", "text", "node", "--node", "n1"]).err(2, r#"{"error":"invalid argument --format: node has no text view; --format text is for log, search, diff, context, branches"}"#);
+            db.tl(&["--format", "yaml", "log"]).err(2, r#"{"error":"invalid argument --format: must be one of json, text, got \"yaml\""}"#);
+            // export keeps its own --format.
+            let tree = db.tl(&["export", "--format", "ascii"]);
+            assert_eq!(tree.code, 0);
+            assert!(tree.stdout.contains("[n1 user]"), "{}", tree.stdout);
+            // Errors stay JSON.
+            db.tl(&["log", "--format", "text", "--branch", "nope"]).err(1, r#"{"error":"branch not found: \"nope\" does not exist in timeline tl0 (branches: main, cheap)"}"#);
+        }
+    }
+}
+
+/// Colour: through the library with a view that may colour, and through a pseudo-terminal, where
+/// NO_COLOR turns it off.
+#[test]
+fn text_colour_only_for_terminals_without_no_color() {
+    use timeline::cli::{View, run_with};
+    use timeline::service::Output;
+    let db = text_corpus();
+    let run = |args: &[&str], view: View| {
+        let mut argv: Vec<std::ffi::OsString> =
+            vec!["tl".into(), "--db".into(), db.path.clone().into_os_string()];
+        argv.extend(args.iter().map(|a| a.into()));
+        run_with(argv, &mut std::io::empty(), &mut Vec::new(), view)
+            .unwrap()
+            .unwrap()
+    };
+    let colour = View {
+        width: 60,
+        colour: true,
+    };
+    let Output::Text(text) = run(&["search", "--query", "budget", "--format", "text"], colour)
+    else {
+        panic!("a text view");
+    };
+    assert!(text.contains("\u{1b}[1;4mbudget\u{1b}[0m"), "{text}");
+    assert!(!text.contains('«'), "{text}");
+    // The caller's escape sequence stays escaped inside the coloured view.
+    let Output::Text(log) = run(&["log", "--branch", "main", "--format", "text"], colour) else {
+        panic!("a text view");
+    };
+    assert!(log.contains("\\u{1b}[31mred"), "{log}");
+    // JSON never carries colour.
+    let Output::Json(json) = run(&["search", "--query", "budget"], colour) else {
+        panic!("JSON");
+    };
+    assert!(!json.to_string().contains('\u{1b}'));
+    #[cfg(target_os = "linux")]
+    if std::path::Path::new("/usr/bin/script").exists() {
+        let in_pty = |no_color: Option<&str>| {
+            let mut cmd = db.command("/usr/bin/script");
+            cmd.args([
+                "-qec",
+                &format!(
+                    "{} --db {} --format text branches",
+                    common::TL,
+                    db.path.display()
+                ),
+                "/dev/null",
+            ]);
+            if let Some(v) = no_color {
+                cmd.env("NO_COLOR", v);
+            } else {
+                cmd.env_remove("NO_COLOR");
+            }
+            String::from_utf8(cmd.output().unwrap().stdout).unwrap()
+        };
+        assert!(
+            in_pty(None).contains("\u{1b}[1mcheap\u{1b}[0m"),
+            "{:?}",
+            in_pty(None)
+        );
+        assert!(!in_pty(Some("1")).contains('\u{1b}'));
+        // An empty NO_COLOR does not count (no-color.org).
+        assert!(in_pty(Some("")).contains('\u{1b}'));
+    }
+}

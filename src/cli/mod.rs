@@ -187,7 +187,7 @@ fn text_format(op: &Operation, before: Option<String>, sub: &ArgMatches) -> Resu
             .filter_map(|name| spec().operation(name).map(|o| o.cli.as_str()))
             .collect();
         return Err(Error::invalid(format!(
-            "invalid argument --{}: {} prints JSON only; --{} {value} is for {}",
+            "invalid argument --{}: {} has no text view; --{} {value} is for {}",
             global.cli_flag,
             op.cli,
             global.cli_flag,

@@ -192,7 +192,7 @@ fn search(result: &Value, view: &View, out: &mut String) {
             header.push(view.paint(DIM, "ARCHIVED"));
         }
         if let Some(score) = hit.get("score").and_then(Value::as_f64) {
-            header.push(view.paint(DIM, &format!("score {score:.3}")));
+            header.push(view.paint(DIM, &format!("score {score}")));
         }
         let mut snippet = escape_line(text(hit, "snippet")).into_owned();
         if view.colour {

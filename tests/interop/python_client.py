@@ -3,7 +3,7 @@
 Usage: python python_client.py TL_MCP_BINARY DATABASE_PATH [PROTOCOL_VERSION]
 
 Uses mcp.client.stdio.stdio_client + ClientSession: initialize (checks the instructions), list the
-tools (checks titles, annotations and outputSchema by version), call every one of the 14 tools, then a
+tools (checks titles, annotations and outputSchema by version), call every tool, then a
 failing call that must arrive as a result with isError and its data, and an argument error (a tool
 error from 2025-11-25, JSON-RPC -32602 before). The SDK validates every successful result against the
 tool's outputSchema, so a wrong structuredContent fails here. With PROTOCOL_VERSION the client offers
@@ -39,8 +39,12 @@ EXPECTED_TOOLS = [
     "timeline_summarize",
     "timeline_branches",
     "timeline_node",
+    "timeline_search",
+    "timeline_log",
+    "timeline_diff",
     "timeline_archive_check",
     "timeline_archive_branch",
+    "timeline_db_info",
 ]
 
 
@@ -57,7 +61,8 @@ def field(obj, snake):
     return getattr(obj, head + "".join(w.title() for w in rest))
 
 
-READ_ONLY = {"timeline_context", "timeline_branches", "timeline_node", "timeline_archive_check"}
+READ_ONLY = {"timeline_context", "timeline_branches", "timeline_node", "timeline_archive_check",
+             "timeline_search", "timeline_log", "timeline_diff", "timeline_db_info"}
 DESTRUCTIVE = {"timeline_switch", "timeline_drop_branch", "timeline_unpin", "timeline_archive_branch"}
 
 
@@ -76,10 +81,10 @@ def result_json(result, structured):
 
 def check_tools(tools, negotiated):
     names = [t.name for t in tools]
-    check(names == EXPECTED_TOOLS, f"14 tools in order, got {names}")
+    check(names == EXPECTED_TOOLS, f"{len(EXPECTED_TOOLS)} tools in order, got {names}")
     structured = negotiated >= "2025-06-18"
     with_schema = [t.name for t in tools if field(t, "output_schema") is not None]
-    check(len(with_schema) == (14 if structured else 0), f"outputSchema by version: {with_schema}")
+    check(len(with_schema) == (len(EXPECTED_TOOLS) if structured else 0), f"outputSchema by version: {with_schema}")
     for tool in tools:
         check((tool.title is not None) == structured, f"title by version: {tool}")
         annotations = tool.annotations
@@ -189,6 +194,16 @@ async def run(binary, db, offer):
             check(eligible == {"eligible": True, "reasons": []}, f"archive check: {eligible}")
             archived = await call("timeline_archive_branch", {"timeline_id": tl, "branch": "alternative"})
             check(archived == {"archived": ["n4"]}, f"archive: {archived}")
+
+            found = await call("timeline_search", {"query": "trip"})
+            check(sorted(h["node"] for h in found["hits"]) == ["n1", "n5"], f"search: {found}")
+            page = await call("timeline_log", {"timeline_id": tl, "limit": 2})
+            check([m["node"] for m in page["messages"]] == ["n3", "n2"] and page["next_cursor"], f"log: {page}")
+            diff = await call("timeline_diff", {"timeline_id": tl, "left": "main", "right": "n4"})
+            check(diff["ancestor"] == "n1" and [m["node"] for m in diff["right"]["messages"]] == ["n4"],
+                  f"diff: {diff}")
+            info = await call("timeline_db_info", {})
+            check(info["timelines"] == 1, f"db info: {info}")
 
             # A failure of the tool arrives as a result with isError and the error's data.
             failed = await session.call_tool(

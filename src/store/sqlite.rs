@@ -1192,35 +1192,49 @@ impl Tx for SqlTx<'_> {
     }
 
     fn search(&mut self, query: &Query, scope: &SearchScope) -> Result<Vec<SearchHit>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT d.timeline, d.node, bm25(search_index) FROM search_index \
-                 JOIN search_docs d ON d.doc = search_index.rowid \
-                 JOIN nodes n ON n.timeline = d.timeline AND n.id = d.node \
-                 WHERE search_index MATCH ?1 AND (?2 IS NULL OR d.timeline = ?2) \
-                 AND (?3 IS NULL OR n.role = ?3) AND (?4 IS NULL OR n.cold = ?4)",
-            )
-            .map_err(|e| self.fail(e))?;
-        let rows = stmt
-            .query_map(
-                params![
-                    query.fts5(),
-                    scope.timeline.map(sql),
-                    scope.role.map(|r| r.as_str()),
-                    scope.cold
-                ],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, f64>(2)?,
-                    ))
-                },
-            )
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(|e| self.fail(e))?;
-        drop(stmt);
+        let read = |r: &rusqlite::Row| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, f64>(2)?,
+            ))
+        };
+        // The nodes are joined only to filter by role or zone: a word most messages hold matches
+        // most of the index, and each join is one more lookup per match.
+        let rows = if scope.role.is_some() || scope.cold.is_some() {
+            self.conn
+                .prepare_cached(
+                    "SELECT d.timeline, d.node, bm25(search_index) FROM search_index \
+                     JOIN search_docs d ON d.doc = search_index.rowid \
+                     JOIN nodes n ON n.timeline = d.timeline AND n.id = d.node \
+                     WHERE search_index MATCH ?1 AND (?2 IS NULL OR d.timeline = ?2) \
+                     AND (?3 IS NULL OR n.role = ?3) AND (?4 IS NULL OR n.cold = ?4)",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_map(
+                        params![
+                            query.fts5(),
+                            scope.timeline.map(sql),
+                            scope.role.map(|r| r.as_str()),
+                            scope.cold
+                        ],
+                        read,
+                    )?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                })
+        } else {
+            self.conn
+                .prepare_cached(
+                    "SELECT d.timeline, d.node, bm25(search_index) FROM search_index \
+                     JOIN search_docs d ON d.doc = search_index.rowid \
+                     WHERE search_index MATCH ?1 AND (?2 IS NULL OR d.timeline = ?2)",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_map(params![query.fts5(), scope.timeline.map(sql)], read)?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+        }
+        .map_err(|e| self.fail(e))?;
         let mut hits = Vec::with_capacity(rows.len());
         for (timeline, node, bm25) in rows {
             let (timeline, node) = (unsql(timeline), unsql(node));

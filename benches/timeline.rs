@@ -222,12 +222,20 @@ fn median_setup<T, R>(
 }
 
 fn execute(db: &Path, op: &str, values: Value) -> Output {
+    execute_on(
+        &mut timeline::store::Store::open(db.to_path_buf()).expect("database opens"),
+        op,
+        values,
+    )
+}
+
+fn execute_on(store: &mut timeline::store::Store, op: &str, values: Value) -> Output {
     let operation = spec().operation(op).expect("known operation");
     let Value::Object(args) = values else {
         unreachable!()
     };
     service::execute(
-        &mut timeline::store::Store::open(db.to_path_buf()).expect("database opens"),
+        store,
         Request {
             op: operation,
             args,
@@ -454,6 +462,30 @@ fn bench_size(
         iters,
         fs::metadata(&db_path).map(|m| m.len()).unwrap_or(file),
     );
+
+    // Search (issue 14) as tl-mcp runs it: one open store per session, each query through the
+    // service. The JSON engine scans every message; SQLite answers from its FTS5 index. One query
+    // names a rare term (a message number), one a word most messages hold.
+    let sqlite_path = dir.join(format!("bench-{messages}.db"));
+    let _ = fs::remove_file(&sqlite_path);
+    timeline::store::Store::create_from(&sqlite_path, &fixture.db).expect("SQLite copy");
+    let rare = format!("\"message {}\"", messages / 2);
+    for (engine, path) in [("JSON", &db_path), ("SQLite", &sqlite_path)] {
+        let mut store = timeline::store::Store::open(path.to_path_buf()).expect("database opens");
+        for (what, query) in [("rare term", rare.as_str()), ("common word", "watermark")] {
+            let label: &'static str = Box::leak(
+                format!("search, {what} ({engine}, one open store like tl-mcp)").into_boxed_str(),
+            );
+            push(
+                label,
+                median(iters, warmup, || {
+                    execute_on(&mut store, "search", json!({"query": query, "limit": 20}))
+                }),
+                iters,
+                fs::metadata(path).map(|m| m.len()).unwrap_or(file),
+            );
+        }
+    }
 
     if let Some(tl) = tl_binary {
         push(

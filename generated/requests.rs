@@ -147,6 +147,57 @@ pub struct NodeArgs {
     pub node: u64,
 }
 
+/// Arguments of `search`: Find messages and summaries by their words, best matches first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchArgs {
+    /// The timeline; `None` means every timeline.
+    pub timeline_id: Option<u64>,
+    /// What to find: words (all must occur), "exact phrases", prefix* words.
+    pub query: String,
+    /// Only messages on this branch's path (from the root to its head). The branch of --timeline, or of the timeline with the smallest ID.
+    pub branch: Option<String>,
+    /// Only this node and its descendants. A node of --timeline, or of the timeline with the smallest ID.
+    pub under: Option<u64>,
+    /// Only messages with this role.
+    pub role: Option<String>,
+    /// Only messages created at or after this time (messages without a recorded time never match).
+    pub since: Option<String>,
+    /// Only messages created at or before this time (messages without a recorded time never match).
+    pub until: Option<String>,
+    /// Only hot (live) or cold (archived) messages. Default: all.
+    pub zone: Option<String>,
+    /// Hits per page. Default: 20.
+    pub limit: Option<u64>,
+    /// The next_cursor of the previous page (same query and filters), for the page after it.
+    pub cursor: Option<String>,
+}
+
+/// Arguments of `log`: Page through the messages of a branch, newest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// The branch to read. Default: the current branch.
+    pub branch: Option<String>,
+    /// Read the path that ends at this node instead of a branch.
+    pub node: Option<u64>,
+    /// Messages per page. Default: 50.
+    pub limit: Option<u64>,
+    /// The next_cursor of the previous page, for the older messages after it.
+    pub cursor: Option<String>,
+}
+
+/// Arguments of `diff`: Compare two branches or nodes: their common ancestor and what each has after it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiffArgs {
+    /// The timeline; `None` means the one with the smallest ID.
+    pub timeline_id: Option<u64>,
+    /// One side: a branch name or a node ID.
+    pub left: String,
+    /// The other side: a branch name or a node ID.
+    pub right: String,
+}
+
 /// Arguments of `archive_check`: Tell whether a branch can be archived, and why not.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ArchiveCheckArgs {
@@ -209,9 +260,11 @@ pub struct ExportArgs {
 pub struct DbInfoArgs {
 }
 
-/// Arguments of `db_check`: Check the database's integrity and report every problem found, changing nothing.
+/// Arguments of `db_check`: Check the database's integrity and report every problem; --repair rebuilds the search index.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DbCheckArgs {
+    /// First rebuild the indexes the file derives from its messages (SQLite: the full-text search index), then check. Without it nothing is changed.
+    pub repair: bool,
 }
 
 /// Arguments of `db_convert`: Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).
@@ -266,6 +319,9 @@ pub enum Request {
     Summarize(SummarizeArgs),
     Branches(BranchesArgs),
     Node(NodeArgs),
+    Search(SearchArgs),
+    Log(LogArgs),
+    Diff(DiffArgs),
     ArchiveCheck(ArchiveCheckArgs),
     ArchiveBranch(ArchiveBranchArgs),
     RestoreBranch(RestoreBranchArgs),
@@ -352,6 +408,30 @@ impl Request {
                 timeline_id: args.id("timeline_id"),
                 node: args.id("node").unwrap_or_default(),
             }),
+            "search" => Request::Search(SearchArgs {
+                timeline_id: args.id("timeline_id"),
+                query: args.str("query").map(str::to_string).unwrap_or_default(),
+                branch: args.str("branch").map(str::to_string),
+                under: args.id("under"),
+                role: args.str("role").map(str::to_string),
+                since: args.str("since").map(str::to_string),
+                until: args.str("until").map(str::to_string),
+                zone: args.str("zone").map(str::to_string),
+                limit: args.u64("limit"),
+                cursor: args.str("cursor").map(str::to_string),
+            }),
+            "log" => Request::Log(LogArgs {
+                timeline_id: args.id("timeline_id"),
+                branch: args.str("branch").map(str::to_string),
+                node: args.id("node"),
+                limit: args.u64("limit"),
+                cursor: args.str("cursor").map(str::to_string),
+            }),
+            "diff" => Request::Diff(DiffArgs {
+                timeline_id: args.id("timeline_id"),
+                left: args.str("left").map(str::to_string).unwrap_or_default(),
+                right: args.str("right").map(str::to_string).unwrap_or_default(),
+            }),
             "archive_check" => Request::ArchiveCheck(ArchiveCheckArgs {
                 timeline_id: args.id("timeline_id"),
                 branch: args.str("branch").map(str::to_string).unwrap_or_default(),
@@ -381,6 +461,7 @@ impl Request {
             "db_info" => Request::DbInfo(DbInfoArgs {
             }),
             "db_check" => Request::DbCheck(DbCheckArgs {
+                repair: args.flag("repair"),
             }),
             "db_convert" => Request::DbConvert(DbConvertArgs {
                 to: args.str("to").map(str::to_string).unwrap_or_default(),
@@ -417,6 +498,9 @@ impl Request {
             Request::Summarize(_) => "summarize",
             Request::Branches(_) => "branches",
             Request::Node(_) => "node",
+            Request::Search(_) => "search",
+            Request::Log(_) => "log",
+            Request::Diff(_) => "diff",
             Request::ArchiveCheck(_) => "archive_check",
             Request::ArchiveBranch(_) => "archive_branch",
             Request::RestoreBranch(_) => "restore_branch",

@@ -150,7 +150,7 @@ pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
     match &typed {
         ops::Request::Export(export) => store.read(|tx| crate::export::run(tx, export)),
         ops::Request::DbInfo(_) => db_info(store).map(Output::Json),
-        ops::Request::DbCheck(_) => db_check(store).map(Output::Json),
+        ops::Request::DbCheck(check) => db_check(store, check.repair).map(Output::Json),
         ops::Request::DbConvert(convert) => db_convert(store, &convert.to).map(Output::Json),
         ops::Request::DbBackup(backup) => db_backup(store, &backup.to).map(Output::Json),
         // A dry-run budget is a read of a mutating operation: an idempotency key has no effect.
@@ -279,14 +279,18 @@ fn db_info(store: &mut Store) -> Result<Value> {
     }))
 }
 
-fn db_check(store: &mut Store) -> Result<Value> {
+fn db_check(store: &mut Store, repair: bool) -> Result<Value> {
+    let rebuilt = if repair { Some(store.repair()?) } else { None };
     let problems = store.check()?;
-    let report = json!({
+    let mut report = json!({
         "ok": problems.is_empty(),
         "engine": store.engine().as_str(),
         "path": store.path().display().to_string(),
         "problems": problems,
     });
+    if let Some(rebuilt) = rebuilt {
+        report["rebuilt"] = json!(rebuilt);
+    }
     if problems.is_empty() {
         Ok(report)
     } else {

@@ -95,6 +95,45 @@ pub fn json_quote(text: &str) -> String {
     out
 }
 
+/// The width of the terminal on standard output in columns, when the system tells it.
+pub fn columns() -> Option<usize> {
+    #[cfg(all(
+        unix,
+        target_pointer_width = "64",
+        any(target_os = "linux", target_os = "macos")
+    ))]
+    {
+        #[repr(C)]
+        struct WinSize {
+            rows: u16,
+            cols: u16,
+            x_pixels: u16,
+            y_pixels: u16,
+        }
+        unsafe extern "C" {
+            fn ioctl(fd: std::ffi::c_int, request: std::ffi::c_ulong, ...) -> std::ffi::c_int;
+        }
+        #[cfg(target_os = "linux")]
+        const TIOCGWINSZ: std::ffi::c_ulong = 0x5413;
+        #[cfg(target_os = "macos")]
+        const TIOCGWINSZ: std::ffi::c_ulong = 0x4008_7468;
+        let mut size = WinSize {
+            rows: 0,
+            cols: 0,
+            x_pixels: 0,
+            y_pixels: 0,
+        };
+        // SAFETY: TIOCGWINSZ writes one `struct winsize` (four unsigned shorts) through the pointer,
+        // which points to such a struct that lives for the whole call.
+        let status = unsafe { ioctl(1, TIOCGWINSZ, &mut size as *mut WinSize) };
+        if status == 0 && size.cols >= 20 {
+            return Some(usize::from(size.cols));
+        }
+        let _ = (size.rows, size.x_pixels, size.y_pixels);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

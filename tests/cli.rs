@@ -666,7 +666,7 @@ on_both_engines! {
         let bare = tl_in(db.dir.path(), &[], &[]);
         assert_eq!(bare.code, 2);
         assert!(bare.stdout.contains("Usage: tl [OPTIONS] <COMMAND>"));
-        db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, rename-branch, context, budget, pin, unpin, summarize, branches, node, archive-check, archive-branch, restore-branch, import, export, db, timelines, completions, man, demo, help]; run tl --help for usage"}"#);
+        db.tl(&[]).err(2, r#"{"error":"invalid arguments: 'tl' requires a subcommand but one was not provided [subcommands: create, append, fork, switch, drop-branch, rename-branch, context, budget, pin, unpin, summarize, branches, node, search, log, diff, archive-check, archive-branch, restore-branch, import, export, db, timelines, completions, man, demo, help]; run tl --help for usage"}"#);
     }
 
     /// pin/unpin on the root or an unknown node are clear errors.

@@ -598,7 +598,7 @@ on_both_engines! {
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_export"}}"#,
-                "Invalid params: unknown tool \"timeline_export\"; tools/list names the 18 tools of this server",
+                "Invalid params: unknown tool \"timeline_export\"; tools/list names the 21 tools of this server",
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_create","arguments":[]}}"#,
@@ -872,6 +872,9 @@ on_both_engines! {
                 "timeline_summarize",
                 "timeline_branches",
                 "timeline_node",
+                "timeline_search",
+                "timeline_log",
+                "timeline_diff",
                 "timeline_archive_check",
                 "timeline_archive_branch",
                 "timeline_restore_branch",
@@ -908,14 +911,14 @@ on_both_engines! {
             );
             let answer = server.ask_json(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
             let tools = answer["result"]["tools"].as_array().unwrap();
-            assert_eq!(tools.len(), 18);
+            assert_eq!(tools.len(), 21);
             let count = |field: &str| tools.iter().filter(|t| t.get(field).is_some()).count();
             let new = NEW.contains(&version);
-            assert_eq!(count("outputSchema"), if new { 18 } else { 0 });
-            assert_eq!(count("title"), if new { 18 } else { 0 });
+            assert_eq!(count("outputSchema"), if new { 21 } else { 0 });
+            assert_eq!(count("title"), if new { 21 } else { 0 });
             assert_eq!(
                 count("annotations"),
-                if version == "2024-11-05" { 0 } else { 18 }
+                if version == "2024-11-05" { 0 } else { 21 }
             );
         }
         // Before initialize the latest version's list is served.
@@ -980,6 +983,9 @@ on_both_engines! {
                 ),
                 ("timeline_branches", "List branches", true, false, true),
                 ("timeline_node", "Show a node", true, false, true),
+                ("timeline_search", "Search messages", true, false, true),
+                ("timeline_log", "Read a branch page by page", true, false, true),
+                ("timeline_diff", "Compare two branches", true, false, true),
                 (
                     "timeline_archive_check",
                     "Check whether a branch can be archived",
@@ -1459,7 +1465,7 @@ on_both_engines! {
                 text.contains("2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25"),
                 "{text}"
             );
-            assert!(text.contains("Tools (18): timeline_create,"), "{text}");
+            assert!(text.contains("Tools (21): timeline_create,"), "{text}");
         }
         for (args, message) in [
             (&["--bogus"][..], "tl-mcp: unknown argument --bogus"),

@@ -24,6 +24,7 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
             [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
             [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -41,6 +42,9 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('summarize', 'summarize', [CompletionResultType]::ParameterValue, 'Add a summary of the path from one node down to another.')
             [CompletionResult]::new('branches', 'branches', [CompletionResultType]::ParameterValue, 'List the branches with their heads.')
             [CompletionResult]::new('node', 'node', [CompletionResultType]::ParameterValue, 'Show one node in full: text, tokens, intent, summary range and versions.')
+            [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Find messages and summaries by their words, best matches first.')
+            [CompletionResult]::new('log', 'log', [CompletionResultType]::ParameterValue, 'Page through the messages of a branch, newest first.')
+            [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Compare two branches or nodes: their common ancestor and what each has after it.')
             [CompletionResult]::new('archive-check', 'archive-check', [CompletionResultType]::ParameterValue, 'Tell whether a branch can be archived, and why not.')
             [CompletionResult]::new('archive-branch', 'archive-branch', [CompletionResultType]::ParameterValue, 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.')
             [CompletionResult]::new('restore-branch', 'restore-branch', [CompletionResultType]::ParameterValue, 'Bring an archived branch back: its pointer, and its archived messages to the hot zone.')
@@ -119,6 +123,7 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
         }
         'tl;context' {
             [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'The last message of the context. (required)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
             [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
             [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
@@ -174,6 +179,7 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             break
         }
         'tl;branches' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
             [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
             [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
@@ -183,6 +189,48 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
         }
         'tl;node' {
             [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'The node to show. (required)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;search' {
+            [CompletionResult]::new('--query', '--query', [CompletionResultType]::ParameterName, 'What to find: words (all must occur), "exact phrases", prefix* words. (required)')
+            [CompletionResult]::new('--branch', '--branch', [CompletionResultType]::ParameterName, 'Only messages on this branch''s path (from the root to its head). The branch of --timeline, or of the timeline with the smallest ID.')
+            [CompletionResult]::new('--under', '--under', [CompletionResultType]::ParameterName, 'Only this node and its descendants. A node of --timeline, or of the timeline with the smallest ID.')
+            [CompletionResult]::new('--role', '--role', [CompletionResultType]::ParameterName, 'Only messages with this role. [user, assistant, system, summary]')
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only messages created at or after this time (messages without a recorded time never match).')
+            [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'Only messages created at or before this time (messages without a recorded time never match).')
+            [CompletionResult]::new('--zone', '--zone', [CompletionResultType]::ParameterName, 'Only hot (live) or cold (archived) messages. Default: all. [hot, cold, all]')
+            [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Hits per page. Default: 20.')
+            [CompletionResult]::new('--cursor', '--cursor', [CompletionResultType]::ParameterName, 'The next_cursor of the previous page (same query and filters), for the page after it.')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;log' {
+            [CompletionResult]::new('--branch', '--branch', [CompletionResultType]::ParameterName, 'The branch to read. Default: the current branch.')
+            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'Read the path that ends at this node instead of a branch.')
+            [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Messages per page. Default: 50.')
+            [CompletionResult]::new('--cursor', '--cursor', [CompletionResultType]::ParameterName, 'The next_cursor of the previous page, for the older messages after it.')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
+            [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tl;diff' {
+            [CompletionResult]::new('--left', '--left', [CompletionResultType]::ParameterName, 'One side: a branch name or a node ID. (required)')
+            [CompletionResult]::new('--right', '--right', [CompletionResultType]::ParameterName, 'The other side: a branch name or a node ID. (required)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
             [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
             [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
@@ -248,7 +296,7 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show the storage engine, file, format version, size, and the counts of timelines and messages.')
-            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check the database''s integrity and report every problem found, changing nothing.')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check the database''s integrity and report every problem; --repair rebuilds the search index.')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).')
             [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Write a consistent copy of the database to a new file while other processes keep working.')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -266,6 +314,7 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.')
             [CompletionResult]::new('--timeline', '--timeline', [CompletionResultType]::ParameterName, 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.')
             [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.')
+            [CompletionResult]::new('--repair', '--repair', [CompletionResultType]::ParameterName, 'First rebuild the indexes the file derives from its messages (SQLite: the full-text search index), then check. Without it nothing is changed.')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -290,7 +339,7 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
         }
         'tl;db;help' {
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show the storage engine, file, format version, size, and the counts of timelines and messages.')
-            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check the database''s integrity and report every problem found, changing nothing.')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check the database''s integrity and report every problem; --repair rebuilds the search index.')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).')
             [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Write a consistent copy of the database to a new file while other processes keep working.')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -357,6 +406,9 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
             [CompletionResult]::new('summarize', 'summarize', [CompletionResultType]::ParameterValue, 'Add a summary of the path from one node down to another.')
             [CompletionResult]::new('branches', 'branches', [CompletionResultType]::ParameterValue, 'List the branches with their heads.')
             [CompletionResult]::new('node', 'node', [CompletionResultType]::ParameterValue, 'Show one node in full: text, tokens, intent, summary range and versions.')
+            [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Find messages and summaries by their words, best matches first.')
+            [CompletionResult]::new('log', 'log', [CompletionResultType]::ParameterValue, 'Page through the messages of a branch, newest first.')
+            [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Compare two branches or nodes: their common ancestor and what each has after it.')
             [CompletionResult]::new('archive-check', 'archive-check', [CompletionResultType]::ParameterValue, 'Tell whether a branch can be archived, and why not.')
             [CompletionResult]::new('archive-branch', 'archive-branch', [CompletionResultType]::ParameterValue, 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.')
             [CompletionResult]::new('restore-branch', 'restore-branch', [CompletionResultType]::ParameterValue, 'Bring an archived branch back: its pointer, and its archived messages to the hot zone.')
@@ -409,6 +461,15 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
         'tl;help;node' {
             break
         }
+        'tl;help;search' {
+            break
+        }
+        'tl;help;log' {
+            break
+        }
+        'tl;help;diff' {
+            break
+        }
         'tl;help;archive-check' {
             break
         }
@@ -426,7 +487,7 @@ Register-ArgumentCompleter -Native -CommandName 'tl' -ScriptBlock {
         }
         'tl;help;db' {
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show the storage engine, file, format version, size, and the counts of timelines and messages.')
-            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check the database''s integrity and report every problem found, changing nothing.')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check the database''s integrity and report every problem; --repair rebuilds the search index.')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).')
             [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Write a consistent copy of the database to a new file while other processes keep working.')
             break

@@ -46,6 +46,9 @@ _tl() {
             tl,demo)
                 cmd="tl__subcmd__demo"
                 ;;
+            tl,diff)
+                cmd="tl__subcmd__diff"
+                ;;
             tl,drop-branch)
                 cmd="tl__subcmd__drop__subcmd__branch"
                 ;;
@@ -61,6 +64,9 @@ _tl() {
             tl,import)
                 cmd="tl__subcmd__import"
                 ;;
+            tl,log)
+                cmd="tl__subcmd__log"
+                ;;
             tl,man)
                 cmd="tl__subcmd__man"
                 ;;
@@ -75,6 +81,9 @@ _tl() {
                 ;;
             tl,restore-branch)
                 cmd="tl__subcmd__restore__subcmd__branch"
+                ;;
+            tl,search)
+                cmd="tl__subcmd__search"
                 ;;
             tl,summarize)
                 cmd="tl__subcmd__summarize"
@@ -148,6 +157,9 @@ _tl() {
             tl__subcmd__help,demo)
                 cmd="tl__subcmd__help__subcmd__demo"
                 ;;
+            tl__subcmd__help,diff)
+                cmd="tl__subcmd__help__subcmd__diff"
+                ;;
             tl__subcmd__help,drop-branch)
                 cmd="tl__subcmd__help__subcmd__drop__subcmd__branch"
                 ;;
@@ -163,6 +175,9 @@ _tl() {
             tl__subcmd__help,import)
                 cmd="tl__subcmd__help__subcmd__import"
                 ;;
+            tl__subcmd__help,log)
+                cmd="tl__subcmd__help__subcmd__log"
+                ;;
             tl__subcmd__help,man)
                 cmd="tl__subcmd__help__subcmd__man"
                 ;;
@@ -177,6 +192,9 @@ _tl() {
                 ;;
             tl__subcmd__help,restore-branch)
                 cmd="tl__subcmd__help__subcmd__restore__subcmd__branch"
+                ;;
+            tl__subcmd__help,search)
+                cmd="tl__subcmd__help__subcmd__search"
                 ;;
             tl__subcmd__help,summarize)
                 cmd="tl__subcmd__help__subcmd__summarize"
@@ -209,7 +227,7 @@ _tl() {
 
     case "${cmd}" in
         tl)
-            opts="-h -V --db --timeline --idempotency-key --help --version create append fork switch drop-branch rename-branch context budget pin unpin summarize branches node archive-check archive-branch restore-branch import export db timelines completions man demo help"
+            opts="-h -V --db --timeline --idempotency-key --format --help --version create append fork switch drop-branch rename-branch context budget pin unpin summarize branches node search log diff archive-check archive-branch restore-branch import export db timelines completions man demo help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -235,6 +253,10 @@ _tl() {
                     return 0
                     ;;
                 --idempotency-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -408,12 +430,16 @@ _tl() {
             return 0
             ;;
         tl__subcmd__branches)
-            opts="-h --db --timeline --idempotency-key --help"
+            opts="-h --format --db --timeline --idempotency-key --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "json text" -- "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -527,7 +553,7 @@ _tl() {
             return 0
             ;;
         tl__subcmd__context)
-            opts="-h --node --db --timeline --idempotency-key --help"
+            opts="-h --node --format --db --timeline --idempotency-key --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -535,6 +561,10 @@ _tl() {
             case "${prev}" in
                 --node)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "json text" -- "${cur}"))
                     return 0
                     ;;
                 --db)
@@ -698,7 +728,7 @@ _tl() {
             return 0
             ;;
         tl__subcmd__db__subcmd__check)
-            opts="-h --db --timeline --idempotency-key --help"
+            opts="-h --repair --db --timeline --idempotency-key --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -944,6 +974,55 @@ _tl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tl__subcmd__diff)
+            opts="-h --left --right --format --db --timeline --idempotency-key --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --left)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --right)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "json text" -- "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --timeline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idempotency-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tl__subcmd__drop__subcmd__branch)
             opts="-h --name --db --timeline --idempotency-key --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1095,7 +1174,7 @@ _tl() {
             return 0
             ;;
         tl__subcmd__help)
-            opts="create append fork switch drop-branch rename-branch context budget pin unpin summarize branches node archive-check archive-branch restore-branch import export db timelines completions man demo help"
+            opts="create append fork switch drop-branch rename-branch context budget pin unpin summarize branches node search log diff archive-check archive-branch restore-branch import export db timelines completions man demo help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1304,6 +1383,20 @@ _tl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tl__subcmd__help__subcmd__diff)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tl__subcmd__help__subcmd__drop__subcmd__branch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1374,6 +1467,20 @@ _tl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tl__subcmd__help__subcmd__log)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tl__subcmd__help__subcmd__man)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1431,6 +1538,20 @@ _tl() {
             return 0
             ;;
         tl__subcmd__help__subcmd__restore__subcmd__branch)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tl__subcmd__help__subcmd__search)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1532,6 +1653,63 @@ _tl() {
                     ;;
                 --branch)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --timeline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idempotency-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tl__subcmd__log)
+            opts="-h --branch --node --limit --cursor --format --db --timeline --idempotency-key --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --branch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cursor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "json text" -- "${cur}"))
                     return 0
                     ;;
                 --db)
@@ -1737,6 +1915,83 @@ _tl() {
             case "${prev}" in
                 --branch)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --timeline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idempotency-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tl__subcmd__search)
+            opts="-h --query --branch --under --role --since --until --zone --limit --cursor --format --db --timeline --idempotency-key --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --query)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --branch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --under)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --role)
+                    COMPREPLY=($(compgen -W "user assistant system summary" -- "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --until)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --zone)
+                    COMPREPLY=($(compgen -W "hot cold all" -- "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cursor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "json text" -- "${cur}"))
                     return 0
                     ;;
                 --db)

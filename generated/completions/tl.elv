@@ -21,6 +21,7 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
             cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
             cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand --format 'How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -38,6 +39,9 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand summarize 'Add a summary of the path from one node down to another.'
             cand branches 'List the branches with their heads.'
             cand node 'Show one node in full: text, tokens, intent, summary range and versions.'
+            cand search 'Find messages and summaries by their words, best matches first.'
+            cand log 'Page through the messages of a branch, newest first.'
+            cand diff 'Compare two branches or nodes: their common ancestor and what each has after it.'
             cand archive-check 'Tell whether a branch can be archived, and why not.'
             cand archive-branch 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.'
             cand restore-branch 'Bring an archived branch back: its pointer, and its archived messages to the hot zone.'
@@ -109,6 +113,7 @@ set edit:completion:arg-completer[tl] = {|@words|
         }
         &'tl;context'= {
             cand --node 'The last message of the context. (required)'
+            cand --format 'How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]'
             cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
             cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
             cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
@@ -159,6 +164,7 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand --help 'Print help'
         }
         &'tl;branches'= {
+            cand --format 'How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]'
             cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
             cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
             cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
@@ -167,6 +173,45 @@ set edit:completion:arg-completer[tl] = {|@words|
         }
         &'tl;node'= {
             cand --node 'The node to show. (required)'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;search'= {
+            cand --query 'What to find: words (all must occur), "exact phrases", prefix* words. (required)'
+            cand --branch 'Only messages on this branch''s path (from the root to its head). The branch of --timeline, or of the timeline with the smallest ID.'
+            cand --under 'Only this node and its descendants. A node of --timeline, or of the timeline with the smallest ID.'
+            cand --role 'Only messages with this role. [user, assistant, system, summary]'
+            cand --since 'Only messages created at or after this time (messages without a recorded time never match).'
+            cand --until 'Only messages created at or before this time (messages without a recorded time never match).'
+            cand --zone 'Only hot (live) or cold (archived) messages. Default: all. [hot, cold, all]'
+            cand --limit 'Hits per page. Default: 20.'
+            cand --cursor 'The next_cursor of the previous page (same query and filters), for the page after it.'
+            cand --format 'How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;log'= {
+            cand --branch 'The branch to read. Default: the current branch.'
+            cand --node 'Read the path that ends at this node instead of a branch.'
+            cand --limit 'Messages per page. Default: 50.'
+            cand --cursor 'The next_cursor of the previous page, for the older messages after it.'
+            cand --format 'How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]'
+            cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
+            cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
+            cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tl;diff'= {
+            cand --left 'One side: a branch name or a node ID. (required)'
+            cand --right 'The other side: a branch name or a node ID. (required)'
+            cand --format 'How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by log, search, diff, context and branches. [json, text]'
             cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
             cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
             cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
@@ -226,7 +271,7 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
             cand info 'Show the storage engine, file, format version, size, and the counts of timelines and messages.'
-            cand check 'Check the database''s integrity and report every problem found, changing nothing.'
+            cand check 'Check the database''s integrity and report every problem; --repair rebuilds the search index.'
             cand convert 'Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).'
             cand backup 'Write a consistent copy of the database to a new file while other processes keep working.'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -242,6 +287,7 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand --db 'The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory.'
             cand --timeline 'The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID.'
             cand --idempotency-key 'Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused.'
+            cand --repair 'First rebuild the indexes the file derives from its messages (SQLite: the full-text search index), then check. Without it nothing is changed.'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -263,7 +309,7 @@ set edit:completion:arg-completer[tl] = {|@words|
         }
         &'tl;db;help'= {
             cand info 'Show the storage engine, file, format version, size, and the counts of timelines and messages.'
-            cand check 'Check the database''s integrity and report every problem found, changing nothing.'
+            cand check 'Check the database''s integrity and report every problem; --repair rebuilds the search index.'
             cand convert 'Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).'
             cand backup 'Write a consistent copy of the database to a new file while other processes keep working.'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -320,6 +366,9 @@ set edit:completion:arg-completer[tl] = {|@words|
             cand summarize 'Add a summary of the path from one node down to another.'
             cand branches 'List the branches with their heads.'
             cand node 'Show one node in full: text, tokens, intent, summary range and versions.'
+            cand search 'Find messages and summaries by their words, best matches first.'
+            cand log 'Page through the messages of a branch, newest first.'
+            cand diff 'Compare two branches or nodes: their common ancestor and what each has after it.'
             cand archive-check 'Tell whether a branch can be archived, and why not.'
             cand archive-branch 'Archive a finished branch: remove its pointer and move its own messages to the cold zone.'
             cand restore-branch 'Bring an archived branch back: its pointer, and its archived messages to the hot zone.'
@@ -358,6 +407,12 @@ set edit:completion:arg-completer[tl] = {|@words|
         }
         &'tl;help;node'= {
         }
+        &'tl;help;search'= {
+        }
+        &'tl;help;log'= {
+        }
+        &'tl;help;diff'= {
+        }
         &'tl;help;archive-check'= {
         }
         &'tl;help;archive-branch'= {
@@ -370,7 +425,7 @@ set edit:completion:arg-completer[tl] = {|@words|
         }
         &'tl;help;db'= {
             cand info 'Show the storage engine, file, format version, size, and the counts of timelines and messages.'
-            cand check 'Check the database''s integrity and report every problem found, changing nothing.'
+            cand check 'Check the database''s integrity and report every problem; --repair rebuilds the search index.'
             cand convert 'Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).'
             cand backup 'Write a consistent copy of the database to a new file while other processes keep working.'
         }

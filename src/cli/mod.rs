@@ -13,6 +13,8 @@ use std::process::ExitCode;
 
 pub mod demo;
 pub mod shell;
+mod text;
+pub use text::View;
 
 include!("../../generated/cli.rs");
 
@@ -64,10 +66,11 @@ impl From<Error> for CliError {
 
 pub fn main() -> ExitCode {
     let stdout = std::io::stdout();
-    let result = run_to(
+    let result = run_with(
         std::env::args_os(),
         &mut std::io::stdin().lock(),
         &mut stdout.lock(),
+        View::stdout(),
     );
     match result {
         Ok(None) => ExitCode::SUCCESS,
@@ -120,7 +123,22 @@ pub fn run_to(
     stdin: &mut dyn Read,
     stdout: &mut dyn Write,
 ) -> Result<Option<Output>, CliError> {
+    run_with(args, stdin, stdout, View::plain())
+}
+
+/// Like [`run_to`], with `--format text` rendered for `view` (its width and whether it may colour).
+pub fn run_with(
+    args: impl IntoIterator<Item = OsString>,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+    view: View,
+) -> Result<Option<Output>, CliError> {
     let matches = command().try_get_matches_from(args).map_err(clap_error)?;
+    let before = matches
+        .try_get_one::<String>("format")
+        .ok()
+        .flatten()
+        .cloned();
     let (group, mut sub) = matches
         .subcommand()
         .ok_or_else(|| Error::invalid("a command is required; run tl --help"))?;
@@ -133,6 +151,7 @@ pub fn run_to(
     let op = spec()
         .by_cli(&name)
         .ok_or_else(|| Error::invalid(format!("unknown command {name}")))?;
+    let text = text_format(op, before, sub)?;
     // Local commands (completions, man, demo) read no database unless --db is given to the demo.
     let db = if op.local {
         None
@@ -168,7 +187,7 @@ pub fn run_to(
         };
         return Ok(crate::export::execute(&mut store, &export, stdout)?.map(Output::Json));
     }
-    Ok(Some(service::execute(
+    let output = service::execute(
         &mut store,
         Request {
             op,
@@ -176,7 +195,58 @@ pub fn run_to(
             idempotency_key: key,
             origin: Origin::Cli,
         },
-    )?))
+    )?;
+    Ok(Some(match output {
+        Output::Json(value) if text => match text::render(&op.name, &value, &view) {
+            Some(rendered) => Output::Text(rendered),
+            None => Output::Json(value),
+        },
+        other => other,
+    }))
+}
+
+/// Whether `--format text` was asked for (before or after the command); refused for commands
+/// without a text view and for values other than json and text.
+fn text_format(op: &Operation, before: Option<String>, sub: &ArgMatches) -> Result<bool, Error> {
+    let Some(global) = spec().globals.iter().find(|g| g.name == "format") else {
+        return Ok(false);
+    };
+    let after = if global.applies_to(&op.name) {
+        sub.try_get_one::<String>(&global.cli_flag)
+            .ok()
+            .flatten()
+            .cloned()
+    } else {
+        None
+    };
+    let Some(value) = after.or(before) else {
+        return Ok(false);
+    };
+    if !global.applies_to(&op.name) {
+        let takes: Vec<&str> = global
+            .operations
+            .iter()
+            .flatten()
+            .filter_map(|name| spec().operation(name).map(|o| o.cli.as_str()))
+            .collect();
+        return Err(Error::invalid(format!(
+            "invalid argument --{}: {} has no text view; --{} {value} is for {}",
+            global.cli_flag,
+            op.cli,
+            global.cli_flag,
+            takes.join(", ")
+        )));
+    }
+    match value.as_str() {
+        "json" => Ok(false),
+        "text" => Ok(true),
+        other => Err(Error::invalid(format!(
+            "invalid argument --{}: must be one of {}, got {:?}",
+            global.cli_flag,
+            global.values.join(", "),
+            crate::spec::validate::shorten(other)
+        ))),
+    }
 }
 
 /// The commands that run in `tl` itself (`local` in the spec): no store, no service.
@@ -236,6 +306,12 @@ fn collect_params(
     for param in &op.params {
         let def = spec.type_def(&param.ty);
         let flag = param.flag();
+        if def.kind == TypeKind::Bool {
+            if m.try_get_one::<bool>(&flag).ok().flatten() == Some(&true) {
+                args.insert(param.name.clone(), Value::Bool(true));
+            }
+            continue;
+        }
         if def.kind == TypeKind::Object {
             let mut object = Map::new();
             for field in &def.fields {

@@ -6,6 +6,7 @@
 
 mod archive;
 mod budget;
+mod find;
 mod import;
 mod read;
 mod summarize;
@@ -56,6 +57,9 @@ pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
         Request::Context(a) => read::context(tx, a),
         Request::Branches(a) => read::branches(tx, a),
         Request::Node(a) => read::node(tx, a),
+        Request::Search(a) => find::search(tx, a),
+        Request::Log(a) => find::log(tx, a),
+        Request::Diff(a) => find::diff(tx, a),
         Request::Summarize(a) => summarize::summarize(tx, a, ctx),
         Request::ContextBudget(a) => budget::budget(tx, a, ctx),
         Request::ArchiveCheck(a) => archive::check(tx, a),

@@ -53,7 +53,11 @@ pub fn type_schema(spec: &Spec, def: &TypeDef) -> Value {
                 "maxLength": prefix.len() + 20,
             })
         }
-        TypeKind::Uint => json!({ "type": "integer", "minimum": 0, "maximum": u64::MAX }),
+        TypeKind::Uint => json!({
+            "type": "integer",
+            "minimum": def.minimum.unwrap_or(0),
+            "maximum": def.maximum.unwrap_or(u64::MAX),
+        }),
         TypeKind::Bool => json!({ "type": "boolean", "default": false }),
         TypeKind::List => json!({
             "type": "array",
@@ -140,11 +144,22 @@ fn global_help(spec: &Spec, name: &str) -> String {
 pub fn input_schema(spec: &Spec, op: &Operation) -> Value {
     let mut properties = Map::new();
     let mut required = Vec::new();
-    if op.timeline == super::TimelineUse::Required {
-        let mut schema = type_schema(spec, spec.type_def("timeline_id"));
-        schema["description"] = json!(global_help(spec, "timeline_id"));
-        properties.insert("timeline_id".into(), schema);
-        required.push("timeline_id".to_string());
+    match op.timeline {
+        super::TimelineUse::Required => {
+            let mut schema = type_schema(spec, spec.type_def("timeline_id"));
+            schema["description"] = json!(global_help(spec, "timeline_id"));
+            properties.insert("timeline_id".into(), schema);
+            required.push("timeline_id".to_string());
+        }
+        super::TimelineUse::Optional => {
+            let mut schema = type_schema(spec, spec.type_def("timeline_id"));
+            schema["description"] = json!(format!(
+                "{} Optional: without it, every timeline is covered.",
+                global_help(spec, "timeline_id")
+            ));
+            properties.insert("timeline_id".into(), schema);
+        }
+        super::TimelineUse::None => {}
     }
     for param in &op.params {
         properties.insert(param.name.clone(), param_schema(spec, param));
@@ -197,8 +212,12 @@ pub fn output_schema(spec: &Spec, op: &Operation) -> Option<Value> {
     let mut defs = Map::new();
     defs.insert("error".into(), spec.mcp_error_schema.clone());
     let result = mcp_result_schema(op);
-    if result.to_string().contains("#/$defs/message") {
+    let text = result.to_string();
+    if text.contains("#/$defs/message") {
         defs.insert("message".into(), spec.message_schema.clone());
+    }
+    if text.contains("#/$defs/entry") {
+        defs.insert("entry".into(), spec.entry_schema.clone());
     }
     Some(json!({
         "type": "object",
@@ -331,6 +350,11 @@ fn cli_args(spec: &Spec, op: &Operation) -> Vec<CliArg> {
             });
         }
     }
+    for global in spec.globals.iter().filter(|g| g.operations.is_some()) {
+        if global.applies_to(&op.name) {
+            args.push(scoped_global(global));
+        }
+    }
     args
 }
 
@@ -374,6 +398,23 @@ fn rust_strs(values: &[String]) -> String {
     format!("&[{}]", quoted.join(", "))
 }
 
+/// A global option that only some commands take, as an argument of those commands.
+fn scoped_global(global: &super::Global) -> CliArg {
+    let allowed = if global.values.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", global.values.join(", "))
+    };
+    CliArg {
+        id: global.cli_flag.clone(),
+        value_name: Some(global.value_name.clone()),
+        help: format!("{}{allowed}", global.help),
+        positional: false,
+        values: global.values.clone(),
+        path: false,
+    }
+}
+
 pub fn render_cli(spec: &Spec) -> String {
     let mut out = String::new();
     out.push_str(&format!("// {HEADER_NOTE}\n"));
@@ -390,6 +431,19 @@ pub fn render_cli(spec: &Spec) -> String {
     out.push_str("        .subcommand_required(true)\n");
     out.push_str("        .arg_required_else_help(true)\n");
     for global in &spec.globals {
+        if global.operations.is_some() {
+            // Given before the command too (`tl --format text log`); not global, so that a command
+            // with a parameter of the same name (export --format) keeps its own.
+            let arg = scoped_global(global);
+            out.push_str(&format!(
+                "        .arg(Arg::new({}).long({}).value_name({}).action(ArgAction::Set).help({}))\n",
+                rust_str(&arg.id),
+                rust_str(&arg.id),
+                rust_str(arg.value_name.as_deref().unwrap_or_default()),
+                rust_str(&arg.help)
+            ));
+            continue;
+        }
         let hint = if global.value_name == "PATH" {
             ".value_hint(ValueHint::FilePath)"
         } else {
@@ -482,8 +536,10 @@ pub fn render_requests(spec: &Spec) -> String {
             op.summary,
             camel(&op.name)
         ));
-        if op.timeline == super::TimelineUse::Required {
-            out.push_str("    /// The timeline; `None` means the one with the smallest ID.\n    pub timeline_id: Option<u64>,\n");
+        match op.timeline {
+            super::TimelineUse::Required => out.push_str("    /// The timeline; `None` means the one with the smallest ID.\n    pub timeline_id: Option<u64>,\n"),
+            super::TimelineUse::Optional => out.push_str("    /// The timeline; `None` means every timeline.\n    pub timeline_id: Option<u64>,\n"),
+            super::TimelineUse::None => {}
         }
         for param in &op.params {
             let (ty, _) = rust_param(spec, param);
@@ -512,7 +568,7 @@ pub fn render_requests(spec: &Spec) -> String {
             camel(&op.name),
             camel(&op.name)
         ));
-        if op.timeline == super::TimelineUse::Required {
+        if op.timeline.takes_timeline() {
             out.push_str("                timeline_id: args.id(\"timeline_id\"),\n");
         }
         for param in &op.params {
@@ -721,7 +777,11 @@ fn compact_shape(schema: &Value) -> String {
             schema.get("items").map(compact_shape).unwrap_or_default()
         ),
         Some(other) => other.to_string(),
-        None if schema.get("$ref").is_some() => "message".into(),
+        None if schema.get("$ref").is_some() => schema["$ref"]
+            .as_str()
+            .and_then(|r| r.rsplit('/').next())
+            .unwrap_or("message")
+            .to_string(),
         None if schema.get("anyOf").is_some() => schema["anyOf"]
             .as_array()
             .map(|shapes| {

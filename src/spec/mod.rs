@@ -28,6 +28,9 @@ pub struct Spec {
     pub types: BTreeMap<String, TypeDef>,
     pub errors: BTreeMap<String, ErrorDef>,
     pub message_schema: Value,
+    /// One message of a log or a diff side: a message with its time, zone, pin, summary range and
+    /// the branches whose head it is (`#/$defs/entry` in result schemas).
+    pub entry_schema: Value,
     /// The structured content of a failed MCP tool call (`isError: true`): `{"error", "data"?}`.
     pub mcp_error_schema: Value,
     pub operations: Vec<Operation>,
@@ -79,6 +82,11 @@ pub struct TypeDef {
     pub allowed: Vec<String>,
     #[serde(default)]
     pub fields: Vec<Field>,
+    /// The smallest and largest value of a `uint`, where limited.
+    #[serde(default)]
+    pub minimum: Option<u64>,
+    #[serde(default)]
+    pub maximum: Option<u64>,
     pub description: String,
     /// The description in MCP schemas, where it differs (no command-line spelling).
     #[serde(default)]
@@ -194,7 +202,17 @@ pub struct Annotations {
 #[serde(rename_all = "snake_case")]
 pub enum TimelineUse {
     None,
+    /// One timeline: required over MCP, the smallest ID by default on the command line.
     Required,
+    /// Optional on both front-ends; without it the operation covers every timeline (search).
+    Optional,
+}
+
+impl TimelineUse {
+    /// Whether the operation takes a `timeline_id` argument at all.
+    pub fn takes_timeline(self) -> bool {
+        self != TimelineUse::None
+    }
 }
 
 /// What an operation does with an idempotency key.
@@ -287,6 +305,23 @@ pub struct Global {
     /// The description of the matching MCP argument, where there is one.
     #[serde(default)]
     pub mcp_help: Option<String>,
+    /// The values the option accepts, where limited (`--format json|text`).
+    #[serde(default)]
+    pub values: Vec<String>,
+    /// The commands (spec operation names) that take the option, where not every command does. Such
+    /// an option is given before the command (`tl --format text log`) or after it (`tl log --format
+    /// text`), and is never an MCP argument.
+    #[serde(default)]
+    pub operations: Option<Vec<String>>,
+}
+
+impl Global {
+    /// Whether `op` takes this option.
+    pub fn applies_to(&self, op: &str) -> bool {
+        self.operations
+            .as_ref()
+            .is_none_or(|ops| ops.iter().any(|o| o == op))
+    }
 }
 
 impl Spec {
@@ -329,7 +364,7 @@ impl Spec {
                 ));
             }
             let mut flags = std::collections::BTreeSet::new();
-            for global in &self.globals {
+            for global in self.globals.iter().filter(|g| g.applies_to(&op.name)) {
                 flags.insert(global.cli_flag.clone());
             }
             let mut names = std::collections::BTreeSet::new();
@@ -442,7 +477,20 @@ impl Spec {
                 problems.push(format!("duplicate MCP tool {mcp}"));
             }
         }
+        for global in &self.globals {
+            for name in global.operations.iter().flatten() {
+                if self.operation(name).is_none() {
+                    problems.push(format!(
+                        "global --{}: unknown operation {name}",
+                        global.cli_flag
+                    ));
+                }
+            }
+        }
         for (name, def) in &self.types {
+            if (def.minimum.is_some() || def.maximum.is_some()) && def.kind != TypeKind::Uint {
+                problems.push(format!("type {name}: only a uint has a minimum or maximum"));
+            }
             if def.kind == TypeKind::Id && def.prefix.as_deref().unwrap_or("").is_empty() {
                 problems.push(format!("type {name}: an id needs a prefix"));
             }
@@ -625,14 +673,14 @@ mod tests {
     }
 
     #[test]
-    fn eighteen_mcp_tools() {
+    fn twenty_one_mcp_tools() {
         assert_eq!(
             spec()
                 .operations
                 .iter()
                 .filter(|op| op.mcp.is_some())
                 .count(),
-            18
+            21
         );
     }
 }

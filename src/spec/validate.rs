@@ -34,6 +34,11 @@ impl Args {
         self.values.get(name) == Some(&Value::Bool(true))
     }
 
+    /// A boolean argument, if it was given.
+    pub fn bool(&self, name: &str) -> Option<bool> {
+        self.values.get(name).and_then(Value::as_bool)
+    }
+
     /// The number of an `n…` or `tl…` ID; validation guarantees it parses.
     pub fn id(&self, name: &str) -> Option<u64> {
         self.str(name)
@@ -138,13 +143,17 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
         .unwrap_or_default();
     for key in args.keys() {
         let known = op.params.iter().any(|p| &p.name == key)
-            || (key == "timeline_id" && op.timeline == TimelineUse::Required);
+            || (key == "timeline_id" && op.timeline.takes_timeline());
         if !known {
             let expected: Vec<String> = op
                 .params
                 .iter()
                 .map(|p| p.name.clone())
-                .chain((op.timeline == TimelineUse::Required).then(|| "timeline_id".to_string()))
+                .chain(
+                    op.timeline
+                        .takes_timeline()
+                        .then(|| "timeline_id".to_string()),
+                )
                 .collect();
             return Err(Error::invalid(format!(
                 "invalid argument {key}: {} takes no such argument (it takes: {})",
@@ -157,10 +166,12 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
             )));
         }
     }
-    if op.timeline == TimelineUse::Required {
+    if op.timeline.takes_timeline() {
         let name = display_name(origin, "timeline_id", timeline_global);
         match args.get("timeline_id") {
-            None | Some(Value::Null) if origin == Origin::Mcp => {
+            None | Some(Value::Null)
+                if origin == Origin::Mcp && op.timeline == TimelineUse::Required =>
+            {
                 return Err(Error::invalid("invalid argument timeline_id: required; pass the ID that timeline_create returned, such as \"tl0\"".to_string()));
             }
             None | Some(Value::Null) => {}
@@ -277,6 +288,24 @@ fn check_value(
     };
     match def.kind {
         TypeKind::Uint => match value {
+            Value::Number(n)
+                if n.as_u64()
+                    .is_some_and(|v| def.minimum.is_some_and(|min| v < min)) =>
+            {
+                fail(format!(
+                    "must be at least {}, got {n}",
+                    def.minimum.unwrap_or_default()
+                ))
+            }
+            Value::Number(n)
+                if n.as_u64()
+                    .is_some_and(|v| def.maximum.is_some_and(|max| v > max)) =>
+            {
+                fail(format!(
+                    "must be at most {}, got {n}",
+                    def.maximum.unwrap_or_default()
+                ))
+            }
             Value::Number(n) if n.is_u64() => Ok(()),
             Value::Number(n) if n.is_i64() => {
                 fail(format!("must be a non-negative integer, got {n}"))

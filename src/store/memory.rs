@@ -1,10 +1,11 @@
 //! `Tx` over the in-memory model: what the JSON engine loads from its snapshot, and what a read of a
 //! database that does not exist yet sees (an empty one).
 
-use super::{Counts, Engine, NodeChange, NodeRow, TimelineRow, Tx};
+use super::{Counts, Engine, NodeChange, NodeRow, SearchHit, SearchScope, TimelineRow, Tx};
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, ROOT, Timeline};
+use crate::search::{Query, Scorer};
 
 pub struct MemTx<'a> {
     pub db: &'a mut Database,
@@ -293,6 +294,59 @@ impl Tx for MemTx<'_> {
     fn put_import(&mut self, record: &ImportRecord) -> Result<()> {
         self.db.add_import(record.clone());
         Ok(())
+    }
+
+    fn created_at(&mut self, tl: u64, n: u64) -> Result<Option<u64>> {
+        Ok(self
+            .find(tl)
+            .and_then(|i| self.db.timelines[i].nodes.get(n as usize))
+            .and_then(|node| node.created_at))
+    }
+
+    fn search(&mut self, query: &Query, scope: &SearchScope) -> Result<Vec<SearchHit>> {
+        // A scan with the rules of the SQLite engine's index: the statistics BM25 needs (searchable
+        // messages, their terms, messages holding each phrase) cover the whole database, whatever
+        // the scope, exactly as FTS5 computes them over its whole table.
+        let mut rows = 0u64;
+        let mut tokens = 0u64;
+        let mut hits = vec![0u64; query.phrases.len()];
+        let mut matched: Vec<(u64, u64, usize, Vec<usize>)> = Vec::new();
+        for t in &self.db.timelines {
+            for (i, node) in t.nodes.iter().enumerate() {
+                let n = i as u64;
+                if !super::searchable(n, node) {
+                    continue;
+                }
+                let terms = crate::search::terms(&node.text);
+                if terms.is_empty() {
+                    continue;
+                }
+                let words: Vec<&str> = terms.iter().map(|t| t.text.as_str()).collect();
+                rows += 1;
+                tokens += words.len() as u64;
+                let found = query.occurrences(&words);
+                for (hit, at) in hits.iter_mut().zip(&found) {
+                    *hit += u64::from(!at.is_empty());
+                }
+                let in_scope = scope.timeline.is_none_or(|id| id == t.id)
+                    && scope.role.is_none_or(|role| role == node.role)
+                    && scope.cold.is_none_or(|cold| cold == node.cold);
+                if in_scope && found.iter().all(|at| !at.is_empty()) {
+                    matched.push((t.id, n, words.len(), found.iter().map(Vec::len).collect()));
+                }
+            }
+        }
+        let scorer = Scorer::new(rows, tokens, &hits);
+        let mut out = Vec::with_capacity(matched.len());
+        for (timeline, node, length, freq) in matched {
+            out.push(SearchHit {
+                timeline,
+                node,
+                score: scorer.score(length, &freq),
+                created_at: self.created_at(timeline, node)?,
+            });
+        }
+        Ok(out)
     }
 
     fn load_timeline(&mut self, tl: u64) -> Result<Timeline> {

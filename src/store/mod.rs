@@ -18,10 +18,13 @@ mod sqlite;
 
 pub use json::{decode, encode};
 pub use memory::MemTx;
+/// The schema version new SQLite databases get (and older ones are migrated to).
+pub use sqlite::schema_version as sqlite_schema_version;
 
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
-use crate::model::{ArchivedBranch, Branch, Database, Node, Timeline};
+use crate::model::{ArchivedBranch, Branch, Database, Node, Role, Timeline};
+use crate::search::Query;
 use std::fs;
 use std::io::{ErrorKind as IoKind, Read};
 use std::path::{Path, PathBuf};
@@ -231,12 +234,48 @@ pub trait Tx {
     /// Record an import.
     fn put_import(&mut self, record: &ImportRecord) -> Result<()>;
 
+    /// When node `n` was created, in Unix seconds; `None` for the root and for messages written
+    /// before Timeline recorded creation times.
+    fn created_at(&mut self, tl: u64, n: u64) -> Result<Option<u64>>;
+
+    /// Every searchable message that matches `query` within `scope`, with its score, in no particular
+    /// order. Searchable: every message and real summary whose text has at least one term
+    /// (placeholders are not). Scores are FTS5's `bm25()` over all searchable messages of the
+    /// database, negated (higher is better). SQLite answers from its full-text index (the cost is the
+    /// number of matches); the JSON engine scans every message with the same rules.
+    fn search(&mut self, query: &Query, scope: &SearchScope) -> Result<Vec<SearchHit>>;
+
     /// A whole timeline in the in-memory model (export reads every node anyway).
     fn load_timeline(&mut self, tl: u64) -> Result<Timeline>;
     /// The whole database in the in-memory model (convert, check).
     fn load_database(&mut self) -> Result<Database>;
     /// What `db info` reports beyond the engine and path.
     fn counts(&mut self) -> Result<Counts>;
+}
+
+/// What a search looks at besides its query: one timeline or all, one role, one zone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SearchScope {
+    pub timeline: Option<u64>,
+    pub role: Option<Role>,
+    /// `Some(true)`: archived (cold) messages only; `Some(false)`: hot ones only.
+    pub cold: Option<bool>,
+}
+
+/// A message that matches a search.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchHit {
+    pub timeline: u64,
+    pub node: u64,
+    /// Relevance: FTS5's `bm25()` negated, so higher is better.
+    pub score: f64,
+    /// From `Tx::created_at` (a stub until nodes record creation time).
+    pub created_at: Option<u64>,
+}
+
+/// Whether a node is searchable at all: a message or real summary, not the root or a placeholder.
+pub fn searchable(n: u64, node: &Node) -> bool {
+    n != crate::model::ROOT && !node.is_placeholder()
 }
 
 /// Sizes reported by `db info`.
@@ -324,6 +363,16 @@ impl Store {
         }
     }
 
+    /// Rebuild the derived indexes a file stores (SQLite: the full-text search index) from the
+    /// messages, in one transaction; returns the names of what was rebuilt (none for a JSON snapshot,
+    /// which stores no index).
+    pub fn repair(&mut self) -> Result<Vec<String>> {
+        match self {
+            Store::Sqlite(s) => s.repair(),
+            Store::Json(_) => Ok(Vec::new()),
+        }
+    }
+
     /// Write `db` as a new database at `target` (which must not exist), in the engine its extension
     /// names.
     pub fn create_from(target: &Path, db: &Database) -> Result<Engine> {
@@ -335,12 +384,6 @@ impl Store {
         }
         Ok(engine)
     }
-}
-
-/// The schema version a SQLite database written by this build has (`db info` reports it as the
-/// format version of a SQLite database).
-pub fn sqlite_schema_version() -> u64 {
-    sqlite::schema_version()
 }
 
 /// The whole database at `path`, whichever engine holds it (tests, tools).

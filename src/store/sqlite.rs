@@ -9,7 +9,8 @@
 
 use super::memory::MemTx;
 use super::{
-    Counts, Engine, NodeChange, NodeRow, Outcome, TimelineRow, Tx, io_error, perms, with_suffix,
+    Counts, Engine, NodeChange, NodeRow, Outcome, SearchHit, SearchScope, TimelineRow, Tx,
+    io_error, perms, with_suffix,
 };
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
@@ -17,6 +18,7 @@ use crate::model::{
     ArchivedBranch, Branch, Database, Intent, Node, ROOT, Role, Summary, SummaryKind, Timeline,
     summary_request_digest,
 };
+use crate::search::Query;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -35,7 +37,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// empty file. The schema version of this build is `MIGRATIONS.len()`. A migration, once released,
 /// is never edited: a change of schema is a new migration appended at the end.
 const MIGRATIONS: &[&str] = &[
-    // 0 → 1: the first schema.
+    // 0 → 1: the first schema. The lookups by parent and by range start carry the node ID, so that
+    // their `ORDER BY id` walks the index instead of the whole timeline's primary key.
     r#"
 CREATE TABLE state (
     id INTEGER PRIMARY KEY CHECK (id = 0),
@@ -77,8 +80,8 @@ CREATE TABLE nodes (
     created_at INTEGER,
     PRIMARY KEY (timeline, id)
 );
-CREATE INDEX nodes_by_parent ON nodes (timeline, parent);
-CREATE INDEX nodes_by_range_start ON nodes (timeline, summary_from) WHERE summary_from IS NOT NULL;
+CREATE INDEX nodes_by_parent ON nodes (timeline, parent, id);
+CREATE INDEX nodes_by_range_start ON nodes (timeline, summary_from, id) WHERE summary_from IS NOT NULL;
 CREATE INDEX nodes_by_request ON nodes (timeline, request_digest) WHERE request_digest IS NOT NULL;
 CREATE TABLE summary_sources (
     timeline INTEGER NOT NULL,
@@ -138,11 +141,56 @@ CREATE TABLE imports (
 );
 CREATE INDEX imports_by_source ON imports (format, source_key, seq);
 "#,
+    // 2 → 3 (issue 14, full-text search): the search index, filled from the existing messages.
+    MIGRATION_SEARCH_INDEX,
 ];
+
+/// The migration that adds full-text search (issue 14). `search_docs` gives each searchable message a
+/// stable document number (an INTEGER PRIMARY KEY survives VACUUM); `search_index` is a contentless
+/// FTS5 table over the message's terms as `crate::search` cuts them, joined by spaces, so its `ascii`
+/// tokenizer only splits at those spaces. Both are written in the transaction that inserts the node.
+/// The terms come from the SQL function `tl_search_terms`, registered on every connection.
+const MIGRATION_SEARCH_INDEX: &str = r#"
+CREATE TABLE search_docs (
+    doc INTEGER PRIMARY KEY,
+    timeline INTEGER NOT NULL,
+    node INTEGER NOT NULL,
+    UNIQUE (timeline, node)
+);
+CREATE VIRTUAL TABLE search_index USING fts5(terms, content = '', tokenize = 'ascii');
+"#;
+
+/// Fill the search index from every searchable message (after the migration, and by
+/// `tl db check --repair` after emptying it).
+const FILL_SEARCH_INDEX: &str = r#"
+INSERT INTO search_docs (timeline, node)
+    SELECT timeline, id FROM nodes
+    WHERE id != 0 AND summary_kind IS NOT 'placeholder' AND tl_search_terms(text) != ''
+    ORDER BY timeline, id;
+INSERT INTO search_index (rowid, terms)
+    SELECT d.doc, tl_search_terms(n.text) FROM search_docs d
+    JOIN nodes n ON n.timeline = d.timeline AND n.id = d.node
+    ORDER BY d.doc;
+"#;
 
 /// The schema version this build writes.
 pub fn schema_version() -> u64 {
     MIGRATIONS.len() as u64
+}
+
+/// The SQL functions the schema's statements use: `tl_search_terms(text)`, a message's terms as the
+/// search index stores them.
+fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        "tl_search_terms",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let text: String = ctx.get(0)?;
+            Ok(crate::search::indexed_text(&text))
+        },
+    )
 }
 
 /// SQLite stores signed 64-bit integers; Timeline's counters are unsigned. The bits are kept as they
@@ -232,6 +280,7 @@ impl SqliteStore {
         }
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF;")
             .map_err(|e| self.failure("cannot configure", e))?;
+        register_functions(&conn).map_err(|e| self.failure("cannot configure", e))?;
         if empty {
             // WAL is a property of the file, set once; readers then never block the writer.
             conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
@@ -251,7 +300,12 @@ impl SqliteStore {
             let now: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
             let mut at = u64::try_from(now).unwrap_or(u64::MAX).max(from);
             while at < schema_version() {
-                conn.execute_batch(MIGRATIONS[at as usize])?;
+                let migration = MIGRATIONS[at as usize];
+                conn.execute_batch(migration)?;
+                if migration == MIGRATION_SEARCH_INDEX {
+                    // The index starts out holding every message written before it existed.
+                    conn.execute_batch(FILL_SEARCH_INDEX)?;
+                }
                 at += 1;
             }
             conn.execute_batch(&format!(
@@ -435,10 +489,29 @@ impl SqliteStore {
                         }
                     }
                 }
+                problems.extend(sql_tx.check_search_index(&db)?);
             }
         }
         let _ = tx.rollback();
         Ok(problems)
+    }
+
+    /// Empty the search index and fill it again from the messages, in one transaction.
+    pub fn repair(&mut self) -> Result<Vec<String>> {
+        let path = self.path.clone();
+        let Some(conn) = self.connection(false)? else {
+            return Err(missing(&path));
+        };
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| failure(&path, "cannot start a change of", e))?;
+        tx.execute_batch(&format!(
+            "DELETE FROM search_docs; INSERT INTO search_index (search_index) VALUES ('delete-all'); {FILL_SEARCH_INDEX}"
+        ))
+        .map_err(|e| failure(&path, "cannot rebuild the search index of", e))?;
+        tx.commit()
+            .map_err(|e| failure(&path, "cannot commit the change to", e))?;
+        Ok(vec!["search index".to_string()])
     }
 
     /// Write `db` as a new SQLite database at `target` in one transaction.
@@ -705,8 +778,127 @@ impl SqlTx<'_> {
                 )?;
             }
         }
+        self.index_node(tl, row)
+    }
+
+    /// Problems of the search index: a searchable message missing from it or indexed with another
+    /// number of terms, an entry for a message that is not searchable, FTS5's own integrity check.
+    fn check_search_index(&self, db: &Database) -> Result<Vec<String>> {
+        let advice = "; run tl db check --repair to rebuild the search index";
+        let mut problems = Vec::new();
+        if let Err(e) = self.conn.execute(
+            "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 0)",
+            [],
+        ) {
+            problems.push(format!("the search index is damaged ({e}){advice}"));
+            return Ok(problems);
+        }
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT d.timeline, d.node, s.sz FROM search_docs d \
+                 LEFT JOIN search_index_docsize s ON s.id = d.doc ORDER BY d.timeline, d.node",
+            )
+            .map_err(|e| self.fail(e))?;
+        let indexed: Vec<(u64, u64, Option<Vec<u8>>)> = stmt
+            .query_map([], |r| {
+                Ok((
+                    unsql(r.get(0)?),
+                    unsql(r.get(1)?),
+                    r.get::<_, Option<Vec<u8>>>(2)?,
+                ))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.fail(e))?;
+        drop(stmt);
+        let mut indexed = indexed.into_iter().peekable();
+        let mut missing = 0usize;
+        let mut wrong = 0usize;
+        let mut extra = 0usize;
+        for timeline in &db.timelines {
+            for (i, node) in timeline.nodes.iter().enumerate() {
+                let n = i as u64;
+                let terms = if super::searchable(n, node) {
+                    crate::search::terms(&node.text).len()
+                } else {
+                    0
+                };
+                while indexed
+                    .peek()
+                    .is_some_and(|(t, m, _)| (*t, *m) < (timeline.id, n))
+                {
+                    indexed.next();
+                    extra += 1;
+                }
+                let entry = indexed
+                    .next_if(|(t, m, _)| (*t, *m) == (timeline.id, n))
+                    .map(|(_, _, size)| size);
+                match (terms, entry) {
+                    (0, None) => {}
+                    (0, Some(_)) => extra += 1,
+                    (_, None | Some(None)) => missing += 1,
+                    (terms, Some(Some(size))) => {
+                        if varint(&size) != Some(terms as u64) {
+                            wrong += 1;
+                        }
+                    }
+                }
+            }
+        }
+        extra += indexed.count();
+        for (count, what) in [
+            (
+                missing,
+                "searchable message(s) missing from the search index",
+            ),
+            (
+                wrong,
+                "message(s) indexed with other terms than their text has",
+            ),
+            (extra, "search index entries for no searchable message"),
+        ] {
+            if count > 0 {
+                problems.push(format!("{count} {what}{advice}"));
+            }
+        }
+        Ok(problems)
+    }
+
+    /// Add a searchable node to the search index (same transaction as the node itself).
+    fn index_node(&self, tl: u64, row: &NodeRow) -> Result<()> {
+        if !super::searchable(row.id, &row.node) {
+            return Ok(());
+        }
+        let terms = crate::search::indexed_text(&row.node.text);
+        if terms.is_empty() {
+            return Ok(());
+        }
+        self.exec(
+            "INSERT INTO search_docs (timeline, node) VALUES (?1, ?2)",
+            params![sql(tl), sql(row.id)],
+        )?;
+        let doc = self.conn.last_insert_rowid();
+        self.exec(
+            "INSERT INTO search_index (rowid, terms) VALUES (?1, ?2)",
+            params![doc, terms],
+        )?;
         Ok(())
     }
+}
+
+/// An SQLite variable-length integer (as FTS5 stores a message's term count in `_docsize`).
+fn varint(bytes: &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for (i, &b) in bytes.iter().enumerate().take(9) {
+        if i == 8 {
+            return Some((value << 8) | u64::from(b));
+        }
+        value = (value << 7) | u64::from(b & 0x7f);
+        if b & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
 }
 
 /// Add the record of an archived branch after every other (`seq` orders the archivals).
@@ -1231,6 +1423,74 @@ impl Tx for SqlTx<'_> {
 
     fn put_import(&mut self, record: &ImportRecord) -> Result<()> {
         self.put_import_row(record)
+    }
+
+    fn created_at(&mut self, tl: u64, n: u64) -> Result<Option<u64>> {
+        self.conn
+            .prepare_cached("SELECT created_at FROM nodes WHERE timeline = ?1 AND id = ?2")
+            .and_then(|mut s| {
+                s.query_row(params![sql(tl), sql(n)], |r| r.get::<_, Option<i64>>(0))
+                    .optional()
+            })
+            .map(|t| t.flatten().map(unsql))
+            .map_err(|e| self.fail(e))
+    }
+
+    fn search(&mut self, query: &Query, scope: &SearchScope) -> Result<Vec<SearchHit>> {
+        let read = |r: &rusqlite::Row| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, f64>(2)?,
+            ))
+        };
+        // The nodes are joined only to filter by role or zone: a word most messages hold matches
+        // most of the index, and each join is one more lookup per match.
+        let rows = if scope.role.is_some() || scope.cold.is_some() {
+            self.conn
+                .prepare_cached(
+                    "SELECT d.timeline, d.node, bm25(search_index) FROM search_index \
+                     JOIN search_docs d ON d.doc = search_index.rowid \
+                     JOIN nodes n ON n.timeline = d.timeline AND n.id = d.node \
+                     WHERE search_index MATCH ?1 AND (?2 IS NULL OR d.timeline = ?2) \
+                     AND (?3 IS NULL OR n.role = ?3) AND (?4 IS NULL OR n.cold = ?4)",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_map(
+                        params![
+                            query.fts5(),
+                            scope.timeline.map(sql),
+                            scope.role.map(|r| r.as_str()),
+                            scope.cold
+                        ],
+                        read,
+                    )?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                })
+        } else {
+            self.conn
+                .prepare_cached(
+                    "SELECT d.timeline, d.node, bm25(search_index) FROM search_index \
+                     JOIN search_docs d ON d.doc = search_index.rowid \
+                     WHERE search_index MATCH ?1 AND (?2 IS NULL OR d.timeline = ?2)",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_map(params![query.fts5(), scope.timeline.map(sql)], read)?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+        }
+        .map_err(|e| self.fail(e))?;
+        let mut hits = Vec::with_capacity(rows.len());
+        for (timeline, node, bm25) in rows {
+            let (timeline, node) = (unsql(timeline), unsql(node));
+            hits.push(SearchHit {
+                timeline,
+                node,
+                score: -bm25,
+                created_at: self.created_at(timeline, node)?,
+            });
+        }
+        Ok(hits)
     }
 
     fn load_timeline(&mut self, tl: u64) -> Result<Timeline> {

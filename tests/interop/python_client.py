@@ -3,7 +3,7 @@
 Usage: python python_client.py TL_MCP_BINARY DATABASE_PATH [PROTOCOL_VERSION]
 
 Uses mcp.client.stdio.stdio_client + ClientSession: initialize (checks the instructions), list the
-tools (checks titles, annotations and outputSchema by version), call every one of the 18 tools, then a
+tools (checks titles, annotations and outputSchema by version), call every tool, then a
 failing call that must arrive as a result with isError and its data, and an argument error (a tool
 error from 2025-11-25, JSON-RPC -32602 before). The SDK validates every successful result against the
 tool's outputSchema, so a wrong structuredContent fails here. With PROTOCOL_VERSION the client offers
@@ -40,6 +40,9 @@ EXPECTED_TOOLS = [
     "timeline_summarize",
     "timeline_branches",
     "timeline_node",
+    "timeline_search",
+    "timeline_log",
+    "timeline_diff",
     "timeline_archive_check",
     "timeline_archive_branch",
     "timeline_restore_branch",
@@ -62,7 +65,7 @@ def field(obj, snake):
 
 
 READ_ONLY = {"timeline_context", "timeline_branches", "timeline_node", "timeline_archive_check",
-             "timeline_db_info", "timeline_list"}
+             "timeline_search", "timeline_log", "timeline_diff", "timeline_db_info", "timeline_list"}
 DESTRUCTIVE = {"timeline_switch", "timeline_drop_branch", "timeline_rename_branch", "timeline_unpin",
                "timeline_archive_branch"}
 
@@ -82,10 +85,10 @@ def result_json(result, structured):
 
 def check_tools(tools, negotiated):
     names = [t.name for t in tools]
-    check(names == EXPECTED_TOOLS, f"18 tools in order, got {names}")
+    check(names == EXPECTED_TOOLS, f"{len(EXPECTED_TOOLS)} tools in order, got {names}")
     structured = negotiated >= "2025-06-18"
     with_schema = [t.name for t in tools if field(t, "output_schema") is not None]
-    check(len(with_schema) == (18 if structured else 0), f"outputSchema by version: {with_schema}")
+    check(len(with_schema) == (len(EXPECTED_TOOLS) if structured else 0), f"outputSchema by version: {with_schema}")
     for tool in tools:
         check((tool.title is not None) == structured, f"title by version: {tool}")
         annotations = tool.annotations

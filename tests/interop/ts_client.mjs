@@ -4,7 +4,7 @@
 // (run with NODE_PATH or from a folder whose node_modules holds @modelcontextprotocol/sdk)
 //
 // Uses Client + StdioClientTransport: initialize (checks the instructions), list the tools (checks
-// titles, annotations and outputSchema by version), call every one of the 18 tools, then a failing
+// titles, annotations and outputSchema by version), call every tool, then a failing
 // call that must arrive as a result with isError and its data, and an argument error (a tool error
 // from 2025-11-25, JSON-RPC -32602 before). The SDK validates structured results against the tool's
 // outputSchema (this version does so for error results too, which the schema allows). With
@@ -34,6 +34,9 @@ const EXPECTED_TOOLS = [
   "timeline_summarize",
   "timeline_branches",
   "timeline_node",
+  "timeline_search",
+  "timeline_log",
+  "timeline_diff",
   "timeline_archive_check",
   "timeline_archive_branch",
   "timeline_restore_branch",
@@ -41,7 +44,17 @@ const EXPECTED_TOOLS = [
   "timeline_list",
 ];
 
-const READ_ONLY = new Set(["timeline_context", "timeline_branches", "timeline_node", "timeline_archive_check", "timeline_db_info", "timeline_list"]);
+const READ_ONLY = new Set([
+  "timeline_context",
+  "timeline_branches",
+  "timeline_node",
+  "timeline_archive_check",
+  "timeline_search",
+  "timeline_log",
+  "timeline_diff",
+  "timeline_db_info",
+  "timeline_list",
+]);
 const DESTRUCTIVE = new Set(["timeline_switch", "timeline_drop_branch", "timeline_rename_branch", "timeline_unpin", "timeline_archive_branch"]);
 
 // The tool's JSON from content[0].text, cross-checked with structuredContent when present.
@@ -62,7 +75,7 @@ function resultJson(result, structured) {
 function checkTools(tools, negotiated) {
   assert.deepEqual(tools.map((t) => t.name), EXPECTED_TOOLS);
   const structured = negotiated >= "2025-06-18";
-  assert.equal(tools.filter((t) => t.outputSchema).length, structured ? 18 : 0, "outputSchema by version");
+  assert.equal(tools.filter((t) => t.outputSchema).length, structured ? EXPECTED_TOOLS.length : 0, "outputSchema by version");
   for (const tool of tools) {
     assert.equal(tool.title !== undefined, structured, `title by version: ${tool.name}`);
     assert.ok(!tool.description.includes("(CLI") && !tool.description.includes("tl "), tool.description);
@@ -164,6 +177,17 @@ async function run(binary, db, offer) {
     assert.deepEqual(listed.timelines.map((t) => [t.timeline_id, t.messages]), [[tl, 6]]);
     const info = await call("timeline_db_info", {});
     assert.ok(info.exists && info.timelines === 1 && info.nodes === 6, JSON.stringify(info));
+
+    const found = await call("timeline_search", { query: "trip" });
+    assert.deepEqual(found.hits.map((h) => h.node).sort(), ["n1", "n5"], "search");
+    const page = await call("timeline_log", { timeline_id: tl, limit: 2 });
+    assert.deepEqual(page.messages.map((m) => m.node), ["n3", "n2"], "log");
+    assert.ok(page.next_cursor, "log cursor");
+    const diff = await call("timeline_diff", { timeline_id: tl, left: "main", right: "n4" });
+    assert.equal(diff.ancestor, "n1", "diff ancestor");
+    assert.deepEqual(diff.right.messages.map((m) => m.node), ["n4"], "diff right");
+    const info = await call("timeline_db_info", {});
+    assert.equal(info.timelines, 1, "db info");
 
     // A failure of the tool arrives as a result with isError and the error's data.
     const failed = await client.callTool({ name: "timeline_context_budget", arguments: { timeline_id: tl, node: "n3", max_tokens: 0 } });

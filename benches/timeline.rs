@@ -325,6 +325,9 @@ fn interleave(plan: Plan, lanes: &mut [Lane]) -> Vec<Measured> {
     let mut done = vec![false; n];
     for round in 0..plan.warmup {
         for (i, lane) in lanes.iter_mut().enumerate() {
+            if done[i] {
+                continue;
+            }
             let value = lane();
             if round == 0 && value > plan.slow {
                 values[i].push(value);
@@ -332,9 +335,12 @@ fn interleave(plan: Plan, lanes: &mut [Lane]) -> Vec<Measured> {
             }
         }
     }
-    loop {
+    for round in 0.. {
         let mut ran = false;
-        for (i, lane) in lanes.iter_mut().enumerate() {
+        // Each round starts one lane later, so no lane always runs right after the same other one.
+        for k in 0..n {
+            let i = (round + k) % n;
+            let lane = &mut lanes[i];
             let runs = values[i].len();
             if done[i]
                 || runs >= plan.max.max(1)
@@ -739,7 +745,7 @@ impl Bench {
         Plan {
             warmup: 1,
             min: 5,
-            max: 31,
+            max: 61,
             budget: Duration::from_secs(2),
             slow: 2.0,
         }

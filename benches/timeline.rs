@@ -840,7 +840,10 @@ impl Bench {
         remove_db(&work);
         fs::copy(pristine, &work).expect("copy the benchmark database");
         // On disk before anything is timed, so no timed fsync pays for writing the copy.
-        fs::File::open(&work)
+        // (Opened for writing: Windows refuses to flush a read-only handle.)
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&work)
             .and_then(|f| f.sync_all())
             .expect("sync the copy");
         work

@@ -29,6 +29,7 @@
 //! per row and no memory server (no npm needed); it never asserts anything about time.
 
 use serde_json::{Map, Value, json};
+use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -902,19 +903,31 @@ impl Bench {
     }
 
     /// A lane calling `tool` in one long-lived MCP session; `arguments` makes each call's arguments.
+    /// A failed call stops the benchmark, or, with `failed`, is recorded there and ends the lane's
+    /// work (its later runs return at once).
     fn mcp_lane<'a>(
         &'a self,
         mut client: McpClient,
         tool: &'a str,
+        failed: Option<&'a RefCell<Option<String>>>,
         arguments: impl Fn(String) -> Value + 'a,
     ) -> Lane<'a> {
         Box::new(move || {
+            if failed.is_some_and(|f| f.borrow().is_some()) {
+                return 0.0;
+            }
             let args = arguments(self.next_text());
             let started = Instant::now();
-            if let Err(e) = client.call(tool, args) {
-                panic!("{e}");
+            let answer = client.call(tool, args);
+            let elapsed = secs(started);
+            match (answer, failed) {
+                (Ok(_), _) => elapsed,
+                (Err(e), Some(failed)) => {
+                    *failed.borrow_mut() = Some(e);
+                    0.0
+                }
+                (Err(e), None) => panic!("{e}"),
             }
-            secs(started)
         })
     }
 
@@ -1106,6 +1119,7 @@ impl Bench {
                 lanes.push(self.mcp_lane(
                     client,
                     "timeline_append",
+                    None,
                     move |text| json!({"timeline_id": timeline, "role": "user", "text": text}),
                 ));
             }
@@ -1135,22 +1149,48 @@ impl Bench {
                     }
                 }
                 Ok((node_program, entry)) => {
+                    // A server that fails to start or to answer makes its cells MISSING, loudly;
+                    // the rest of the benchmark goes on.
+                    let failures: Vec<RefCell<Option<String>>> =
+                        copies.sizes.iter().map(|_| RefCell::default()).collect();
                     let mut lanes: Vec<Lane> = Vec::new();
-                    for &size in &copies.sizes {
+                    for (&size, failed) in copies.sizes.iter().zip(&failures) {
                         let store = self.work.join(format!("memory-{s}-{size}.jsonl"));
                         let entity = self.memory_store(copies.shape, size, &store);
                         let mut command = Command::new(&node_program);
                         command.arg(&entry).env("MEMORY_FILE_PATH", &store);
-                        let client = McpClient::spawn(command, "the memory server")
-                            .unwrap_or_else(|e| panic!("{e}"));
-                        lanes.push(self.mcp_lane(client, "add_observations", move |text| {
-                            json!({"observations": [{"entityName": entity, "contents": [text]}]})
-                        }));
+                        match McpClient::spawn(command, "the memory server") {
+                            Ok(client) => lanes.push(self.mcp_lane(
+                                client,
+                                "add_observations",
+                                Some(failed),
+                                move |text| {
+                                    json!({"observations": [{"entityName": entity, "contents": [text]}]})
+                                },
+                            )),
+                            Err(e) => {
+                                *failed.borrow_mut() = Some(e);
+                                lanes.push(Box::new(|| 0.0));
+                            }
+                        }
                     }
                     let measured = interleave(self.call_plan(), &mut lanes);
                     drop(lanes);
-                    for (m, &size) in measured.into_iter().zip(&copies.sizes) {
-                        rows.push((MEMORY_ADD, "memory server", size, Cell::Time(m)));
+                    for ((m, &size), failed) in
+                        measured.into_iter().zip(&copies.sizes).zip(&failures)
+                    {
+                        match failed.take() {
+                            None => rows.push((MEMORY_ADD, "memory server", size, Cell::Time(m))),
+                            Some(e) => {
+                                let why = format!(
+                                    "MISSING: the memory server failed at {} ({s}): {e}",
+                                    fmt_count(size)
+                                );
+                                eprintln!("\n!!!!! {why} !!!!!\n");
+                                self.results.missing.push(why.clone());
+                                rows.push((MEMORY_ADD, "memory server", size, Cell::Missing(why)));
+                            }
+                        }
                     }
                     for &size in &copies.sizes {
                         let _ = fs::remove_file(self.work.join(format!("memory-{s}-{size}.jsonl")));

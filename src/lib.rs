@@ -3,6 +3,8 @@
 //! One library behind two thin binaries: `tl` (the CLI, `cli`) and `tl-mcp` (the MCP server, `mcp`).
 //! A request flows front-end → `spec::validate` → `service` → `ops` inside a `store` transaction.
 
+#![warn(missing_docs)]
+
 pub mod budget;
 pub mod cli;
 pub mod error;

@@ -25,6 +25,7 @@ use std::time::{Duration, SystemTime};
 /// A rendered export and what it contains.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rendered {
+    /// The rendered text.
     pub text: String,
     /// Messages written (hot and cold; the root n0 is never counted).
     pub nodes: u64,
@@ -35,7 +36,9 @@ pub struct Rendered {
 /// What a renderer wrote: see [`Rendered`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
+    /// Messages written.
     pub nodes: u64,
+    /// Links written.
     pub edges: u64,
 }
 

@@ -248,7 +248,7 @@ fn create_new(path: &Path) -> io::Result<File> {
 /// links, `path` is created with `create_new` and the temporary file copied into it, and removed
 /// again if that fails. Either way a reader never sees a half-written file under `path` unless the
 /// machine crashes during the fallback. Afterwards, temporary files that killed exports left in the
-/// directory are removed (see [`remove_stale_temporaries`]).
+/// directory are removed (see `remove_stale_temporaries`).
 pub fn write_new_file(
     path: &Path,
     fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,

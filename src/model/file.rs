@@ -13,7 +13,7 @@ use serde_json::Value;
 pub struct DatabaseFile {
     /// Always 1. Files of another version are refused, never rewritten.
     pub format_version: u64,
-    /// The number the next created timeline gets (tl<N>).
+    /// The number the next created timeline gets (`tl<N>`).
     #[serde(default)]
     pub next_timeline: u64,
     /// The timelines, in creation order.
@@ -46,7 +46,7 @@ pub struct TimelineFile {
     /// Unix seconds of the last change (absent before 1.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<u64>,
-    /// The number the next node gets (n<N>); n0 is the root and is never stored.
+    /// The number the next node gets (`n<N>`); n0 is the root and is never stored.
     pub next_node: u64,
     /// Name of the current branch: the one append and context use when none is named.
     pub current_branch: String,

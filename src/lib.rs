@@ -14,7 +14,8 @@
 //! them against the spec ([`spec::validate`]), turns them into the typed [`ops::Request`], runs the
 //! operation in a transaction and returns its JSON result ([`service::Output`]). Errors are
 //! [`error::Error`]s whose [`error::ErrorKind`] comes from the spec's error table. The operations,
-//! their arguments and results are listed in `generated/cli-reference.md` (by their `tl` names) and `spec/timeline.json`.
+//! their arguments and results are listed in `generated/cli-reference.md` (by their `tl` names)
+//! and in `spec/timeline.json`.
 //!
 //! This example creates a timeline, appends three messages, forks a branch from the first one, and
 //! fits the main branch into a budget of 60 tokens, all in-process:

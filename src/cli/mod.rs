@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-pub mod demo;
+mod demo;
 pub mod shell;
 
 include!("../../generated/cli.rs");

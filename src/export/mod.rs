@@ -8,7 +8,7 @@
 //! text back. Export never changes the database.
 
 mod ascii;
-pub mod context;
+mod context;
 mod drawio;
 
 use crate::error::{Error, ErrorKind, Result};

@@ -3,7 +3,7 @@
 //! an Anthropic body or a Markdown transcript.
 //!
 //! Everything here is pure: JSON values in, [`Conversation`]s (a tree of messages in insertion order)
-//! or JSON/text out. Reading files (streamed, with limits) is [`input`]; writing the conversations
+//! or JSON/text out. Reading files (streamed, with limits) is `input`; writing the conversations
 //! into a database is the `import` operation (`ops::import`); gathering a context for export is
 //! `export`. The exact field mappings are documented in docs/interchange.md.
 //!
@@ -14,12 +14,12 @@
 //! kind and whose note holds the original message as JSON (`{"import": FORMAT, "message": ...}`), from
 //! which exports rebuild it.
 
-pub mod anthropic;
-pub mod chatgpt;
-pub mod claude;
-pub mod input;
-pub mod markdown;
-pub mod openai;
+pub(crate) mod anthropic;
+mod chatgpt;
+mod claude;
+pub(crate) mod input;
+pub(crate) mod markdown;
+pub(crate) mod openai;
 
 use crate::model::{Intent, Role};
 use serde_json::{Map, Value, json};

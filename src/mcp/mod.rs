@@ -4,8 +4,8 @@
 //! error. Tool calls go through `service::execute`, exactly like the CLI's commands, so both
 //! front-ends share validation, idempotency and the store's locks. See docs/mcp.md.
 
-pub mod frame;
-pub mod rpc;
+mod frame;
+mod rpc;
 pub mod session;
 
 use crate::service;

@@ -1691,8 +1691,6 @@ impl Bench {
     }
 }
 
-/// `node` and the pinned memory server, installed under `tools` with npm when missing.
-
 impl Bench {
     /// Search (issue 14) as `tl-mcp` runs it: one open store, each query through the service. The
     /// JSON engine scans every message; SQLite answers from its FTS5 index. One query names a rare
@@ -1703,7 +1701,14 @@ impl Bench {
         let fixtures = self.fixtures(&format!("long-{size}"), &engines, || {
             Shape::Long.build(size)
         });
-        let rare = format!("\"{}\"", message_text(size / 2).split_whitespace().take(2).collect::<Vec<_>>().join(" "));
+        let rare = format!(
+            "\"{}\"",
+            message_text(size / 2)
+                .split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
         let common = message_text(1)
             .split_whitespace()
             .next()
@@ -1714,10 +1719,16 @@ impl Bench {
         for (what, query) in [("rare phrase", rare), ("common word", common)] {
             let mut times = [0.0; 2];
             for (k, path) in fixtures.iter().enumerate() {
-                let mut store =
-                    timeline::store::Store::open(path.clone()).expect("the benchmark database opens");
+                let mut store = timeline::store::Store::open(path.clone())
+                    .expect("the benchmark database opens");
                 let operation = spec().operation("search").expect("search exists");
-                let runs = if self.smoke { 1 } else if k == 1 { 3 } else { 21 };
+                let runs = if self.smoke {
+                    1
+                } else if k == 1 {
+                    3
+                } else {
+                    21
+                };
                 let mut samples = Vec::new();
                 for _ in 0..runs {
                     let start = Instant::now();
@@ -1739,12 +1750,16 @@ impl Bench {
                 samples.sort_by(f64::total_cmp);
                 times[k] = samples[samples.len() / 2];
             }
-            rows.push((format!("search, {what} (one open store, like tl-mcp)"), times));
+            rows.push((
+                format!("search, {what} (one open store, like tl-mcp)"),
+                times,
+            ));
         }
         rows
     }
 }
 
+/// `node` and the pinned memory server, installed under `tools` with npm when missing.
 fn find_memory_server(tools: &Path) -> Result<(PathBuf, PathBuf), String> {
     let works = |program: &str| {
         Command::new(program)
@@ -1918,7 +1933,9 @@ fn main() {
         "\n### Search at {} messages (median; target: SQLite under 50 ms and at least 10x faster than the JSON scan)\n",
         fmt_count(search_size)
     );
-    println!("| query | sqlite | json | json / sqlite | under 50 ms |\n| --- | ---: | ---: | ---: | --- |");
+    println!(
+        "| query | sqlite | json | json / sqlite | under 50 ms |\n| --- | ---: | ---: | ---: | --- |"
+    );
     for (label, [sqlite, json]) in bench.measure_search(search_size) {
         println!(
             "| {label} | {} | {} | {:.0}x | {} |",

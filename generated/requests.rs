@@ -306,34 +306,63 @@ pub struct DemoArgs {
 /// A validated request for one operation of the spec.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
+    /// `create`: Create a new timeline with an empty main branch.
     Create(CreateArgs),
+    /// `append`: Append a message to the current branch (or the one named) and move its head.
     Append(AppendArgs),
+    /// `fork`: Create a branch whose head is the given node.
     Fork(ForkArgs),
+    /// `switch`: Make another branch the current one.
     Switch(SwitchArgs),
+    /// `drop_branch`: Remove a branch pointer; its messages stay in the timeline.
     DropBranch(DropBranchArgs),
+    /// `rename_branch`: Rename a branch, keeping its head, watermark, place and current-branch marker.
     RenameBranch(RenameBranchArgs),
+    /// `context`: Print the messages from the root to a node, oldest first.
     Context(ContextArgs),
+    /// `context_budget`: Fit the context of a node into a token budget with summaries and placeholders.
     ContextBudget(ContextBudgetArgs),
+    /// `pin`: Pin a node so that budgets always keep it verbatim.
     Pin(PinArgs),
+    /// `unpin`: Remove a pin.
     Unpin(UnpinArgs),
+    /// `summarize`: Add a summary of the path from one node down to another.
     Summarize(SummarizeArgs),
+    /// `branches`: List the branches with their heads.
     Branches(BranchesArgs),
+    /// `node`: Show one node in full: text, tokens, intent, summary range and versions.
     Node(NodeArgs),
+    /// `search`: Find messages and summaries by their words, best matches first.
     Search(SearchArgs),
+    /// `log`: Page through the messages of a branch, newest first.
     Log(LogArgs),
+    /// `diff`: Compare two branches or nodes: their common ancestor and what each has after it.
     Diff(DiffArgs),
+    /// `archive_check`: Tell whether a branch can be archived, and why not.
     ArchiveCheck(ArchiveCheckArgs),
+    /// `archive_branch`: Archive a finished branch: remove its pointer and move its own messages to the cold zone.
     ArchiveBranch(ArchiveBranchArgs),
+    /// `restore_branch`: Bring an archived branch back: its pointer, and its archived messages to the hot zone.
     RestoreBranch(RestoreBranchArgs),
+    /// `import`: Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.
     Import(ImportArgs),
+    /// `export`: Export a timeline (draw.io, ASCII tree) or a context (OpenAI, Anthropic, Markdown); read-only.
     Export(ExportArgs),
+    /// `db_info`: Show the storage engine, file, format version, size, and the counts of timelines and messages.
     DbInfo(DbInfoArgs),
+    /// `db_check`: Check the database's integrity and report every problem; --repair rebuilds the search index.
     DbCheck(DbCheckArgs),
+    /// `db_convert`: Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).
     DbConvert(DbConvertArgs),
+    /// `db_backup`: Write a consistent copy of the database to a new file while other processes keep working.
     DbBackup(DbBackupArgs),
+    /// `timelines`: List every timeline with its title, times, message and branch counts.
     Timelines(TimelinesArgs),
+    /// `completions`: Print a completion script for a shell (bash, zsh, fish, powershell or elvish).
     Completions(CompletionsArgs),
+    /// `man`: Print the manual page of tl as roff text (read it with man -l, or install it as tl.1).
     Man(ManArgs),
+    /// `demo`: Walk through a short demo conversation in a new database, printing each tl command and its answer.
     Demo(DemoArgs),
 }
 

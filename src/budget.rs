@@ -25,6 +25,7 @@
 /// One message of the path, oldest first. The last one is the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Item {
+    /// Its token count.
     pub tokens: u64,
     /// The target and pinned messages: always kept verbatim.
     pub mandatory: bool,
@@ -33,11 +34,15 @@ pub struct Item {
 /// A usable real summary standing for path positions `start..=end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Candidate {
+    /// First path position the summary covers.
     pub start: usize,
+    /// Last path position the summary covers.
     pub end: usize,
+    /// The summary's own token count.
     pub tokens: u64,
 }
 
+/// One piece of a layout, in path order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Segment {
     /// Keep path position `i` verbatim.
@@ -45,7 +50,12 @@ pub enum Segment {
     /// Use candidate `c` for its whole range.
     Summary(usize),
     /// One placeholder for positions `start..=end`.
-    Gap { start: usize, end: usize },
+    Gap {
+        /// First position of the run.
+        start: usize,
+        /// Last position of the run.
+        end: usize,
+    },
 }
 
 /// Why a path position ended up in its state, recorded by the step of the planner that put it there.
@@ -62,34 +72,50 @@ pub enum Reason {
     GapCheapest,
     /// Inside a summary that the summary step put in (summaries come before messages); `total` is the
     /// plan's total right after that step.
-    SummaryFirst { total: u128 },
+    SummaryFirst {
+        /// The plan's total right after the summary step.
+        total: u128,
+    },
     /// Kept alone by the message step (newest first); `total` is the plan's total right after it.
-    Newest { total: u128 },
+    Newest {
+        /// The plan's total right after the step.
+        total: u128,
+    },
     /// Kept by the message step together with the whole run `first..=last` of its gap, because keeping
     /// `last` (the position the step was for) alone did not fit; `total` is the total right after it.
     Run {
+        /// First position of the gap run kept with it.
         first: usize,
+        /// Last position of that run: the one the step was for.
         last: usize,
+        /// The plan's total right after the step.
         total: u128,
     },
     /// Left in a gap by the message step: the cheaper way to keep it would have made the total
     /// `total`, over `max`.
-    DidNotFit { total: u128 },
+    DidNotFit {
+        /// The total keeping it would have given.
+        total: u128,
+    },
 }
 
+/// A feasible layout and why each position is where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     /// Segments in path order, covering every position exactly once.
     pub segments: Vec<Segment>,
     /// One per path position: why it is where `segments` puts it.
     pub reasons: Vec<Reason>,
+    /// What the layout costs: kept tokens + summary tokens + one reserve per gap.
     pub total_tokens: u128,
+    /// What the cheapest layout that keeps every mandatory position costs.
     pub required_tokens: u128,
 }
 
 /// The request cannot fit: what the cheapest layout needs, and that layout with its reasons.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Infeasible {
+    /// What the cheapest layout that keeps every mandatory position costs (more than `max`).
     pub required_tokens: u128,
     /// The cheapest layout (it costs `required_tokens`), in path order.
     pub segments: Vec<Segment>,

@@ -12,16 +12,26 @@ use crate::spec::validate::Origin;
 use serde_json::{Map, Value, json};
 use std::fmt;
 
+/// The kinds of error the spec defines; each maps to an exit code of `tl` and an MCP answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
+    /// An argument is missing, has the wrong type, or breaks a limit.
     InvalidArgument,
+    /// A timeline, node or branch does not exist.
     NotFound,
+    /// The request contradicts the current state (for example a branch name that already exists).
     Conflict,
+    /// The node is archived (in the cold zone) and the operation needs a hot node.
     Archived,
+    /// No layout keeps the target and every pin within the budget.
     BudgetInfeasible,
+    /// The branch cannot be archived; the data carries the reasons.
     NotEligible,
+    /// A result or sum would exceed a limit (the output cap, or integer overflow).
     LimitExceeded,
+    /// The database file cannot be read, locked or written.
     Database,
+    /// The export output file cannot be written.
     Output,
 }
 
@@ -41,6 +51,7 @@ impl ErrorKind {
         }
     }
 
+    /// Every kind, in the order of the spec's error table.
     pub const ALL: [ErrorKind; 9] = [
         ErrorKind::InvalidArgument,
         ErrorKind::NotFound,
@@ -53,6 +64,7 @@ impl ErrorKind {
         ErrorKind::Output,
     ];
 
+    /// Exit status of `tl` for this kind, from the spec.
     pub fn exit_code(self) -> i32 {
         crate::spec::spec().error(self.code()).exit_code
     }
@@ -64,12 +76,15 @@ impl ErrorKind {
     }
 }
 
+/// An error of any library operation: its kind, a message for people and optional structured data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Error {
+    /// Which error of the spec this is.
     pub kind: ErrorKind,
     /// The message as `tl` prints it: next steps named as commands and flags. [`Error::render`] gives
     /// the wording for another front-end.
     pub message: String,
+    /// Structured details (such as `required_tokens` of an infeasible budget), when the kind has any.
     pub data: Option<Value>,
     /// The message with its next steps typed, when it has any (else `message` is the only wording).
     wording: Option<Box<Message>>,
@@ -79,9 +94,11 @@ pub struct Error {
     pub schema: bool,
 }
 
+/// The library's result type: `Error` unless stated otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// An error of kind `kind` with `message` (plain text or a `Message` with typed next steps).
     pub fn new(kind: ErrorKind, message: impl Into<Message>) -> Self {
         let wording = message.into();
         Error {
@@ -93,6 +110,7 @@ impl Error {
         }
     }
 
+    /// Attach structured details to the error.
     pub fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
         self
@@ -104,22 +122,27 @@ impl Error {
         self
     }
 
+    /// An `InvalidArgument` error.
     pub fn invalid(message: impl Into<Message>) -> Self {
         Error::new(ErrorKind::InvalidArgument, message)
     }
 
+    /// A `NotFound` error.
     pub fn not_found(message: impl Into<Message>) -> Self {
         Error::new(ErrorKind::NotFound, message)
     }
 
+    /// A `Conflict` error.
     pub fn conflict(message: impl Into<Message>) -> Self {
         Error::new(ErrorKind::Conflict, message)
     }
 
+    /// A `Database` error (the file cannot be read, locked or written).
     pub fn database(message: impl Into<Message>) -> Self {
         Error::new(ErrorKind::Database, message)
     }
 
+    /// The `LimitExceeded` error of a token sum that overflows 64 bits.
     pub fn overflow() -> Self {
         Error::new(
             ErrorKind::LimitExceeded,
@@ -194,6 +217,7 @@ impl Message {
         self.0.iter().any(|p| !matches!(p, Piece::Text(_)))
     }
 
+    /// The message as the front-end `origin` words it (its commands and parameter names).
     pub fn render(&self, origin: Origin) -> String {
         let mut out = String::new();
         for piece in &self.0 {
@@ -268,6 +292,7 @@ impl Step {
         self
     }
 
+    /// The step as the front-end `origin` words it: a `tl` command line or an MCP tool call.
     pub fn render(&self, origin: Origin) -> String {
         let spec = crate::spec::spec();
         let op = spec.operation(&self.op);

@@ -33,6 +33,7 @@ pub const MAX_QUERY_TERMS: usize = 32;
 
 /// The character that starts a marked match in a snippet, and the one that ends it.
 pub const MARK_START: char = '«';
+/// The character that ends a marked match in a snippet.
 pub const MARK_END: char = '»';
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,8 +132,11 @@ fn fold(c: char, out: &mut String) {
 /// One term of a text, with the bytes of the original text it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Term {
+    /// The term as indexed (folded for case, accents and width).
     pub text: String,
+    /// The byte where it starts in the original text.
     pub start: usize,
+    /// The byte just after it in the original text.
     pub end: usize,
 }
 
@@ -259,13 +263,16 @@ fn has_term_after(rest: &str) -> bool {
 /// One word or phrase of a query: its terms in order, the last one a prefix when `prefix`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Phrase {
+    /// Its terms, in order.
     pub terms: Vec<String>,
+    /// The last term matches any term it starts (`word*`).
     pub prefix: bool,
 }
 
 /// A parsed query: every phrase must match.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Query {
+    /// The words and phrases, each of which must match.
     pub phrases: Vec<Phrase>,
 }
 
@@ -274,6 +281,7 @@ pub struct Query {
 pub enum QueryError {
     /// Only punctuation, spaces or `*`.
     NoWords,
+    /// More words and phrases than `MAX_QUERY_TERMS` (the number given).
     TooManyWords(usize),
 }
 
@@ -395,6 +403,8 @@ pub struct Scorer {
 }
 
 impl Scorer {
+    /// A scorer for `rows` searchable messages holding `tokens` terms in all, where `hits[i]` of
+    /// them match phrase `i`.
     pub fn new(rows: u64, tokens: u64, hits: &[u64]) -> Scorer {
         let rows_i = rows as i64;
         let idf = hits

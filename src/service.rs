@@ -14,15 +14,21 @@ use std::path::PathBuf;
 /// What a request produced: JSON for every operation, plain text for an ASCII export to stdout.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Output {
+    /// The operation's JSON result.
     Json(Value),
+    /// Text printed as is (an ASCII tree export).
     Text(String),
 }
 
+/// One call of an operation as a front-end received it, before validation.
 pub struct Request<'a> {
+    /// The operation of the spec to run (see `spec::spec().operation(name)`).
     pub op: &'a Operation,
     /// The operation's arguments under their MCP names, exactly as an MCP client sends them.
     pub args: Map<String, Value>,
+    /// An idempotency key: a repeated request with the same key returns the first result.
     pub idempotency_key: Option<String>,
+    /// Which front-end sent it; decides how errors name parameters.
     pub origin: Origin,
 }
 

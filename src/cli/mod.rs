@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-pub mod demo;
+mod demo;
 pub mod shell;
 mod text;
 pub use text::View;
@@ -53,7 +53,12 @@ impl clap::builder::TypedValueParser for SpecValues {
 #[derive(Debug)]
 pub enum CliError {
     /// Help or version text the user asked for (stdout, exit 0), or help shown for a bare `tl` (exit 2).
-    Text { text: String, exit_code: u8 },
+    Text {
+        /// The text to print.
+        text: String,
+        /// The exit status.
+        exit_code: u8,
+    },
     /// A library error: JSON on stderr, exit code by kind.
     Failed(Error),
 }
@@ -64,6 +69,7 @@ impl From<Error> for CliError {
     }
 }
 
+/// The `tl` program: parse the command line, run the request, print the result, exit with its code.
 pub fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let result = run_with(

@@ -11,7 +11,9 @@ use std::io::IsTerminal;
 /// How text output looks: its width in columns and whether it may use colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct View {
+    /// Columns to wrap texts at.
     pub width: usize,
+    /// Whether ANSI colours may be used (a terminal, and `NO_COLOR` unset).
     pub colour: bool,
 }
 

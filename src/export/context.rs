@@ -20,8 +20,11 @@ pub fn is_context_format(format: &str) -> bool {
 
 /// A context read from the database, ready to render.
 pub struct Context {
+    /// The timeline number.
     pub timeline: u64,
+    /// The node the context ends at.
     pub target: u64,
+    /// The context's entries, oldest first.
     pub entries: Vec<Entry>,
 }
 

@@ -8,7 +8,7 @@
 //! text back. Export never changes the database.
 
 mod ascii;
-pub mod context;
+mod context;
 mod drawio;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -25,6 +25,7 @@ use std::time::{Duration, SystemTime};
 /// A rendered export and what it contains.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rendered {
+    /// The rendered text.
     pub text: String,
     /// Messages written (hot and cold; the root n0 is never counted).
     pub nodes: u64,
@@ -35,7 +36,9 @@ pub struct Rendered {
 /// What a renderer wrote: see [`Rendered`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
+    /// Messages written.
     pub nodes: u64,
+    /// Links written.
     pub edges: u64,
 }
 
@@ -245,7 +248,7 @@ fn create_new(path: &Path) -> io::Result<File> {
 /// links, `path` is created with `create_new` and the temporary file copied into it, and removed
 /// again if that fails. Either way a reader never sees a half-written file under `path` unless the
 /// machine crashes during the fallback. Afterwards, temporary files that killed exports left in the
-/// directory are removed (see [`remove_stale_temporaries`]).
+/// directory are removed (see `remove_stale_temporaries`).
 pub fn write_new_file(
     path: &Path,
     fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,

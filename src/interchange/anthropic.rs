@@ -1,7 +1,7 @@
 //! Anthropic Messages API: a request body `{system, messages}` in, one timeline (or one branch); a
 //! context out as `{system, messages}` with consecutive messages of one role merged, as the API
 //! requires. Content blocks (text, image, document, tool_use, tool_result, thinking, ...) are also
-//! what Claude.ai exports hold, so [`render_block`] serves both.
+//! what Claude.ai exports hold, so `render_block` serves both.
 
 use super::{
     Conversation, Entry, EntryKind, Format, Kinds, Msg, Rendering, base64_size, compact, intent,

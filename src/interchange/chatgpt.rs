@@ -33,6 +33,7 @@ struct Node<'a> {
     children: Vec<usize>,
 }
 
+/// Convert one conversation of a ChatGPT export (its `mapping` tree); an error says why it is not one.
 pub fn convert(value: &Value) -> Result<Conversation, String> {
     let Some(mapping) = value.get("mapping").and_then(Value::as_object) else {
         return Err(not_chatgpt(value));

@@ -13,6 +13,7 @@ fn time(value: &Value, key: &str) -> Option<u64> {
     value.get(key).and_then(Value::as_str).and_then(iso_to_ms)
 }
 
+/// Convert one conversation of a Claude.ai export (its `chat_messages`); an error says why it is not one.
 pub fn convert(value: &Value) -> Result<Conversation, String> {
     let Some(chat) = value.get("chat_messages").and_then(Value::as_array) else {
         return Err(if value.get("mapping").is_some() {

@@ -3,7 +3,7 @@
 //! an Anthropic body or a Markdown transcript.
 //!
 //! Everything here is pure: JSON values in, [`Conversation`]s (a tree of messages in insertion order)
-//! or JSON/text out. Reading files (streamed, with limits) is [`input`]; writing the conversations
+//! or JSON/text out. Reading files (streamed, with limits) is `input`; writing the conversations
 //! into a database is the `import` operation (`ops::import`); gathering a context for export is
 //! `export`. The exact field mappings are documented in docs/interchange.md.
 //!
@@ -14,12 +14,12 @@
 //! kind and whose note holds the original message as JSON (`{"import": FORMAT, "message": ...}`), from
 //! which exports rebuild it.
 
-pub mod anthropic;
-pub mod chatgpt;
-pub mod claude;
-pub mod input;
-pub mod markdown;
-pub mod openai;
+pub(crate) mod anthropic;
+mod chatgpt;
+mod claude;
+pub(crate) mod input;
+pub(crate) mod markdown;
+pub(crate) mod openai;
 
 use crate::model::{Intent, Role};
 use serde_json::{Map, Value, json};
@@ -36,13 +36,18 @@ pub const CONTINUED_TAG: &str = "continued";
 /// An import format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// A ChatGPT data export (`conversations.json`).
     ChatGpt,
+    /// A Claude.ai data export.
     Claude,
+    /// An OpenAI Chat Completions `messages` array (or request body).
     OpenAi,
+    /// An Anthropic Messages request body.
     Anthropic,
 }
 
 impl Format {
+    /// The format named `s` on the command line (`chatgpt`, `claude`, `openai`, `anthropic`); `None` otherwise.
     pub fn parse(s: &str) -> Option<Format> {
         Some(match s {
             "chatgpt" => Format::ChatGpt,
@@ -53,6 +58,7 @@ impl Format {
         })
     }
 
+    /// The format's name on the command line and in results.
     pub fn as_str(self) -> &'static str {
         match self {
             Format::ChatGpt => "chatgpt",
@@ -115,13 +121,18 @@ impl Format {
 /// One conversation ready to be written: messages in insertion order, each after its parent.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Conversation {
+    /// The conversation's title in its source.
     pub title: Option<String>,
+    /// Creation time in its source, Unix milliseconds.
     pub create_time_ms: Option<u64>,
+    /// Time of the last change in its source, Unix milliseconds.
     pub update_time_ms: Option<u64>,
+    /// The messages, each after its parent.
     pub messages: Vec<Msg>,
     /// The message the source showed last (ChatGPT `current_node`): the head of `main`. `None`: the
     /// last message.
     pub current: Option<usize>,
+    /// What the conversion met, counted by kind.
     pub kinds: Kinds,
 }
 
@@ -130,8 +141,11 @@ pub struct Conversation {
 pub struct Msg {
     /// An earlier message of the same conversation; `None` for the first one(s).
     pub parent: Option<usize>,
+    /// The Timeline role it becomes.
     pub role: Role,
+    /// The text it becomes.
     pub text: String,
+    /// The intent it becomes (imports keep the original message in its note).
     pub intent: Option<Intent>,
     /// The message's ID in its source.
     pub source_id: Option<String>,
@@ -143,24 +157,31 @@ pub struct Msg {
 /// ...) and what was left out (hidden roots, empty messages).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Kinds {
+    /// Original roles met, by name.
     pub roles: BTreeMap<String, u64>,
+    /// Message parts met, by kind (text, image, tool_call, ...).
     pub parts: BTreeMap<String, u64>,
+    /// What was left out, by reason.
     pub skipped: BTreeMap<String, u64>,
 }
 
 impl Kinds {
+    /// Count one message of original role `role`.
     pub fn role(&mut self, role: &str) {
         *self.roles.entry(role.to_string()).or_default() += 1;
     }
 
+    /// Count one message part of kind `kind`.
     pub fn part(&mut self, kind: &str) {
         *self.parts.entry(kind.to_string()).or_default() += 1;
     }
 
+    /// Count one thing left out, for reason `what`.
     pub fn skip(&mut self, what: &str) {
         *self.skipped.entry(what.to_string()).or_default() += 1;
     }
 
+    /// Add the counts of `other` to these.
     pub fn add(&mut self, other: &Kinds) {
         for (mine, theirs) in [
             (&mut self.roles, &other.roles),
@@ -173,6 +194,7 @@ impl Kinds {
         }
     }
 
+    /// The counts as the JSON object an import result reports.
     pub fn to_json(&self) -> Value {
         json!({ "roles": self.roles, "parts": self.parts, "skipped": self.skipped })
     }
@@ -289,6 +311,7 @@ pub fn original(intent: Option<&Intent>, format: Format) -> Option<Value> {
     original_field(intent, format, "message")
 }
 
+/// Field `key` of the import record kept in an imported node's intent note, when it came from `format`.
 pub fn original_field(intent: Option<&Intent>, format: Format, key: &str) -> Option<Value> {
     let note = intent?.note.as_deref()?;
     if !note.starts_with("{\"import\":") {
@@ -432,18 +455,37 @@ pub(crate) fn plain_text(content: Option<&Value>) -> String {
 pub struct Entry {
     /// `None` for a placeholder that a budget would create but the export did not store.
     pub node: Option<u64>,
+    /// Role of the entry.
     pub role: Role,
+    /// Its text.
     pub text: String,
+    /// Its token count.
     pub tokens: u64,
+    /// Its intent, when it has one.
     pub intent: Option<Intent>,
+    /// Whether it is a message, a summary or a placeholder.
     pub kind: EntryKind,
 }
 
+/// What an exported entry stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryKind {
+    /// A message, kept verbatim.
     Message,
-    Summary { from: u64, to: u64 },
-    Placeholder { from: u64, to: u64 },
+    /// A real summary of the messages `from..=to`.
+    Summary {
+        /// First node of the range.
+        from: u64,
+        /// Last node of the range.
+        to: u64,
+    },
+    /// A placeholder for the messages `from..=to`.
+    Placeholder {
+        /// First node of the range.
+        from: u64,
+        /// Last node of the range.
+        to: u64,
+    },
 }
 
 impl Entry {

@@ -86,6 +86,7 @@ fn messages_of(value: &Value) -> Result<&Vec<Value>, String> {
     }
 }
 
+/// Convert OpenAI Chat Completions messages (an array, or a request body with `messages`); an error says why they are not.
 pub fn convert(value: &Value) -> Result<Conversation, String> {
     let messages = messages_of(value)?;
     let mut kinds = Kinds::default();

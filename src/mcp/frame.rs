@@ -12,11 +12,15 @@ pub enum Frame {
     /// One line without its terminator (`\n`, or `\r\n`).
     Line(Vec<u8>),
     /// A line longer than the limit; `bytes` is its full length (terminator excluded), already skipped.
-    Oversize { bytes: u64 },
+    Oversize {
+        /// Its full length in bytes.
+        bytes: u64,
+    },
     /// End of input.
     Eof,
 }
 
+/// Reads newline-delimited MCP messages from `R`, skipping (and reporting) lines over the size limit.
 pub struct FrameReader<R> {
     inner: R,
     limit: usize,

@@ -4,8 +4,8 @@
 //! error. Tool calls go through `service::execute`, exactly like the CLI's commands, so both
 //! front-ends share validation, idempotency and the store's locks. See docs/mcp.md.
 
-pub mod frame;
-pub mod rpc;
+mod frame;
+mod rpc;
 pub mod session;
 
 use crate::service;
@@ -21,8 +21,14 @@ use std::process::ExitCode;
 /// What the command line asked for.
 #[derive(Debug, PartialEq)]
 pub enum Command {
-    Serve { db: Option<OsString> },
+    /// Serve MCP on stdin/stdout.
+    Serve {
+        /// The database path from `--db`, when given.
+        db: Option<OsString>,
+    },
+    /// `--help`: print the usage.
     Help,
+    /// `--version`: print the version.
     Version,
 }
 
@@ -49,6 +55,7 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Command, S
     Ok(Command::Serve { db })
 }
 
+/// The text of `tl-mcp --help`: usage, the database flag and the tools.
 pub fn help() -> String {
     let c = &spec().constants;
     let tools: Vec<&str> = spec()
@@ -87,6 +94,7 @@ The same database can be used with the tl command line at the same time.
     )
 }
 
+/// The `tl-mcp` program: parse the arguments, then serve MCP over stdin/stdout until end of input.
 pub fn main() -> ExitCode {
     let db = match parse_args(std::env::args_os().skip(1)) {
         Ok(Command::Help) => return print_text(&help()),

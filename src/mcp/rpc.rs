@@ -2,20 +2,28 @@
 
 use serde_json::{Map, Value, json};
 
+/// JSON-RPC code: the message is not valid JSON.
 pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC code: the JSON is not a valid request object.
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC code: the server has no such method.
 pub const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC code: the method's parameters are wrong.
 pub const INVALID_PARAMS: i64 = -32602;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
+    /// The JSON-RPC error code.
     pub code: i64,
+    /// A short description for people.
     pub message: String,
+    /// Structured details, when there are any.
     pub data: Option<Value>,
 }
 
 impl RpcError {
+    /// An error with `code` and `message` and no data.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         RpcError {
             code,
@@ -24,18 +32,22 @@ impl RpcError {
         }
     }
 
+    /// A `PARSE_ERROR` that says what could not be parsed.
     pub fn parse(detail: impl std::fmt::Display) -> Self {
         RpcError::new(PARSE_ERROR, format!("Parse error: {detail}"))
     }
 
+    /// An `INVALID_REQUEST` error with `detail`.
     pub fn invalid_request(detail: impl std::fmt::Display) -> Self {
         RpcError::new(INVALID_REQUEST, format!("Invalid Request: {detail}"))
     }
 
+    /// An `INVALID_PARAMS` error with `detail`.
     pub fn invalid_params(detail: impl std::fmt::Display) -> Self {
         RpcError::new(INVALID_PARAMS, format!("Invalid params: {detail}"))
     }
 
+    /// The error object of a JSON-RPC response.
     pub fn to_json(&self) -> Value {
         let mut object = Map::new();
         object.insert("code".into(), json!(self.code));
@@ -65,13 +77,18 @@ impl From<crate::error::Error> for RpcError {
 pub enum Message {
     /// Has an `id`: must be answered.
     Request {
+        /// The request's ID, echoed in the response.
         id: Value,
+        /// The method called.
         method: String,
+        /// The method's parameters, when given.
         params: Option<Value>,
     },
     /// Has no `id`: never answered.
     Notification {
+        /// The method called.
         method: String,
+        /// The method's parameters, when given.
         params: Option<Value>,
     },
     /// A response from the client (it has `result` or `error` and no `method`). This server sends no

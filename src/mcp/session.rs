@@ -24,6 +24,7 @@ pub fn latest_version() -> &'static str {
     spec().latest_protocol_version()
 }
 
+/// One MCP connection's state: the agreed protocol version and the database it works on.
 pub struct Session {
     /// The version agreed in `initialize`; `None` until then.
     version: Option<&'static str>,
@@ -34,6 +35,7 @@ pub struct Session {
 }
 
 impl Session {
+    /// A session on the database `db` (or the error that says why there is none), before `initialize`.
     pub fn new(db: Result<PathBuf, Error>) -> Self {
         Session {
             version: None,

@@ -13,9 +13,10 @@ use serde_json::Value;
 pub struct DatabaseFile {
     /// Always 1. Files of another version are refused, never rewritten.
     pub format_version: u64,
-    /// The number the next created timeline gets (tl<N>).
+    /// The number the next created timeline gets (`tl<N>`).
     #[serde(default)]
     pub next_timeline: u64,
+    /// The timelines, in creation order.
     #[serde(default)]
     pub timelines: Vec<TimelineFile>,
     /// Idempotency keys and the first result each one produced.
@@ -30,6 +31,7 @@ pub struct DatabaseFile {
     pub imports: Vec<ImportRecord>,
 }
 
+/// One timeline: its branches, pins and nodes.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TimelineFile {
@@ -44,9 +46,11 @@ pub struct TimelineFile {
     /// Unix seconds of the last change (absent before 1.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<u64>,
-    /// The number the next node gets (n<N>); n0 is the root and is never stored.
+    /// The number the next node gets (`n<N>`); n0 is the root and is never stored.
     pub next_node: u64,
+    /// Name of the current branch: the one append and context use when none is named.
     pub current_branch: String,
+    /// The branches, in creation order.
     pub branches: Vec<BranchFile>,
     /// Pinned node IDs.
     #[serde(default)]
@@ -67,6 +71,7 @@ pub struct TimelineFile {
 #[serde(deny_unknown_fields)]
 /// A branch as archive-branch left it.
 pub struct ArchivedBranchFile {
+    /// The branch name it had.
     pub name: String,
     /// The head it had.
     pub head: String,
@@ -79,30 +84,40 @@ pub struct ArchivedBranchFile {
     pub nodes: Vec<String>,
 }
 
+/// A named pointer to a head node.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BranchFile {
+    /// The branch name, unique in its timeline.
     pub name: String,
+    /// ID of the newest node of the branch.
     pub head: String,
     /// The deepest node of root→head whose whole path is pinned or summarised. Missing in old files: n0.
     #[serde(default)]
     pub watermark: Option<String>,
 }
 
+/// One node: a message, a summary or a placeholder.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NodeFile {
+    /// "n" followed by digits.
     pub id: String,
+    /// ID of the node this one follows ("n0" for the first message of a branch).
     pub parent: String,
     /// user, assistant, system or summary.
     pub role: String,
+    /// The message text.
     pub text: String,
+    /// The token count budgets use (given by the caller or estimated).
     pub tokens: u64,
     /// Unix seconds of creation (absent for messages written before 1.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<u64>,
+    /// Why the message was written, when the caller said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<IntentFile>,
+    /// Present on summaries and placeholders: the range they stand in for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<SummaryFile>,
     /// Derived: tokens of the path root→node. Ignored on load and rebuilt.
@@ -115,24 +130,31 @@ pub struct NodeFile {
     pub stale: Value,
 }
 
+/// A short label for why a message was written, with an optional note.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
 #[serde(deny_unknown_fields)]
 pub struct IntentFile {
     /// Non-empty.
     pub tag: String,
+    /// Free text that explains the tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
+/// The range a summary or placeholder stands in for, and its version history.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SummaryFile {
     /// "real" (written by summarize) or "placeholder" (created by budget, 32 tokens).
     pub kind: String,
+    /// ID of the first node of the range.
     pub from: String,
+    /// ID of the last node of the range.
     pub to: String,
+    /// IDs of the real summaries this one was built from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub derived_from: Vec<String>,
+    /// ID of the summary this one is a new version of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supersedes: Option<String>,
     /// 1 for a first version; supersedes.version + 1 otherwise.
@@ -144,11 +166,13 @@ fn one() -> u64 {
     1
 }
 
+/// An idempotency key and the first result it produced.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct IdempotencyEntry {
     /// "database" for create, else the timeline ID.
     pub scope: String,
+    /// The key the caller sent.
     pub key: String,
     /// The operation that first used the key.
     pub op: String,
@@ -162,6 +186,7 @@ pub struct IdempotencyEntry {
     pub request: Option<String>,
 }
 
+/// One entry of the audit log; which fields are present depends on `op`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct AuditEntry {
@@ -169,24 +194,34 @@ pub struct AuditEntry {
     pub ts: u64,
     /// summarize, supersede, placeholder, archive, restore or idempotency.
     pub op: String,
+    /// The timeline ID the change was made in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<String>,
+    /// First node of a summarized range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
+    /// Last node of a summarized range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
+    /// The node the change created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
+    /// The summary a new version supersedes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supersedes: Option<String>,
+    /// The branch archived or restored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// The nodes moved between the hot and cold zones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodes: Option<Vec<String>>,
+    /// The idempotency key recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// The scope of the idempotency key ("database" or a timeline ID).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// The result recorded for the idempotency key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
 }

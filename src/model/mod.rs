@@ -14,18 +14,26 @@ use file::{
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashMap};
 
+/// Node number of the root of every timeline (`n0`): the parent of the first messages, never a message itself.
 pub const ROOT: u64 = 0;
 
+/// Who wrote a message (or what kind of node it is).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
+    /// The root node `n0`; not a message.
     Root,
+    /// A message from the person.
     User,
+    /// A message from the model.
     Assistant,
+    /// A system prompt or instruction.
     System,
+    /// A summary or placeholder standing in for a range of messages.
     Summary,
 }
 
 impl Role {
+    /// The role named by `s` as callers spell it (`user`, `assistant`, `system`, `summary`); `None` otherwise.
     pub fn parse(s: &str) -> Option<Role> {
         Some(match s {
             "user" => Role::User,
@@ -36,6 +44,7 @@ impl Role {
         })
     }
 
+    /// The name of the role in the database file and in results.
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Root => "root",
@@ -47,9 +56,12 @@ impl Role {
     }
 }
 
+/// Whether a summary node was written by a caller or by `budget`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SummaryKind {
+    /// A summary written by a caller with `summarize`.
     Real,
+    /// A marker `budget` wrote for a range it had to leave out and that no summary covered.
     Placeholder,
 }
 
@@ -63,32 +75,50 @@ impl SummaryKind {
     }
 }
 
+/// A short label for why a message was written (`decision`, `question`, ...), with an optional note.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Intent {
+    /// The label.
     pub tag: String,
+    /// Free text that explains the label.
     pub note: Option<String>,
 }
 
+/// What makes a node a summary: the range it stands in for and its version history.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
+    /// Real summary or placeholder.
     pub kind: SummaryKind,
+    /// First node of the covered range.
     pub from: u64,
+    /// Last node of the covered range (an ancestor-or-self path from `from`).
     pub to: u64,
+    /// Real summaries this one was built from.
     pub derived_from: Vec<u64>,
+    /// The summary this one is a new version of.
     pub supersedes: Option<u64>,
+    /// Version number: 1, or one more than the summary it supersedes.
     pub version: u64,
 }
 
+/// One node of a timeline's tree: a message, a summary or the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
+    /// The node this one follows (`ROOT` for the first message of a branch).
     pub parent: u64,
+    /// Who wrote it.
     pub role: Role,
+    /// The message text.
     pub text: String,
+    /// The token count used by budgets (given by the caller or estimated).
     pub tokens: u64,
     /// Unix seconds; `None` for the root and for messages written before 1.3.
     pub created_at: Option<u64>,
+    /// Why it was written, when the caller said.
     pub intent: Option<Intent>,
+    /// Set for summaries and placeholders.
     pub summary: Option<Summary>,
+    /// Archived: moved to the cold zone with its branch, so it cannot be forked from or appended to.
     pub cold: bool,
 }
 
@@ -107,12 +137,14 @@ impl Node {
         }
     }
 
+    /// Whether the node is a summary written by a caller.
     pub fn is_real_summary(&self) -> bool {
         self.summary
             .as_ref()
             .is_some_and(|s| s.kind == SummaryKind::Real)
     }
 
+    /// Whether the node is a placeholder written by `budget`.
     pub fn is_placeholder(&self) -> bool {
         self.summary
             .as_ref()
@@ -120,18 +152,25 @@ impl Node {
     }
 }
 
+/// A named pointer to a head node, like a git branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Branch {
+    /// The branch name, unique in its timeline.
     pub name: String,
+    /// The newest node of the branch.
     pub head: u64,
+    /// The deepest node of the branch's path with every message above it covered (see docs/budget.md).
     pub watermark: u64,
 }
 
 /// A branch that archive-branch removed, as restore-branch needs it to bring the branch back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArchivedBranch {
+    /// The branch name it had.
     pub name: String,
+    /// Its head when it was archived.
     pub head: u64,
+    /// Its watermark when it was archived (equal to the head).
     pub watermark: u64,
     /// Its index in the list of branches when it was archived.
     pub position: u64,
@@ -142,12 +181,17 @@ pub struct ArchivedBranch {
 /// Indexes rebuilt from source data; never read from disk.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Derived {
+    /// Per node: tokens of the path from the root to it, the node included.
     pub prefix_tokens: Vec<u64>,
+    /// Per node: its distance from the root.
     pub depth: Vec<u64>,
+    /// Per node: its children, oldest first.
     pub children: Vec<Vec<u64>>,
     /// How many summaries and placeholders (any version) cover each node.
     pub cover_count: Vec<u32>,
+    /// Summary → the newer version that supersedes it.
     pub superseded_by: HashMap<u64, u64>,
+    /// Per node: whether it is a summary built (directly or not) from a superseded summary.
     pub stale: Vec<bool>,
     /// The first node of a range → the summaries and placeholders of ranges that start there, oldest
     /// first (placeholder reuse, usable summaries of a path, open placeholders).
@@ -158,9 +202,12 @@ pub struct Derived {
     pub dependents: HashMap<u64, Vec<u64>>,
 }
 
+/// One conversation: a tree of nodes with named branches, pins and archived branches.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timeline {
+    /// The timeline number (`tl3` has 3).
     pub id: u64,
+    /// A title given at `create` or by `import`.
     pub title: Option<String>,
     /// Unix seconds; `None` for timelines created before 1.3.
     pub created_at: Option<u64>,
@@ -168,19 +215,28 @@ pub struct Timeline {
     pub updated_at: Option<u64>,
     /// Indexed by node number; `nodes[0]` is the root.
     pub nodes: Vec<Node>,
+    /// The branches, in creation order.
     pub branches: Vec<Branch>,
+    /// Name of the branch `append` and `context` use when none is named.
     pub current_branch: String,
+    /// Pinned messages: always kept verbatim by budgets.
     pub pins: BTreeSet<u64>,
     /// Archived branches not restored since, oldest archival first.
     pub archived: Vec<ArchivedBranch>,
+    /// Indexes derived from the fields above, rebuilt on load.
     pub derived: Derived,
 }
 
+/// Every timeline of one database file, plus idempotency keys, the audit log and imports.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Database {
+    /// The number the next `create` gives its timeline.
     pub next_timeline: u64,
+    /// The timelines, in creation order.
     pub timelines: Vec<Timeline>,
+    /// Idempotency keys remembered for repeated requests.
     pub idempotency: Vec<IdempotencyEntry>,
+    /// Every change, in order: who did what and when.
     pub audit: Vec<AuditEntry>,
     /// Conversations brought in by `import`, oldest first.
     pub imports: Vec<ImportRecord>,
@@ -193,10 +249,12 @@ pub fn import_key(format: &str, source_key: &str) -> String {
     format!("{format}\n{source_key}")
 }
 
+/// The ID string of node number `n` (`n12`).
 pub fn node_id(n: u64) -> String {
     format!("n{n}")
 }
 
+/// The ID string of timeline number `n` (`tl3`).
 pub fn timeline_id(n: u64) -> String {
     format!("tl{n}")
 }
@@ -251,6 +309,7 @@ fn parse_prefixed(s: &str, prefix: &str) -> Option<u64> {
 }
 
 impl Timeline {
+    /// An empty timeline number `id` with one branch, `first_branch`, at the root.
     pub fn new(id: u64, first_branch: &str) -> Timeline {
         let root = Node::root();
         let mut timeline = Timeline {
@@ -273,10 +332,12 @@ impl Timeline {
         timeline
     }
 
+    /// The ID string of this timeline (`tl3`).
     pub fn id_str(&self) -> String {
         timeline_id(self.id)
     }
 
+    /// The node number `n`, root included; `None` when it does not exist.
     pub fn node(&self, n: u64) -> Option<&Node> {
         self.nodes.get(usize::try_from(n).ok()?)
     }
@@ -303,6 +364,7 @@ impl Timeline {
         }
     }
 
+    /// The branch named `name`, or a not-found error that lists the branches.
     pub fn branch(&self, name: &str) -> Result<&Branch> {
         self.branches
             .iter()
@@ -310,6 +372,7 @@ impl Timeline {
             .ok_or_else(|| self.branch_not_found(name))
     }
 
+    /// The position of the branch named `name` in `branches`, or a not-found error.
     pub fn branch_index(&self, name: &str) -> Result<usize> {
         self.branches
             .iter()
@@ -326,6 +389,7 @@ impl Timeline {
         ))
     }
 
+    /// The current branch.
     pub fn current(&self) -> &Branch {
         self.branches
             .iter()
@@ -597,6 +661,7 @@ impl Timeline {
 }
 
 impl Database {
+    /// The timeline number `id`, or a not-found error that lists the timelines.
     pub fn timeline(&self, id: u64) -> Result<&Timeline> {
         self.timelines
             .iter()
@@ -604,6 +669,7 @@ impl Database {
             .ok_or_else(|| self.timeline_not_found(id))
     }
 
+    /// The timeline number `id` for changing, or a not-found error.
     pub fn timeline_mut(&mut self, id: u64) -> Result<&mut Timeline> {
         let err = self.timeline_not_found(id);
         self.timelines.iter_mut().find(|t| t.id == id).ok_or(err)
@@ -667,6 +733,7 @@ impl Database {
         self.audit.push(entry);
     }
 
+    /// A database from its file form: checks the source data (format version `supported_version`) and rebuilds every index.
     pub fn from_file(file: DatabaseFile, supported_version: u64) -> Result<Database> {
         if file.format_version != supported_version {
             return Err(Error::database(format!(
@@ -728,6 +795,7 @@ impl Database {
         Ok(db)
     }
 
+    /// The file form of the database, with format version `format_version`, for saving.
     pub fn to_file(&self, format_version: u64) -> DatabaseFile {
         DatabaseFile {
             format_version,

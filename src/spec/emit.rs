@@ -5,6 +5,7 @@ use super::validate::Origin;
 use super::{Operation, Param, Spec, TypeDef, TypeKind, spec};
 use serde_json::{Map, Value, json};
 
+/// The note at the top of every generated file: where it comes from and how to regenerate it.
 pub const HEADER_NOTE: &str =
     "generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test generated";
 
@@ -415,6 +416,7 @@ fn scoped_global(global: &super::Global) -> CliArg {
     }
 }
 
+/// The clap command tree of `tl` (`generated/cli.rs`).
 pub fn render_cli(spec: &Spec) -> String {
     let mut out = String::new();
     out.push_str(&format!("// {HEADER_NOTE}\n"));
@@ -553,7 +555,9 @@ pub fn render_requests(spec: &Spec) -> String {
     out.push_str("/// A validated request for one operation of the spec.\n#[derive(Debug, Clone, PartialEq)]\npub enum Request {\n");
     for op in &spec.operations {
         out.push_str(&format!(
-            "    {}({}Args),\n",
+            "    /// `{}`: {}\n    {}({}Args),\n",
+            op.name,
+            op.summary,
             camel(&op.name),
             camel(&op.name)
         ));
@@ -638,6 +642,7 @@ fn render_command(spec: &Spec, op: &Operation, name: &str, indent: &str) -> Stri
     out
 }
 
+/// The Markdown CLI reference (`generated/cli-reference.md`).
 pub fn render_reference(spec: &Spec) -> String {
     let mut out = String::new();
     out.push_str(&format!("<!-- {HEADER_NOTE} -->\n\n"));

@@ -16,38 +16,58 @@ use validate::Origin;
 /// The spec text, compiled into both binaries.
 pub const SPEC_JSON: &str = include_str!("../../spec/timeline.json");
 
+/// The whole product contract as parsed from `spec/timeline.json`: operations, types, errors and limits.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
+    /// Version of the contract itself (changes when an operation or result shape changes).
     pub spec_version: String,
+    /// Product title shown in help texts and the MCP server info.
     pub title: String,
+    /// One-paragraph description of the product, the top of `tl --help`.
     pub about: String,
     /// The `instructions` of the MCP `initialize` result: a short workflow guide for the model.
     pub mcp_instructions: String,
+    /// Named limits and fixed values shared by both front-ends.
     pub constants: Constants,
+    /// Parameter types by name (`node_id`, `branch_name`, ...), referenced from parameters and fields.
     pub types: BTreeMap<String, TypeDef>,
+    /// Error kinds by name, with their exit codes and MCP codes.
     pub errors: BTreeMap<String, ErrorDef>,
+    /// JSON Schema of one message as the read operations return it.
     pub message_schema: Value,
     /// One message of a log or a diff side: a message with its time, zone, pin, summary range and
     /// the branches whose head it is (`#/$defs/entry` in result schemas).
     pub entry_schema: Value,
     /// The structured content of a failed MCP tool call (`isError: true`): `{"error", "data"?}`.
     pub mcp_error_schema: Value,
+    /// Every operation, in the order the CLI and the tool list show them.
     pub operations: Vec<Operation>,
+    /// Flags every `tl` command accepts (such as `--db`).
     pub globals: Vec<Global>,
 }
 
+/// The named constants of the spec: limits, protocol versions and fixed names.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Constants {
+    /// Version of the on-disk database format this build writes.
     pub format_version: u64,
+    /// Tokens the budget planner keeps free for the model's answer.
     pub reserve_tokens: u64,
+    /// Most messages a single read operation returns.
     pub max_output_messages: usize,
+    /// Largest message text accepted, in bytes.
     pub max_text_bytes: usize,
+    /// Largest idempotency key accepted, in bytes.
     pub max_idempotency_key_bytes: usize,
+    /// How long an idempotency key is remembered, in seconds.
     pub idempotency_window_seconds: u64,
+    /// Largest MCP frame (one JSON-RPC message) the server reads, in bytes.
     pub mcp_frame_limit_bytes: usize,
+    /// MCP protocol versions the server accepts in `initialize`.
     pub mcp_protocol_versions: Vec<String>,
+    /// MCP protocol versions in which JSON-RPC batches are allowed.
     pub mcp_batch_protocol_versions: Vec<String>,
     /// Tool `annotations` exist from this protocol version on.
     pub mcp_annotations_from: String,
@@ -58,35 +78,50 @@ pub struct Constants {
     /// From this version on, arguments that fail the argument check are tool execution errors
     /// (`isError: true`, SEP-1303) instead of JSON-RPC "invalid params" errors.
     pub mcp_argument_errors_as_tool_errors_from: String,
+    /// Server name in the MCP `initialize` result.
     pub mcp_server_name: String,
+    /// ID of the root node every timeline starts from.
     pub root_node: String,
+    /// Name of the branch a new timeline starts on.
     pub first_branch: String,
+    /// How many characters of a message the ASCII tree shows before cutting it.
     pub ascii_truncate_scalars: usize,
 }
 
+/// A named parameter type: how values are checked and described.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TypeDef {
+    /// The shape of the type's values.
     pub kind: TypeKind,
+    /// Prefix of IDs of this type (`n` for node IDs), for `id` kinds.
     #[serde(default)]
     pub prefix: Option<String>,
+    /// Element type name, for `list` kinds.
     #[serde(default)]
     pub items: Option<String>,
+    /// Smallest length in characters, for `string` kinds.
     #[serde(default)]
     pub min_chars: Option<usize>,
+    /// Largest length in bytes, for `string` kinds.
     #[serde(default)]
     pub max_bytes: Option<usize>,
+    /// Characters a `string` value may not contain.
     #[serde(default)]
     pub forbidden_chars: Vec<String>,
+    /// The only values allowed, when the type is an enumeration.
     #[serde(default, rename = "enum")]
     pub allowed: Vec<String>,
+    /// The fields of an `object` kind.
     #[serde(default)]
     pub fields: Vec<Field>,
     /// The smallest and largest value of a `uint`, where limited.
     #[serde(default)]
     pub minimum: Option<u64>,
+    /// The largest value of a `uint`, where limited.
     #[serde(default)]
     pub maximum: Option<u64>,
+    /// What the type means, shown in help and schemas.
     pub description: String,
     /// The description in MCP schemas, where it differs (no command-line spelling).
     #[serde(default)]
@@ -103,16 +138,22 @@ impl TypeDef {
     }
 }
 
+/// The shape of a spec type's values.
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TypeKind {
+    /// A prefixed numeric ID such as `n12`.
     Id,
+    /// A comma-separated list (an array over MCP) of another type.
     List,
+    /// A text value.
     String,
+    /// A non-negative integer.
     Uint,
     /// A switch: a flag without a value on the command line, a boolean over MCP. Never required;
     /// `false` is the same as absent.
     Bool,
+    /// A JSON object whose fields are described by `TypeDef::fields`.
     Object,
 }
 
@@ -120,11 +161,16 @@ pub enum TypeKind {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Field {
+    /// The field's key in the object.
     pub name: String,
+    /// Name of the field's spec type.
     #[serde(rename = "type")]
     pub ty: String,
+    /// Whether the object must contain the field.
     pub required: bool,
+    /// The CLI flag that sets the field.
     pub cli_flag: String,
+    /// One-line help for the field.
     pub help: String,
     /// The help over MCP, where it differs.
     #[serde(default)]
@@ -132,6 +178,7 @@ pub struct Field {
 }
 
 impl Field {
+    /// The help as `origin` shows it: `mcp_help` (else `help`) over MCP, `help` on the command line.
     pub fn help_for(&self, origin: Origin) -> &str {
         match (origin, &self.mcp_help) {
             (Origin::Mcp, Some(text)) => text,
@@ -140,21 +187,28 @@ impl Field {
     }
 }
 
+/// One error kind of the spec: how it is reported on each front-end.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorDef {
+    /// Exit status of `tl` for this kind.
     pub exit_code: i32,
     /// The JSON-RPC error code when an error of this kind is a protocol error (argument errors
     /// before 2025-11-25); `null` for kinds that are always tool errors (`isError: true`).
     pub mcp_code: Option<i64>,
+    /// What the error kind means.
     pub description: String,
 }
 
+/// One operation of the spec: its names on each front-end, its parameters, result and errors.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Operation {
+    /// The operation's spec name (`fork`, `context_budget`).
     pub name: String,
+    /// The `tl` subcommand name.
     pub cli: String,
+    /// The MCP tool name, when the operation has a tool.
     pub mcp: Option<String>,
     /// Runs inside `tl` itself, without a database transaction (completions, the man page, the demo):
     /// a command of the CLI, never an MCP tool.
@@ -165,6 +219,7 @@ pub struct Operation {
     pub mcp_omitted: Option<String>,
     /// One line for `tl` help and the CLI reference.
     pub summary: String,
+    /// Whether the operation changes the database.
     pub mutating: bool,
     /// The MCP tool's `title` (required for operations with an MCP tool).
     #[serde(default)]
@@ -175,14 +230,19 @@ pub struct Operation {
     /// The MCP tool's behaviour hints (required with an MCP tool).
     #[serde(default)]
     pub annotations: Option<Annotations>,
+    /// Whether the operation works on one timeline (and takes `timeline_id`).
     pub timeline: TimelineUse,
+    /// How the operation treats an idempotency key.
     pub idempotency: KeyUse,
+    /// The operation's parameters, in help order.
     pub params: Vec<Param>,
     /// For an array result: the key MCP wraps it under (`{"messages": [...]}`), since MCP
     /// structured content is an object. `tl` prints the array itself.
     #[serde(default)]
     pub mcp_result_key: Option<String>,
+    /// JSON Schema of the operation's result.
     pub result: Value,
+    /// Error kinds the operation can return.
     pub errors: Vec<String>,
 }
 
@@ -191,6 +251,7 @@ pub struct Operation {
 #[derive(Debug, Deserialize, Clone, Copy)]
 #[serde(deny_unknown_fields)]
 pub struct Annotations {
+    /// Only reads: changes nothing.
     pub read_only: bool,
     /// Removes or replaces something (a branch, a pin, the current branch) rather than only adding.
     pub destructive: bool,
@@ -198,9 +259,11 @@ pub struct Annotations {
     pub idempotent: bool,
 }
 
+/// Whether an operation works on one timeline.
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TimelineUse {
+    /// The operation is about the whole database.
     None,
     /// One timeline: required over MCP, the smallest ID by default on the command line.
     Required,
@@ -229,6 +292,7 @@ pub enum KeyUse {
     Rejected,
 }
 
+/// One parameter of an operation.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Param {
@@ -237,8 +301,10 @@ pub struct Param {
     /// The CLI long flag when it differs from the name with `_` turned into `-`.
     #[serde(default)]
     pub cli_flag: Option<String>,
+    /// Name of the parameter's spec type.
     #[serde(rename = "type")]
     pub ty: String,
+    /// Whether the parameter must be given.
     pub required: bool,
     /// The CLI accepts `-` to read the value from standard input.
     #[serde(default)]
@@ -249,6 +315,7 @@ pub struct Param {
     /// On the command line a positional argument (`tl completions bash`) instead of a flag.
     #[serde(default)]
     pub positional: bool,
+    /// One-line help for the parameter.
     pub help: String,
     /// The help over MCP, where it differs from `help`.
     #[serde(default)]
@@ -265,6 +332,7 @@ impl Param {
         }
     }
 
+    /// The CLI long flag without its dashes: `cli_flag`, else the name with `_` turned into `-`.
     pub fn flag(&self) -> String {
         self.cli_flag
             .clone()
@@ -295,12 +363,17 @@ impl Param {
     }
 }
 
+/// A flag every `tl` command accepts.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Global {
+    /// The global's key in the arguments both front-ends build.
     pub name: String,
+    /// The CLI long flag.
     pub cli_flag: String,
+    /// The value placeholder in `tl` help.
     pub value_name: String,
+    /// One-line help for the flag.
     pub help: String,
     /// The description of the matching MCP argument, where there is one.
     #[serde(default)]
@@ -325,25 +398,30 @@ impl Global {
 }
 
 impl Spec {
+    /// The operation with spec name `name`.
     pub fn operation(&self, name: &str) -> Option<&Operation> {
         self.operations.iter().find(|op| op.name == name)
     }
 
+    /// The operation whose `tl` subcommand is `cli`.
     pub fn by_cli(&self, cli: &str) -> Option<&Operation> {
         self.operations.iter().find(|op| op.cli == cli)
     }
 
+    /// The operation whose MCP tool name is `tool`.
     pub fn by_mcp(&self, tool: &str) -> Option<&Operation> {
         self.operations
             .iter()
             .find(|op| op.mcp.as_deref() == Some(tool))
     }
 
+    /// The type definition named `name`; panics on a name `check` would reject.
     pub fn type_def(&self, name: &str) -> &TypeDef {
         // `check` proves every referenced type exists, and a test runs `check`.
         &self.types[name]
     }
 
+    /// The error kind named `kind`; panics on a name `check` would reject.
     pub fn error(&self, kind: &str) -> &ErrorDef {
         &self.errors[kind]
     }

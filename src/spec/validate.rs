@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 /// Which front-end the arguments came from; only the way parameter names are printed differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
+    /// The `tl` command line: parameters are named by their flags (`--max`).
     Cli,
+    /// An MCP tool call: parameters are named by their property names (`max`).
     Mcp,
 }
 
@@ -21,10 +23,12 @@ pub struct Args {
 }
 
 impl Args {
+    /// A text argument, `None` when absent.
     pub fn str(&self, name: &str) -> Option<&str> {
         self.values.get(name).and_then(Value::as_str)
     }
 
+    /// An integer argument, `None` when absent.
     pub fn u64(&self, name: &str) -> Option<u64> {
         self.values.get(name).and_then(Value::as_u64)
     }
@@ -45,6 +49,7 @@ impl Args {
             .map(|s| parse_id_number(s).unwrap_or(u64::MAX))
     }
 
+    /// The numbers of a list of IDs; empty when absent.
     pub fn ids(&self, name: &str) -> Vec<u64> {
         match self.values.get(name) {
             Some(Value::Array(items)) => items
@@ -56,6 +61,7 @@ impl Args {
         }
     }
 
+    /// An object argument, `None` when absent.
     pub fn object(&self, name: &str) -> Option<&Map<String, Value>> {
         self.values.get(name).and_then(Value::as_object)
     }
@@ -72,6 +78,7 @@ impl Args {
         })
     }
 
+    /// All arguments as the JSON object they were validated from.
     pub fn as_map(&self) -> &Map<String, Value> {
         &self.values
     }

@@ -7,8 +7,11 @@ use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, ROOT, Timeline};
 use crate::search::{Query, Scorer};
 
+/// A transaction over an in-memory `Database` (the JSON engine's, or an empty one).
 pub struct MemTx<'a> {
+    /// The database the transaction reads and changes.
     pub db: &'a mut Database,
+    /// The engine reported to operations.
     pub engine: Engine,
 }
 

@@ -40,11 +40,14 @@ pub enum Outcome<R> {
 /// The storage engine of a database file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
+    /// A SQLite database: changes are written row by row in a transaction.
     Sqlite,
+    /// A JSON snapshot: the whole file is rewritten atomically on each change.
     Json,
 }
 
 impl Engine {
+    /// The engine's name in results (`sqlite`, `json`).
     pub fn as_str(self) -> &'static str {
         match self {
             Engine::Sqlite => "sqlite",
@@ -108,17 +111,21 @@ impl Engine {
 /// A node with the state derived from the rest of the timeline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeRow {
+    /// The node number.
     pub id: u64,
+    /// The node's source data.
     pub node: Node,
     /// Tokens of root→this node.
     pub prefix_tokens: u64,
     /// Edges from the root.
     pub depth: u64,
+    /// Whether the node is pinned.
     pub pinned: bool,
     /// How many summaries and placeholders (any version) cover this node.
     pub cover_count: u32,
     /// A real summary built from a superseded or stale summary.
     pub stale: bool,
+    /// The newer version that supersedes this summary, if any.
     pub superseded_by: Option<u64>,
 }
 
@@ -137,22 +144,30 @@ impl NodeRow {
 /// A timeline's own record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimelineRow {
+    /// The timeline number.
     pub id: u64,
     /// The number the next node gets; also 1 + the number of messages.
     pub next_node: u64,
+    /// Name of the current branch.
     pub current_branch: String,
+    /// Title given at creation or by import.
     pub title: Option<String>,
+    /// Unix seconds of creation; `None` for timelines created before 1.3.
     pub created_at: Option<u64>,
+    /// Unix seconds of the last change; `None` when not changed since 1.3.
     pub updated_at: Option<u64>,
 }
 
 /// One change to a node's derived state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeChange {
+    /// Pinned (`true`) or unpinned (`false`).
     Pin(bool),
     /// One more summary or placeholder covers the node.
     Covered,
+    /// A summary it was built from was superseded.
     Stale,
+    /// A newer version of this summary is the given node.
     SupersededBy(u64),
     /// Moved to the cold zone.
     Archived,
@@ -164,12 +179,14 @@ pub enum NodeChange {
 /// transaction. Reads see the transaction's own writes. Every method costs what it touches (an index
 /// lookup or the rows named), never a scan of the database.
 pub trait Tx {
+    /// The engine behind this transaction.
     fn engine(&self) -> Engine;
 
     /// The ID the next timeline gets.
     fn next_timeline(&mut self) -> Result<u64>;
     /// Up to `limit` timeline IDs, smallest first.
     fn timeline_ids(&mut self, limit: usize) -> Result<Vec<u64>>;
+    /// Timeline `tl`'s record; `None` when it does not exist.
     fn timeline(&mut self, tl: u64) -> Result<Option<TimelineRow>>;
     /// Add timeline `id` with its root and first branch, created at `now`; the next timeline
     /// becomes `id + 1`.
@@ -184,6 +201,7 @@ pub trait Tx {
     fn touch_timeline(&mut self, tl: u64, now: u64) -> Result<()>;
     /// Every timeline with its number of branches, smallest ID first.
     fn timeline_list(&mut self) -> Result<Vec<(TimelineRow, u64)>>;
+    /// Make `name` the current branch of timeline `tl`.
     fn set_current_branch(&mut self, tl: u64, name: &str) -> Result<()>;
 
     /// A node, the root n0 included.
@@ -198,13 +216,16 @@ pub trait Tx {
     fn dependents(&mut self, tl: u64, n: u64) -> Result<Vec<u64>>;
     /// Add `row` as node `row.id`, which must be the timeline's next node number.
     fn insert_node(&mut self, tl: u64, row: &NodeRow) -> Result<()>;
+    /// Apply `change` to node `n`'s derived state.
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()>;
 
     /// Branches in the order they were created.
     fn branches(&mut self, tl: u64) -> Result<Vec<Branch>>;
+    /// The branch named `name`; `None` when it does not exist.
     fn branch(&mut self, tl: u64, name: &str) -> Result<Option<Branch>>;
     /// Add a branch, or update the head and watermark of the branch of that name (keeping its place).
     fn put_branch(&mut self, tl: u64, branch: &Branch) -> Result<()>;
+    /// Remove the branch named `name` (its nodes stay).
     fn remove_branch(&mut self, tl: u64, name: &str) -> Result<()>;
     /// Add a branch (whose name no branch has) at `index` in the list of branches, or at its end
     /// when the list is shorter.
@@ -220,6 +241,7 @@ pub trait Tx {
     /// Forget the newest record of an archived branch of that name.
     fn remove_archived_branch(&mut self, tl: u64, name: &str) -> Result<()>;
 
+    /// The idempotency entry of `key` in `scope`, if recorded.
     fn idempotency(&mut self, scope: &str, key: &str) -> Result<Option<IdempotencyEntry>>;
     /// Record a key's result, replacing an expired entry of the same scope and key.
     fn put_idempotency(&mut self, entry: &IdempotencyEntry) -> Result<()>;
@@ -256,7 +278,9 @@ pub trait Tx {
 /// What a search looks at besides its query: one timeline or all, one role, one zone.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SearchScope {
+    /// Only this timeline; `None`: every timeline.
     pub timeline: Option<u64>,
+    /// Only messages with this role.
     pub role: Option<Role>,
     /// `Some(true)`: archived (cold) messages only; `Some(false)`: hot ones only.
     pub cold: Option<bool>,
@@ -265,11 +289,13 @@ pub struct SearchScope {
 /// A message that matches a search.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SearchHit {
+    /// The timeline of the message.
     pub timeline: u64,
+    /// The message's node number.
     pub node: u64,
     /// Relevance: FTS5's `bm25()` negated, so higher is better.
     pub score: f64,
-    /// From `Tx::created_at` (a stub until nodes record creation time).
+    /// The message's creation time (`Tx::created_at`).
     pub created_at: Option<u64>,
 }
 
@@ -281,14 +307,19 @@ pub fn searchable(n: u64, node: &Node) -> bool {
 /// Sizes reported by `db info`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
+    /// Number of timelines.
     pub timelines: u64,
+    /// Number of messages and summaries (hot and cold), roots excluded.
     pub nodes: u64,
+    /// Number of archived nodes (the cold zone).
     pub cold_nodes: u64,
 }
 
 /// An open database: one of the two engines.
 pub enum Store {
+    /// The SQLite engine.
     Sqlite(sqlite::SqliteStore),
+    /// The JSON snapshot engine.
     Json(json::JsonStore),
 }
 
@@ -307,6 +338,7 @@ impl Store {
         }
     }
 
+    /// Which engine the file uses.
     pub fn engine(&self) -> Engine {
         match self {
             Store::Sqlite(_) => Engine::Sqlite,
@@ -314,6 +346,7 @@ impl Store {
         }
     }
 
+    /// The database file's path.
     pub fn path(&self) -> &Path {
         match self {
             Store::Sqlite(s) => s.path(),

@@ -1759,6 +1759,43 @@ impl Bench {
     }
 }
 
+impl Bench {
+    /// `tl import` of `messages` OpenAI Chat Completions messages (one file, one new timeline) as a
+    /// whole process into a new database of each engine. Returns seconds per engine [sqlite, json].
+    fn measure_import(&self, messages: usize) -> [f64; 2] {
+        let input = self.work.join(format!("source-{messages}.json"));
+        let body: Vec<Value> = (0..messages)
+            .map(|i| {
+                json!({
+                    "role": if i % 2 == 0 { "user" } else { "assistant" },
+                    "content": message_text(i + 1),
+                })
+            })
+            .collect();
+        fs::write(
+            &input,
+            serde_json::to_vec(&json!({ "messages": body })).unwrap(),
+        )
+        .expect("write the import file");
+        let mut times = [0.0; 2];
+        for (k, ext) in ["db", "json"].iter().enumerate() {
+            let db = self.work.join(format!("import-{messages}.{ext}"));
+            remove_db(&db);
+            times[k] = self.tl_raw(&[
+                "--db",
+                db.to_str().unwrap(),
+                "import",
+                "--format",
+                "openai",
+                "--input",
+                input.to_str().unwrap(),
+            ]);
+            remove_db(&db);
+        }
+        times
+    }
+}
+
 /// `node` and the pinned memory server, installed under `tools` with npm when missing.
 fn find_memory_server(tools: &Path) -> Result<(PathBuf, PathBuf), String> {
     let works = |program: &str| {
@@ -1950,6 +1987,28 @@ fn main() {
         for missing in &bench.results.missing {
             println!("!!!!! {missing}: its column is missing from this run !!!!!");
         }
+    }
+    let import_size = *sizes.last().expect("at least one size");
+    let [sqlite, json] = bench.measure_import(import_size);
+    println!(
+        "\n### Import of {} OpenAI messages (`tl import`, whole process, one run; target: at least 20,000 messages per second into SQLite)\n",
+        fmt_count(import_size)
+    );
+    println!("| engine | time | messages per second | target |\n| --- | ---: | ---: | --- |");
+    for (engine, t) in [("sqlite", sqlite), ("json", json)] {
+        let rate = import_size as f64 / t.max(1e-9);
+        println!(
+            "| {engine} | {} | {:.0} | {} |",
+            fmt_secs(t),
+            rate,
+            if engine == "json" {
+                "(none)"
+            } else if rate >= 20_000.0 {
+                "met"
+            } else {
+                "not met"
+            }
+        );
     }
     println!("\ntotal {}", fmt_secs(secs(started)));
     if flag("TIMELINE_BENCH_KEEP") {

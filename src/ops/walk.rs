@@ -5,6 +5,7 @@ use super::existing;
 use crate::error::{Error, Result};
 use crate::model::{Branch, Node, ROOT};
 use crate::store::{NodeChange, NodeRow, Tx};
+use std::collections::HashMap;
 
 /// The rows of root→n, root excluded, oldest first.
 pub fn path_rows(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<Vec<NodeRow>> {
@@ -67,20 +68,33 @@ pub fn cover_range(tx: &mut dyn Tx, tl: u64, from: u64, to: u64) -> Result<()> {
 
 /// Advance every branch's watermark as far as complete coverage allows; never move it back (W1).
 /// Everything above a watermark is covered already, so only the part of each path below its watermark
-/// is visited: the new watermark stops just above the highest node there that is still bare.
+/// is visited: the new watermark stops just above the highest node there that is still bare. Branches
+/// share most of their paths, so each node is read from the store once per call and then remembered
+/// (its parent, depth and whether it is covered).
 pub fn advance_watermarks(tx: &mut dyn Tx, tl: u64) -> Result<()> {
+    let mut seen: HashMap<u64, (u64, u64, bool)> = HashMap::new();
+    let mut look = |tx: &mut dyn Tx, n: u64| -> Result<(u64, u64, bool)> {
+        if let Some(&known) = seen.get(&n) {
+            return Ok(known);
+        }
+        let row = existing(tx, tl, n)?;
+        let known = (row.node.parent, row.depth, row.is_covered());
+        seen.insert(n, known);
+        Ok(known)
+    };
     for branch in tx.branches(tl)? {
-        let floor = existing(tx, tl, branch.watermark)?.depth;
-        let mut at = existing(tx, tl, branch.head)?;
+        let (_, floor, _) = look(tx, branch.watermark)?;
+        let mut at = branch.head;
+        let (mut parent, mut depth, mut covered) = look(tx, at)?;
         let mut highest_bare: Option<u64> = None;
         let mut below_bare = branch.head;
-        while at.depth > floor {
-            let parent = at.node.parent;
-            if !at.is_covered() {
-                highest_bare = Some(at.id);
+        while depth > floor {
+            if !covered {
+                highest_bare = Some(at);
                 below_bare = parent;
             }
-            at = existing(tx, tl, parent)?;
+            at = parent;
+            (parent, depth, covered) = look(tx, at)?;
         }
         let watermark = match highest_bare {
             None => branch.head,

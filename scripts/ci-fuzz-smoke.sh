@@ -22,17 +22,18 @@ echo "fuzzing with $(cargo fuzz --version) on $(rustup run "$FUZZ_NIGHTLY" rustc
 
 python3 .fuzz/build_corpus.py
 
-cd .fuzz
-cargo "+$FUZZ_NIGHTLY" fuzz build
+# The fuzz project lives in .fuzz/ (hidden, so that `cargo install --git` finds one package).
+fuzz_dir=.fuzz
+cargo "+$FUZZ_NIGHTLY" fuzz build --fuzz-dir "$fuzz_dir"
 status=0
 for target in "${targets[@]}"; do
   echo "--- fuzzing $target for ${seconds}s"
-  mkdir -p "corpus/$target"
+  mkdir -p "$fuzz_dir/corpus/$target"
   # -close_fd_mask=3: the targets' own stdout/stderr (the MCP server logs to stderr) are silenced;
   # libFuzzer still reports crashes. A crash leaves its input under .fuzz/artifacts/<target>/.
-  if ! cargo "+$FUZZ_NIGHTLY" fuzz run "$target" "corpus/$target" -- \
+  if ! cargo "+$FUZZ_NIGHTLY" fuzz run --fuzz-dir "$fuzz_dir" "$target" "$fuzz_dir/corpus/$target" -- \
       -max_total_time="$seconds" -close_fd_mask=3 -rss_limit_mb=2048 -timeout=30; then
-    echo "FUZZER FAILED: $target (reproduce: cd .fuzz && cargo +$FUZZ_NIGHTLY fuzz run $target artifacts/$target/<file>)"
+    echo "FUZZER FAILED: $target (reproduce: cargo +$FUZZ_NIGHTLY fuzz run --fuzz-dir .fuzz $target .fuzz/artifacts/$target/<file>)"
     status=1
   fi
 done

@@ -115,27 +115,6 @@ fn create_private_dirs(dir: &std::path::Path) -> Result<()> {
     })
 }
 
-fn check_key(op: &Operation, key: Option<&str>, origin: Origin) -> Result<()> {
-    let Some(key) = key else { return Ok(()) };
-    let name = match origin {
-        Origin::Cli => "--idempotency-key",
-        Origin::Mcp => "idempotency_key",
-    };
-    if op.idempotency == KeyUse::Rejected {
-        return Err(Error::invalid(format!(
-            "invalid argument {name}: {} does not take an idempotency key; it changes nothing in the database, so it is always safe to run again",
-            op.cli
-        )));
-    }
-    let limit = spec().constants.max_idempotency_key_bytes;
-    if key.is_empty() || key.len() > limit {
-        return Err(Error::invalid(format!(
-            "invalid argument {name}: must be 1 to {limit} bytes, such as request-001"
-        )));
-    }
-    Ok(())
-}
-
 /// Run one request against an open store (the CLI opens one per run, `tl-mcp` one per session).
 pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
     let Request {
@@ -144,7 +123,7 @@ pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
         idempotency_key,
         origin,
     } = request;
-    check_key(op, idempotency_key.as_deref(), origin)?;
+    crate::spec::validate::check_idempotency_key(op, idempotency_key.as_deref(), origin)?;
     let args = validate(op, &args, origin)?;
     let typed = ops::Request::from_args(&op.name, &args).ok_or_else(|| {
         Error::database(format!(

@@ -106,8 +106,10 @@ expect "tl create on a new database" '{"timeline_id":"tl0"}' "$(env -u TIMELINE_
 expect "tl append" '{"node":"n1"}' \
   "$(env -u TIMELINE_DB "$tl" --db "$db" append --role user --text 'Plan a release' 2>&1 || true)"
 initialize='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"release-check","version":"1.0.0"}}}'
+# The answer carries the spec's instructions for the model (spec/timeline.json, mcp_instructions).
+instructions=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["mcp_instructions"]))' spec/timeline.json)
 expect "tl-mcp answers an MCP initialize request" \
-  "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{\"listChanged\":false}},\"serverInfo\":{\"name\":\"timeline\",\"version\":\"$version\"}}}" \
+  "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{\"listChanged\":false}},\"serverInfo\":{\"name\":\"timeline\",\"version\":\"$version\"},\"instructions\":$instructions}}" \
   "$(echo "$initialize" | env -u TIMELINE_DB "$mcp" --db "$db" 2>/dev/null | head -1 || true)"
 if "$tl" man | cmp -s - "$work/$dir/man/tl.1"; then ok "tl man prints the archive's man page"; else bad "tl man prints the archive's man page"; fi
 same=0

@@ -536,7 +536,7 @@ impl SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| failure(&path, "cannot start writing", e))?;
         // (create_from's target was checked to be new, so the file is created here directly.)
-        let t = SqlTx {
+        let mut t = SqlTx {
             conn: &tx,
             path: &path,
         };
@@ -560,15 +560,7 @@ impl SqliteStore {
                 }
             }
             for branch in &timeline.branches {
-                t.exec(
-                    "INSERT INTO branches (timeline, name, head, watermark) VALUES (?1, ?2, ?3, ?4)",
-                    params![
-                        sql(timeline.id),
-                        branch.name,
-                        sql(branch.head),
-                        sql(branch.watermark)
-                    ],
-                )?;
+                t.put_branch(timeline.id, branch)?;
             }
             for archived in &timeline.archived {
                 insert_archived(&t, timeline.id, archived)?;
@@ -579,24 +571,11 @@ impl SqliteStore {
             params![sql(db.next_timeline)],
         )?;
         for entry in &db.idempotency {
-            t.exec(
-                "INSERT INTO idempotency (scope, key, op, result, ts, request) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    entry.scope,
-                    entry.key,
-                    entry.op,
-                    entry.result.to_string(),
-                    sql(entry.ts),
-                    entry.request
-                ],
-            )?;
+            t.put_idempotency(entry)?;
         }
+        // Audit timestamps never decrease (checked on load), so each entry keeps its own.
         for entry in &db.audit {
-            let json = serde_json::to_string(entry).map_err(|e| Error::database(e.to_string()))?;
-            t.exec(
-                "INSERT INTO audit (ts, entry) VALUES (?1, ?2)",
-                params![sql(entry.ts), json],
-            )?;
+            t.append_audit(entry.ts, entry.clone())?;
         }
         for record in &db.imports {
             t.put_import_row(record)?;

@@ -544,19 +544,9 @@ impl<'a> Runner<'a> {
         Ok(self.mcp.as_mut().unwrap())
     }
 
-    /// What a change would alter. For the JSON snapshot, the file's bytes. For SQLite, whose bytes move
-    /// between the file and its write-ahead log when a process closes, the whole database as the
-    /// library reads it (every row, idempotency record and audit entry).
+    /// What a change would alter (`common::stored_state`).
     fn db_bytes(&self) -> Option<Vec<u8>> {
-        if !self.db.exists() {
-            return None;
-        }
-        match self.engine {
-            Engine::Json => std::fs::read(&self.db).ok(),
-            Engine::Sqlite => Some(timeline::store::encode(
-                &timeline::store::load_database(&self.db).ok()?,
-            )),
-        }
+        common::stored_state(&self.db)
     }
 
     fn run(mut self) -> Result<(), String> {

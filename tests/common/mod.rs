@@ -67,6 +67,23 @@ macro_rules! on_both_engines {
     };
 }
 
+/// What a change alters, or `None` when there is no database. For the JSON snapshot (a name ending
+/// in `.json`), the file's bytes. For SQLite, whose bytes move between the file and its write-ahead
+/// log when a process closes, the whole database as the library reads it, in the snapshot format
+/// (every node, branch, idempotency record and audit entry).
+pub fn stored_state(path: &Path) -> Option<Vec<u8>> {
+    if !path.exists() {
+        return None;
+    }
+    if path.extension().is_some_and(|e| e == "json") {
+        std::fs::read(path).ok()
+    } else {
+        Some(timeline::store::encode(
+            &timeline::store::load_database(path).expect("the database loads"),
+        ))
+    }
+}
+
 /// A temporary directory removed on drop.
 pub struct TempDir {
     path: PathBuf,
@@ -249,18 +266,9 @@ impl Db {
         }
     }
 
-    /// What a change alters. For the JSON snapshot, the file's bytes. For SQLite, whose bytes move
-    /// between the file and its write-ahead log when a process closes, the whole database as the
-    /// library reads it, in the snapshot format (every node, branch, idempotency record and audit
-    /// entry). Empty when there is no database.
+    /// What a change alters (see `stored_state`); empty when there is no database.
     pub fn bytes(&self) -> Vec<u8> {
-        match self.engine() {
-            Engine::Json => std::fs::read(&self.path).unwrap_or_default(),
-            Engine::Sqlite if !self.path.exists() => Vec::new(),
-            Engine::Sqlite => timeline::store::encode(
-                &timeline::store::load_database(&self.path).expect("the database loads"),
-            ),
-        }
+        stored_state(&self.path).unwrap_or_default()
     }
 
     /// The database in the snapshot format, parsed as JSON (either engine).

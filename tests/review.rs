@@ -162,35 +162,50 @@ on_both_engines! {
         }
     }
 
-    /// A symbolic link to a database that does not exist yet is followed like any other link: the
-    /// database is created at the link's target and the link survives. It used to be replaced by a new
-    /// regular file, so the database the link named was silently abandoned.
+    /// A symbolic link to a database that does not exist yet is refused with the way forward, and
+    /// left alone. (It used to be replaced by a new regular file, so the database the link named was
+    /// silently abandoned; then it was resolved by Timeline itself to create the file where it pointed,
+    /// which let a link planted in /tmp decide where a file was created.) Once the database exists at
+    /// the real path, the link is followed.
     #[cfg(unix)]
     #[test]
-    fn s2_a_dangling_symlink_is_followed_not_replaced() {
+    fn s2_a_dangling_symlink_is_refused_not_replaced() {
         let db = Db::new();
         let real_dir = db.dir.path().join("real");
         std::fs::create_dir(&real_dir).unwrap();
-        let target = real_dir.join("db.json");
+        let target = real_dir.join(db.path.file_name().unwrap());
         std::os::unix::fs::symlink(&target, &db.path).unwrap();
-        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-        db.tl(&["append", "--role", "user", "--text", "hi"])
-            .ok(r#"{"node":"n1"}"#);
+        let refused = serde_json::json!({"error": format!(
+            "{} is a symbolic link to {}, which does not exist; nothing was read or written. Timeline does not create a database through a link (it could not tell who may write where the link points): create the database at the real path (tl --db <real path> create) or remove the link",
+            db.path.display(),
+            target.display()
+        )})
+        .to_string();
+        db.tl(&["create"]).err(3, &refused);
+        db.tl(&["branches"]).err(3, &refused);
         assert!(
             std::fs::symlink_metadata(&db.path)
                 .unwrap()
                 .file_type()
                 .is_symlink()
         );
-        assert!(target.is_file());
-        assert!(real_dir.join("db.json.lock").is_file());
-        assert!(real_dir.join("db.json.bak").is_file());
+        assert_eq!(std::fs::read_dir(&real_dir).unwrap().count(), 0);
+        let mut real = Db::new();
+        real.path = target.clone();
+        real.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db.tl(&["append", "--role", "user", "--text", "hi"])
+            .ok(r#"{"node":"n1"}"#);
         db.tl(&["context", "--node", "n1"])
             .ok(r#"[{"node":"n1","role":"user","text":"hi","tokens":1}]"#);
+        assert!(
+            std::fs::symlink_metadata(&db.path)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
     }
 
-    /// A link whose target directory does not exist is the "parent directory must exist" error of G4
-    /// for the target's directory, and the link is left alone.
+    /// A link into a missing directory is a dangling link: refused, and the link is left alone.
     #[cfg(unix)]
     #[test]
     fn g4_a_symlink_into_a_missing_directory_is_refused() {
@@ -200,9 +215,9 @@ on_both_engines! {
         db.tl(&["create"]).err(
             3,
             &serde_json::json!({"error": format!(
-                "the directory {} does not exist; create it first (mkdir -p \"{}\") or pass --db with another path",
-                missing.display(),
-                missing.display()
+                "{} is a symbolic link to {}, which does not exist; nothing was read or written. Timeline does not create a database through a link (it could not tell who may write where the link points): create the database at the real path (tl --db <real path> create) or remove the link",
+                db.path.display(),
+                missing.join("db.json").display()
             )})
             .to_string(),
         );

@@ -2039,3 +2039,244 @@ fn a_database_that_used_every_timeline_id_says_so() {
         .unwrap();
     sqlite_db.tl(&["create"]).err(1, expected);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Read-only media, databases you may not write, and links in shared directories (issue #12)
+// ---------------------------------------------------------------------------------------------
+
+#[cfg(unix)]
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The names in `dir`, sorted: what a refused or read-only run must leave as it was.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Run `bin --db <db> args` with the database's directory bind-mounted read-only in a private mount
+/// namespace (unshare(1) and user namespaces, as on the CI machines), so the kernel answers every
+/// write with EROFS exactly as on read-only media.
+#[cfg(target_os = "linux")]
+fn on_read_only_mount(db: &Db, bin: &str, args: &[&str], input: &str) -> Run {
+    use std::io::Write;
+    let dir = db.dir.path();
+    let mut cmd = db.command("unshare");
+    cmd.args(["--user", "--map-root-user", "--mount", "sh", "-c"])
+        .arg(r#"mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 97; shift; exec "$@""#)
+        .arg("sh")
+        .arg(dir)
+        .arg(bin)
+        .arg("--db")
+        .arg(&db.path)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap_or_else(|e| {
+        panic!("this test needs unshare(1) from util-linux to mount a directory read-only: {e}")
+    });
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_ne!(
+        output.status.code(),
+        Some(97),
+        "could not mount {} read-only in a user namespace: {}",
+        dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Run {
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+        code: output.status.code().unwrap_or(-1),
+    }
+}
+
+fn engine_name(db: &Db) -> &'static str {
+    match db.engine() {
+        common::Engine::Json => "json",
+        common::Engine::Sqlite => "sqlite",
+    }
+}
+
+/// The database with two messages, as a read-only test finds it.
+fn hello_db() -> Db {
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    db.append("user", "hello world", 2);
+    db.append("assistant", "hello back", 2);
+    db
+}
+
+const HELLO_CONTEXT: &str = r#"[{"node":"n1","role":"user","text":"hello world","tokens":2},{"node":"n2","role":"assistant","text":"hello back","tokens":2}]"#;
+
+mod read_only_and_links {
+    use super::*;
+
+    on_both_engines! {
+        /// #12.8: on a read-only mount every read works (the JSON engine takes its shared lock on a
+        /// read-only descriptor, or none when there is no lock file; SQLite reads the file as immutable),
+        /// and a change is refused with a message that says why; nothing on the mount changes.
+        #[cfg(target_os = "linux")]
+        #[test]
+        fn reads_work_on_read_only_media_and_changes_are_refused() {
+            let db = hello_db();
+            let before = (names_in(db.dir.path()), common::stored_state(&db.path));
+            let p = db.path.display().to_string();
+            let ro = |args: &[&str]| on_read_only_mount(&db, TL, args, "");
+            let hint = if db.engine() == common::Engine::Json {
+                "the file, its directory and its lock file"
+            } else {
+                "the file and its directory"
+            };
+            let refused = json!({"error": format!("cannot change the database {p}: it is on a read-only file system. Nothing was written; reading it works. To change it, get write access to {hint}, or copy it to a writable place (cp \"{p}\" <new path>) and use the copy")}).to_string();
+            let mut rounds = vec!["as it is"];
+            if db.engine() == common::Engine::Json {
+                rounds.push("without a lock file");
+            }
+            for round in rounds {
+                if round == "without a lock file" {
+                    fs::remove_file(lock_path(&db)).unwrap();
+                }
+                ro(&["context", "--node", "n2"]).ok(HELLO_CONTEXT);
+                ro(&["branches"]).ok(r#"[{"name":"main","head":"n2","current":true}]"#);
+                let hits = ro(&["search", "--query", "hello"]).json();
+                assert_eq!(hits["hits"].as_array().map(Vec::len), Some(2), "{round}: {hits}");
+                ro(&["db", "check"]).ok(&json!({"ok": true, "engine": engine_name(&db), "path": p, "problems": []}).to_string());
+                ro(&["append", "--role", "user", "--text", "more"]).err(3, &refused);
+                ro(&["pin", "--node", "n1"]).err(3, &refused);
+                // The MCP server reads too, and refuses a change as a tool error with the same message.
+                let out = on_read_only_mount(&db, common::TL_MCP, &[], concat!(
+                    r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#, "\n",
+                    r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_context","arguments":{"timeline_id":"tl0","node":"n1"}}}"#, "\n",
+                    r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"more"}}}"#, "\n",
+                ));
+                let replies: Vec<Value> = out.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+                assert_eq!(replies.len(), 3, "{out:?}");
+                assert_eq!(replies[1]["result"]["structuredContent"]["messages"][0]["text"], "hello world", "{out:?}");
+                assert_eq!(replies[2]["result"]["isError"], true, "{out:?}");
+                let text: Value = serde_json::from_str(replies[2]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+                assert_eq!(text["error"], serde_json::from_str::<Value>(&refused).unwrap()["error"], "{out:?}");
+                let mut expected = before.clone();
+                if round == "without a lock file" {
+                    expected.0.retain(|n| !n.ends_with(".lock"));
+                }
+                assert_eq!((names_in(db.dir.path()), common::stored_state(&db.path)), expected, "{round}");
+            }
+        }
+
+        /// #12.8: a database you may read but not write (mode 0644 in a directory you cannot write to; for
+        /// the JSON engine also a lock file of mode 0444) is read, and a change is refused and says why.
+        /// Runs as the unprivileged user `nobody` when the tests run as root (root may write anything).
+        #[cfg(unix)]
+        #[test]
+        fn a_database_you_may_only_read_is_read_and_changes_are_refused() {
+            use std::os::unix::fs::PermissionsExt;
+            use std::os::unix::process::CommandExt;
+            let db = hello_db();
+            let p = db.path.display().to_string();
+            let json = db.engine() == common::Engine::Json;
+            // A copy of the binary the other user can run, wherever the build directory is.
+            let bin_dir = TempDir::new();
+            let tl = bin_dir.path().join("tl");
+            fs::copy(TL, &tl).unwrap();
+            for dir in [bin_dir.path(), db.dir.path()] {
+                fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).unwrap();
+            }
+            fs::set_permissions(&db.path, fs::Permissions::from_mode(0o644)).unwrap();
+            if json {
+                fs::set_permissions(lock_path(&db), fs::Permissions::from_mode(0o444)).unwrap();
+            }
+            let as_reader = |args: &[&str]| {
+                let mut cmd = db.command(tl.to_str().unwrap());
+                cmd.arg("--db").arg(&db.path).args(args).stdin(Stdio::null());
+                if is_root() {
+                    cmd.uid(65534).gid(65534);
+                } else {
+                    // Without root the test's own user is the reader: take away its write access.
+                    fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o555)).unwrap();
+                }
+                let output = cmd.output().unwrap();
+                Run {
+                    stdout: String::from_utf8(output.stdout).unwrap(),
+                    stderr: String::from_utf8(output.stderr).unwrap(),
+                    code: output.status.code().unwrap_or(-1),
+                }
+            };
+            let before = (names_in(db.dir.path()), common::stored_state(&db.path));
+            let why = if json {
+                format!("you may not write its lock file {p}.lock (permission denied)")
+            } else {
+                format!("you may not write the file {p} (permission denied)")
+            };
+            let hint = if json { "the file, its directory and its lock file" } else { "the file and its directory" };
+            let refused = json!({"error": format!("cannot change the database {p}: {why}. Nothing was written; reading it works. To change it, get write access to {hint}, or copy it to a writable place (cp \"{p}\" <new path>) and use the copy")}).to_string();
+            as_reader(&["context", "--node", "n2"]).ok(HELLO_CONTEXT);
+            as_reader(&["db", "check"]).ok(&json!({"ok": true, "engine": engine_name(&db), "path": p, "problems": []}).to_string());
+            as_reader(&["append", "--role", "user", "--text", "more"]).err(3, &refused);
+            if json {
+                // No lock file, and none can be made: the read needs none.
+                fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+                fs::remove_file(lock_path(&db)).unwrap();
+                as_reader(&["context", "--node", "n2"]).ok(HELLO_CONTEXT);
+                as_reader(&["append", "--role", "user", "--text", "more"]).err(3, &json!({"error": format!("cannot change the database {p}: you may not write its lock file {p}.lock (permission denied). Nothing was written; reading it works. To change it, get write access to the file, its directory and its lock file, or copy it to a writable place (cp \"{p}\" <new path>) and use the copy")}).to_string());
+                fs::write(lock_path(&db), b"").unwrap();
+            }
+            fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+            assert_eq!((names_in(db.dir.path()), common::stored_state(&db.path)), before);
+        }
+
+        /// #12.7: a link in a directory anyone may write to (mode 1777, like /tmp) is followed when it is
+        /// yours or the directory owner's, and refused when another user planted it, before anything is
+        /// read or written. The kernel opens the file through the link; Timeline never resolves it itself.
+        #[cfg(unix)]
+        #[test]
+        fn a_link_planted_by_another_user_in_a_shared_directory_is_refused() {
+            use std::os::unix::fs::PermissionsExt;
+            let db = hello_db();
+            let shared = db.dir.path().join("shared");
+            fs::create_dir(&shared).unwrap();
+            fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+            let link = shared.join(db.path.file_name().unwrap());
+            std::os::unix::fs::symlink(&db.path, &link).unwrap();
+            let via_link = |args: &[&str]| {
+                let output = db.command(TL).arg("--db").arg(&link).args(args).stdin(Stdio::null()).output().unwrap();
+                Run {
+                    stdout: String::from_utf8(output.stdout).unwrap(),
+                    stderr: String::from_utf8(output.stderr).unwrap(),
+                    code: output.status.code().unwrap_or(-1),
+                }
+            };
+            // Your own link is followed, and a change goes to the real file.
+            via_link(&["append", "--role", "user", "--text", "via my link"]).ok(r#"{"node":"n3"}"#);
+            db.tl(&["branches"]).ok(r#"[{"name":"main","head":"n3","current":true}]"#);
+            if !is_root() {
+                assert!(
+                    std::env::var_os("TIMELINE_TEST_NOT_ROOT").is_some(),
+                    "planting a link owned by another user needs root: run the tests as root (as CI does), or set TIMELINE_TEST_NOT_ROOT=1 to leave this part out"
+                );
+                return;
+            }
+            std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+            let before = (names_in(db.dir.path()), names_in(&shared), common::stored_state(&db.path));
+            let refused = json!({"error": format!("{} is a symbolic link owned by another user (uid 65534) in {}, a directory anyone can write to, so Timeline will not follow it: such a link can be planted to make you read or write a file elsewhere. Nothing was read or written. Pass --db with the real path of the database, or keep the database in a directory only you can write to", link.display(), shared.display())}).to_string();
+            via_link(&["branches"]).err(3, &refused);
+            via_link(&["append", "--role", "user", "--text", "planted"]).err(3, &refused);
+            assert_eq!((names_in(db.dir.path()), names_in(&shared), common::stored_state(&db.path)), before);
+            // The same link in a directory only its owner may write to is followed, as the kernel would.
+            fs::set_permissions(&shared, fs::Permissions::from_mode(0o755)).unwrap();
+            via_link(&["context", "--node", "n2"]).ok(HELLO_CONTEXT);
+        }
+    }
+}

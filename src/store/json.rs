@@ -19,6 +19,14 @@ use std::fs::{self, File};
 use std::io::{ErrorKind as IoKind, Write};
 use std::path::{Path, PathBuf};
 
+/// Whether an open failed because this process may not write there (read-only media or permissions).
+fn cannot_write(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        IoKind::ReadOnlyFilesystem | IoKind::PermissionDenied
+    )
+}
+
 /// A database kept as one JSON file.
 #[derive(Debug, Clone)]
 pub struct JsonStore {
@@ -47,7 +55,9 @@ impl JsonStore {
         with_suffix(&self.path, ".lock")
     }
 
-    fn lock(&self, exclusive: bool) -> Result<File> {
+    /// Take the lock: shared for a read, exclusive for a change. `None` when a read needs no lock
+    /// because none can exist (see below).
+    fn lock(&self, exclusive: bool) -> Result<Option<File>> {
         let lock_path = self.lock_path();
         // A lock file is created by Timeline itself; a link there would put the lock somewhere else.
         if let Ok(meta) = fs::symlink_metadata(&lock_path)
@@ -64,19 +74,53 @@ impl JsonStore {
                 lock_path.display()
             )));
         }
-        let file = perms::open_private(&lock_path, false).map_err(|e| {
-            io_error(
-                &format!("cannot open the lock file {}", lock_path.display()),
-                e,
-            )
-        })?;
+        let file = match perms::open_private(&lock_path, false) {
+            Ok(file) => file,
+            Err(e) if cannot_write(&e) && !exclusive => match File::open(&lock_path) {
+                // A reader that may not write the lock file (read-only media, or someone else's
+                // database) still takes the shared lock, on a read-only descriptor.
+                Ok(file) => file,
+                // No lock file, and none can be made here. A read needs none to be consistent: a
+                // writer replaces the database by an atomic rename, so a read sees one whole snapshot.
+                Err(missing) if missing.kind() == IoKind::NotFound => return Ok(None),
+                Err(e) => {
+                    return Err(io_error(
+                        &format!("cannot open the lock file {}", lock_path.display()),
+                        e,
+                    ));
+                }
+            },
+            Err(e) if cannot_write(&e) => return Err(self.cannot_change(&lock_path, &e)),
+            Err(e) => {
+                return Err(io_error(
+                    &format!("cannot open the lock file {}", lock_path.display()),
+                    e,
+                ));
+            }
+        };
         let locked = if exclusive {
             file.lock()
         } else {
             file.lock_shared()
         };
         locked.map_err(|e| io_error(&format!("cannot lock {}", lock_path.display()), e))?;
-        Ok(file)
+        Ok(Some(file))
+    }
+
+    /// A change refused because the lock file cannot be written (so nothing else could be either).
+    fn cannot_change(&self, lock_path: &Path, e: &std::io::Error) -> Error {
+        let db = self.path.display();
+        let why = if e.kind() == IoKind::ReadOnlyFilesystem {
+            "it is on a read-only file system".to_string()
+        } else {
+            format!(
+                "you may not write its lock file {} (permission denied)",
+                lock_path.display()
+            )
+        };
+        Error::database(format!(
+            "cannot change the database {db}: {why}. Nothing was written; reading it works. To change it, get write access to the file, its directory and its lock file, or copy it to a writable place (cp \"{db}\" <new path>) and use the copy"
+        ))
     }
 
     /// The latest snapshot's bytes, or None when the database does not exist yet.

@@ -448,9 +448,10 @@ pub(crate) fn refuse_existing(target: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Checks every engine needs before a path is used: not a directory, parent directory exists. A
-/// symbolic link is followed, so the lock, backup and temporary files live beside the real file and
-/// writes go through the link instead of replacing it.
+/// Checks every engine needs before a path is used: not a directory, parent directory exists, a
+/// regular file if it exists. A symbolic link is opened by the kernel (see `follow_link`), so the
+/// lock, backup and temporary files live beside the real file and writes go through the link instead
+/// of replacing it.
 fn check_path(path: PathBuf) -> Result<PathBuf> {
     if path
         .as_os_str()
@@ -464,9 +465,7 @@ fn check_path(path: PathBuf) -> Result<PathBuf> {
         )));
     }
     let path = match fs::symlink_metadata(&path) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            fs::canonicalize(&path).unwrap_or_else(|_| dangling_target(&path))
-        }
+        Ok(meta) if meta.file_type().is_symlink() => follow_link(&path, &meta)?,
         _ => path,
     };
     let parent = parent_dir(&path);
@@ -492,30 +491,137 @@ fn check_path(path: PathBuf) -> Result<PathBuf> {
             path.display()
         )));
     }
-    // A FIFO would block the read for ever (while holding the lock) and a device would read without
-    // end: only a regular file can be a database.
-    if let Ok(meta) = fs::metadata(&path)
-        && !meta.is_file()
-    {
-        return Err(Error::database(format!(
-            "{} is not a regular file (it is a FIFO, socket or device), so it cannot be a database; nothing was read or written. Pass --db with the path of a database file",
-            path.display()
-        )));
+    if let Ok(meta) = fs::metadata(&path) {
+        refuse_special_file(&path, &meta)?;
     }
     Ok(path)
 }
 
-/// The file a dangling symbolic link names (a write creates it there). Follows a chain of at most 40
-/// links, like the system does; a relative target is relative to the link's directory.
-fn dangling_target(link: &Path) -> PathBuf {
-    let mut at = link.to_path_buf();
-    for _ in 0..40 {
-        match fs::read_link(&at) {
-            Ok(target) => at = parent_dir(&at).join(target),
-            Err(_) => break,
+/// A FIFO would block the read for ever (while holding the lock) and a device would read without
+/// end: only a regular file can be a database.
+fn refuse_special_file(path: &Path, meta: &fs::Metadata) -> Result<()> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(Error::database(format!(
+        "{} is not a regular file (it is a FIFO, socket or device), so it cannot be a database; nothing was read or written. Pass --db with the path of a database file",
+        path.display()
+    )))
+}
+
+/// The real path of the database a symbolic link names. The kernel follows the link (so its own rules,
+/// such as Linux's `protected_symlinks`, apply), and the path returned is checked to be the file the
+/// kernel opened. Resolving the link in user space instead would let a link planted in a shared
+/// directory such as /tmp send a write anywhere its target names.
+fn follow_link(link: &Path, link_meta: &fs::Metadata) -> Result<PathBuf> {
+    #[cfg(unix)]
+    refuse_foreign_link_in_shared_dir(link, link_meta)?;
+    #[cfg(not(unix))]
+    let _ = link_meta;
+    let target = || {
+        fs::read_link(link)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "?".into())
+    };
+    let meta = match fs::metadata(link) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == IoKind::NotFound => {
+            return Err(Error::database(format!(
+                "{} is a symbolic link to {}, which does not exist; nothing was read or written. Timeline does not create a database through a link (it could not tell who may write where the link points): create the database at the real path (tl --db <real path> create) or remove the link",
+                link.display(),
+                target()
+            )));
+        }
+        Err(e) => {
+            return Err(io_error(
+                &format!(
+                    "cannot follow the symbolic link {} (to {})",
+                    link.display(),
+                    target()
+                ),
+                e,
+            ));
+        }
+    };
+    refuse_special_file(link, &meta)?;
+    let opened = open_no_block(link).map_err(|e| {
+        io_error(
+            &format!(
+                "cannot open the database {} (a link to {})",
+                link.display(),
+                target()
+            ),
+            e,
+        )
+    })?;
+    let real = fs::canonicalize(link).map_err(|e| {
+        io_error(
+            &format!("cannot follow the symbolic link {}", link.display()),
+            e,
+        )
+    })?;
+    if !same_file(&opened, &real) {
+        return Err(Error::database(format!(
+            "the symbolic link {} changed while it was being opened; nothing was read or written. Try again, and check who else can write in {}",
+            link.display(),
+            parent_dir(link).display()
+        )));
+    }
+    Ok(real)
+}
+
+/// The kernel's `protected_symlinks` rule, applied whatever the system's setting: in a directory
+/// anyone may write to but only owners may delete from (mode 1777, like /tmp), a link is followed
+/// only when it belongs to the user running Timeline or to the directory's owner.
+#[cfg(unix)]
+fn refuse_foreign_link_in_shared_dir(link: &Path, link_meta: &fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = parent_dir(link);
+    let Ok(dir_meta) = fs::metadata(&dir) else {
+        return Ok(());
+    };
+    let shared = dir_meta.mode() & 0o1002 == 0o1002;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let owner = link_meta.uid();
+    if shared && owner != me && owner != dir_meta.uid() {
+        return Err(Error::database(format!(
+            "{} is a symbolic link owned by another user (uid {owner}) in {}, a directory anyone can write to, so Timeline will not follow it: such a link can be planted to make you read or write a file elsewhere. Nothing was read or written. Pass --db with the real path of the database, or keep the database in a directory only you can write to",
+            link.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Open for reading without blocking on a FIFO that replaced the file since it was checked.
+fn open_no_block(path: &Path) -> std::io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
+
+/// Whether `path` names the file `opened` is open on (same device and inode). Windows has no such
+/// identity in the standard library; a link there is followed by the system's own path resolution.
+fn same_file(opened: &fs::File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (opened.metadata(), fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
         }
     }
-    at
+    #[cfg(not(unix))]
+    {
+        let _ = (opened, path);
+        true
+    }
 }
 
 pub(crate) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
@@ -565,6 +671,9 @@ pub(crate) fn io_error(what: &str, e: std::io::Error) -> Error {
     let hint = match e.kind() {
         IoKind::PermissionDenied => " (permission denied: check the file's owner and mode)",
         IoKind::NotFound => " (a directory on the path does not exist)",
+        IoKind::ReadOnlyFilesystem => {
+            " (the file system is read-only: reading works, but a change needs a copy of the database in a writable place)"
+        }
         _ => "",
     };
     Error::database(format!("{what}: {e}{hint}"))

@@ -207,11 +207,67 @@ pub struct SqliteStore {
     path: PathBuf,
     /// Kept open for the life of the store (a whole `tl-mcp` session).
     conn: Option<Connection>,
+    /// Why the open connection can only read, if it can only read.
+    read_only: Option<ReadOnly>,
+}
+
+/// How a connection opens the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    ReadWrite,
+    ReadOnly,
+    /// Read-only, without locks or -wal/-shm files: only for a file nothing writes to.
+    Immutable,
+}
+
+/// Why a database this process may read cannot be changed by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadOnly {
+    /// The file system is mounted read-only: nobody can change the file while it is read.
+    Media,
+    /// The file is not writable by this user (another user's database, or mode 0444).
+    Permission,
+}
+
+/// Whether this process may write the database file at `path`, tried with an open for writing
+/// that neither creates nor truncates anything.
+fn write_access(path: &Path) -> Option<ReadOnly> {
+    match std::fs::OpenOptions::new().write(true).open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem => Some(ReadOnly::Media),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Some(ReadOnly::Permission),
+        _ => None,
+    }
+}
+
+/// An SQLite URI that opens `path` as immutable: no lock, no -wal or -shm file, which is right only
+/// where the file cannot change (read-only media). `?`, `#` and `%` are escaped so any file name works.
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    let text = path.to_string_lossy();
+    #[cfg(windows)]
+    let text = text.replace('\\', "/");
+    if !text.starts_with('/') && text.chars().nth(1) == Some(':') {
+        uri.push('/');
+    }
+    for c in text.chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 impl SqliteStore {
     pub fn new(path: PathBuf) -> SqliteStore {
-        SqliteStore { path, conn: None }
+        SqliteStore {
+            path,
+            conn: None,
+            read_only: None,
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -249,20 +305,35 @@ impl SqliteStore {
         Ok(self.conn.as_mut())
     }
 
-    fn open_checked(&self) -> Result<Connection> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(&self.path, flags)
-            .map_err(|e| self.corrupt(&e.to_string()))?;
-        conn.busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| self.failure("cannot configure", e))?;
-        // Reading the header is the first access to the file: a damaged one fails here, unchanged.
-        let (version, app, tables): (i64, i32, i64) = conn
-            .query_row(
-                "SELECT (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .map_err(|e| self.corrupt(&e.to_string()))?;
+    fn open_checked(&mut self) -> Result<Connection> {
+        self.read_only = write_access(&self.path);
+        let wal_has_changes = self.wal_has_changes();
+        let how = match self.read_only {
+            None => Opening::ReadWrite,
+            // On read-only media SQLite cannot create the -shm file a WAL database is read through;
+            // nothing can change the file there, so it is read as immutable. A -wal file left by a
+            // writer that was stopped before the media became read-only holds committed changes, so
+            // then the -wal and -shm files must be read as they are.
+            Some(ReadOnly::Media) if !wal_has_changes => Opening::Immutable,
+            Some(_) => Opening::ReadOnly,
+        };
+        let opened = match self.open_as(how) {
+            // Someone else's database in a directory this user may not write to, with no -shm file
+            // to read it through: no connection is open on it (one would have made the -shm file),
+            // so it is read as it stands.
+            Err(e)
+                if how == Opening::ReadOnly
+                    && !wal_has_changes
+                    && matches!(
+                        e.sqlite_error_code(),
+                        Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+                    ) =>
+            {
+                self.open_as(Opening::Immutable)
+            }
+            other => other,
+        };
+        let (conn, (version, app, tables)) = opened.map_err(|e| self.open_failure(e))?;
         let empty = version == 0 && app == 0 && tables == 0;
         if !empty && app != APPLICATION_ID {
             return Err(Error::database(format!(
@@ -281,6 +352,16 @@ impl SqliteStore {
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF;")
             .map_err(|e| self.failure("cannot configure", e))?;
         register_functions(&conn).map_err(|e| self.failure("cannot configure", e))?;
+        if let Some(why) = self.read_only
+            && (empty || version < schema_version())
+        {
+            return Err(Error::database(format!(
+                "the database {} has schema version {version} and must be upgraded to version {} before this version of Timeline can read it, but {}; nothing was changed. Open it once with write access, or copy it to a writable place and use the copy",
+                self.path.display(),
+                schema_version(),
+                why.reason(&self.path)
+            )));
+        }
         if empty {
             // WAL is a property of the file, set once; readers then never block the writer.
             conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
@@ -355,8 +436,11 @@ impl SqliteStore {
         f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>,
     ) -> Result<(R, bool)> {
         let path = self.path.clone();
+        self.connection(true)?;
+        self.refuse_change_if_read_only()?;
         let conn = self
-            .connection(true)?
+            .conn
+            .as_mut()
             .expect("connection(true) opens or creates the database");
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -451,9 +535,11 @@ impl SqliteStore {
     /// SQLite's integrity check, then every row checked against what a fresh derivation gives.
     pub fn check(&mut self) -> Result<Vec<String>> {
         let path = self.path.clone();
-        let Some(conn) = self.connection(false)? else {
+        if self.connection(false)?.is_none() {
             return Err(missing(&path));
-        };
+        }
+        let read_only = self.read_only.is_some();
+        let conn = self.conn.as_mut().expect("opened above");
         let mut problems = Vec::new();
         let mut stmt = conn
             .prepare("PRAGMA integrity_check")
@@ -489,7 +575,7 @@ impl SqliteStore {
                         }
                     }
                 }
-                problems.extend(sql_tx.check_search_index(&db)?);
+                problems.extend(sql_tx.check_search_index(&db, read_only)?);
             }
         }
         let _ = tx.rollback();
@@ -499,9 +585,11 @@ impl SqliteStore {
     /// Empty the search index and fill it again from the messages, in one transaction.
     pub fn repair(&mut self) -> Result<Vec<String>> {
         let path = self.path.clone();
-        let Some(conn) = self.connection(false)? else {
+        if self.connection(false)?.is_none() {
             return Err(missing(&path));
-        };
+        }
+        self.refuse_change_if_read_only()?;
+        let conn = self.conn.as_mut().expect("opened above");
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| failure(&path, "cannot start a change of", e))?;
@@ -583,6 +671,68 @@ impl SqliteStore {
         tx.commit().map_err(|e| failure(&path, "cannot commit", e))
     }
 
+    /// Open the file and read its header, the first access to it: a damaged file fails here,
+    /// unchanged. Gives the user version, application ID and number of schema entries.
+    fn open_as(&self, how: Opening) -> rusqlite::Result<(Connection, (i64, i32, i64))> {
+        let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = match how {
+            Opening::ReadWrite => Connection::open_with_flags(
+                &self.path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?,
+            Opening::ReadOnly => Connection::open_with_flags(&self.path, read_only)?,
+            Opening::Immutable => Connection::open_with_flags(
+                immutable_uri(&self.path),
+                read_only | OpenFlags::SQLITE_OPEN_URI,
+            )?,
+        };
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let header = conn.query_row(
+            "SELECT (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        Ok((conn, header))
+    }
+
+    /// Whether a -wal file with committed changes not yet copied into the database exists.
+    fn wal_has_changes(&self) -> bool {
+        std::fs::metadata(with_suffix(&self.path, "-wal")).is_ok_and(|m| m.len() > 0)
+    }
+
+    /// A failure to open or first read the file: damage is reported as damage, anything else (a
+    /// missing -shm file that cannot be created, permissions) as what it is.
+    fn open_failure(&self, e: rusqlite::Error) -> Error {
+        use rusqlite::ErrorCode as C;
+        match (e.sqlite_error_code(), self.read_only) {
+            (Some(C::DatabaseCorrupt | C::NotADatabase), _) | (None, _) => {
+                self.corrupt(&e.to_string())
+            }
+            (Some(C::CannotOpen | C::ReadOnly | C::PermissionDenied), Some(why))
+                if self.wal_has_changes() =>
+            {
+                let db = self.path.display();
+                Error::database(format!(
+                    "cannot read the database {db}: {}, and SQLite needs to create its shared-memory file {db}-shm to read the changes still in {db}-wal; nothing was changed. Copy the database with its -wal file to a writable place and use the copy",
+                    why.reason(&self.path)
+                ))
+            }
+            _ => self.failure("cannot open", e),
+        }
+    }
+
+    /// Refuse a change to a database this process can only read.
+    fn refuse_change_if_read_only(&self) -> Result<()> {
+        let Some(why) = self.read_only else {
+            return Ok(());
+        };
+        let db = self.path.display();
+        Err(Error::database(format!(
+            "cannot change the database {db}: {}. Nothing was written; reading it works. To change it, get write access to the file and its directory, or copy it to a writable place (cp \"{db}\" <new path>) and use the copy",
+            why.reason(&self.path)
+        )))
+    }
+
     fn corrupt(&self, problem: &str) -> Error {
         let db = self.path.display();
         Error::database(format!(
@@ -600,6 +750,18 @@ fn missing(path: &Path) -> Error {
         "the database {} does not exist yet; create it with the first change (for example create), or pass --db with the path of an existing database",
         path.display()
     ))
+}
+
+impl ReadOnly {
+    fn reason(self, path: &Path) -> String {
+        match self {
+            ReadOnly::Media => "it is on a read-only file system".into(),
+            ReadOnly::Permission => format!(
+                "you may not write the file {} (permission denied)",
+                path.display()
+            ),
+        }
+    }
 }
 
 /// An SQLite error as a database error that names the file and, where it can, what to do.
@@ -762,13 +924,17 @@ impl SqlTx<'_> {
 
     /// Problems of the search index: a searchable message missing from it or indexed with another
     /// number of terms, an entry for a message that is not searchable, FTS5's own integrity check.
-    fn check_search_index(&self, db: &Database) -> Result<Vec<String>> {
+    /// `read_only`: FTS5 runs its own integrity check as a write, which a read-only connection
+    /// refuses; the row-by-row comparison below still runs.
+    fn check_search_index(&self, db: &Database, read_only: bool) -> Result<Vec<String>> {
         let advice = "; run tl db check --repair to rebuild the search index";
         let mut problems = Vec::new();
-        if let Err(e) = self.conn.execute(
-            "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 0)",
-            [],
-        ) {
+        if !read_only
+            && let Err(e) = self.conn.execute(
+                "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 0)",
+                [],
+            )
+        {
             problems.push(format!("the search index is damaged ({e}){advice}"));
             return Ok(problems);
         }

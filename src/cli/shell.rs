@@ -138,6 +138,14 @@ fn commands_and_more(cmd: &clap::Command) -> Roff {
         "The database file when --db is not given. Without either, tl uses .timeline.json in your \
          home directory.",
     )]);
+    roff.control("TP", []);
+    roff.text([bold("COMPLETE")]);
+    roff.text([roman(
+        "Set by the scripts of tl completions to the name of a shell (bash, zsh, fish, powershell or \
+         elvish): tl then prints the completion candidates for the words after -- instead of running \
+         a command, reading node IDs and branch names from the database without changing it. Any \
+         other value is ignored.",
+    )]);
 
     roff.control("SH", ["SEE ALSO"]);
     roff.text([

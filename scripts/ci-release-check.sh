@@ -9,7 +9,7 @@
 #      completion scripts (equal to the checked-in files), in one top-level folder;
 #   4. from the unpacked folder: both binaries print their version, `tl create` and `tl append` work on
 #      a new database, `tl-mcp` answers an MCP initialize request, `tl man` and `tl completions` print
-#      the files the archive carries;
+#      the files the archive carries, and the archive's bash completion offers the new node ID;
 #   5. actionlint passes on .github/workflows/.
 #
 # Tools are installed under target/ci-tools (scripts/ci-tools.sh). Prints one line per check and
@@ -117,6 +117,12 @@ for pair in bash:tl.bash zsh:_tl fish:tl.fish powershell:_tl.ps1 elvish:tl.elv; 
   "$tl" completions "${pair%%:*}" | cmp -s - "$work/$dir/completions/${pair#*:}" || same=1
 done
 expect "tl completions SHELL prints the archive's completion files" 0 "$same"
+# At a Tab the archive's bash script asks the unpacked tl, which reads the node IDs from the database.
+reply=$(PATH="$PWD/$work/$dir:$PATH" bash --norc -c \
+  'source "$1"; COMP_WORDS=(tl --db "$2" context --node ""); COMP_CWORD=5; COMP_TYPE=9
+   _clap_complete_tl tl "" --node; printf "%s\n" "${COMPREPLY[@]}"' \
+  bash "$work/$dir/completions/tl.bash" "$db" 2>&1 || true)
+expect "the archive's bash completion offers the database's node IDs" "n1" "$reply"
 
 # --- 5. the workflows ---
 if "$actionlint" .github/workflows/*.yml; then

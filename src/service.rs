@@ -51,6 +51,39 @@ pub fn now() -> u64 {
 /// of the original tool) > `timeline/timeline.db` in the platform's data directory, whose missing
 /// directories are created owner-only.
 pub fn resolve_db_path(flag: Option<OsString>) -> Result<PathBuf> {
+    let path = locate_db_path(flag)?;
+    if let DbPath::Default(path) = &path
+        && let Some(dir) = path.parent()
+    {
+        create_private_dirs(dir)?;
+    }
+    Ok(path.into_path())
+}
+
+/// The path `resolve_db_path` would use, without creating any directory: shell completion reads the
+/// database only when it exists and must leave the disk as it was.
+pub fn db_path_for_reading(flag: Option<OsString>) -> Result<PathBuf> {
+    Ok(locate_db_path(flag)?.into_path())
+}
+
+/// Where the database path came from: the default in the data directory is the only one whose
+/// directory Timeline creates.
+enum DbPath {
+    /// `--db`, `TIMELINE_DB` or the existing `~/.timeline.json`.
+    Given(PathBuf),
+    /// `timeline/timeline.db` in the data directory.
+    Default(PathBuf),
+}
+
+impl DbPath {
+    fn into_path(self) -> PathBuf {
+        match self {
+            DbPath::Given(path) | DbPath::Default(path) => path,
+        }
+    }
+}
+
+fn locate_db_path(flag: Option<OsString>) -> Result<DbPath> {
     if let Some(path) = flag {
         // An empty --db is a mistake (often an unset shell variable), never a request for the default.
         if path.is_empty() {
@@ -58,10 +91,10 @@ pub fn resolve_db_path(flag: Option<OsString>) -> Result<PathBuf> {
                 "invalid argument --db: must not be empty; pass the path of the database file, or leave --db out to use TIMELINE_DB or the default database",
             ));
         }
-        return Ok(PathBuf::from(path));
+        return Ok(DbPath::Given(PathBuf::from(path)));
     }
     if let Some(path) = std::env::var_os("TIMELINE_DB").filter(|p| !p.is_empty()) {
-        return Ok(PathBuf::from(path));
+        return Ok(DbPath::Given(PathBuf::from(path)));
     }
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     let home_vars: &[&str] = if cfg!(windows) {
@@ -73,7 +106,7 @@ pub fn resolve_db_path(flag: Option<OsString>) -> Result<PathBuf> {
     if let Some(home) = &home {
         let legacy = home.join(".timeline.json");
         if legacy.exists() {
-            return Ok(legacy);
+            return Ok(DbPath::Given(legacy));
         }
     }
     let data_dir = if cfg!(windows) {
@@ -93,9 +126,9 @@ pub fn resolve_db_path(flag: Option<OsString>) -> Result<PathBuf> {
             home_vars.join(" or ")
         )));
     };
-    let dir = data_dir.join("timeline");
-    create_private_dirs(&dir)?;
-    Ok(dir.join("timeline.db"))
+    Ok(DbPath::Default(
+        data_dir.join("timeline").join("timeline.db"),
+    ))
 }
 
 /// Create `dir` and its missing parents, owner-only (0700 on Unix).

@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
+mod complete;
 mod demo;
 pub mod shell;
 mod text;
@@ -71,6 +72,10 @@ impl From<Error> for CliError {
 
 /// The `tl` program: parse the command line, run the request, print the result, exit with its code.
 pub fn main() -> ExitCode {
+    // A shell asking for completions (COMPLETE=<shell>): answered before anything is parsed or read.
+    if let Some(code) = complete::from_env() {
+        return code;
+    }
     let stdout = std::io::stdout();
     let result = run_with(
         std::env::args_os(),

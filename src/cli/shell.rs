@@ -1,10 +1,10 @@
 //! Shell integration: completion scripts (clap_complete) and the manual page (clap_mangen and roff).
 //! Both walk the clap tree generated from the spec (`generated/cli.rs`), so they name exactly the
-//! commands, flags and allowed values that `tl` accepts. The release archives carry the same texts,
-//! checked in under `generated/` by the freshness test.
+//! commands, flags and allowed values that `tl` accepts (completion walks it in `tl` itself, at each
+//! Tab). The release archives carry the same texts, checked in under `generated/` by the freshness
+//! test.
 
 use crate::spec::spec;
-use clap_complete::Shell;
 use roff::{Roff, bold, italic, roman};
 
 /// The completion scripts under `generated/completions/`, as (shell, path). The file names are the
@@ -18,13 +18,11 @@ pub const COMPLETION_FILES: [(&str, &str); 5] = [
 ];
 
 /// The completion script of `tl` for `shell` (a value of the spec's `shell` type), or `None` for a
-/// shell clap_complete does not know.
+/// shell clap_complete does not know. The script asks `tl` for the candidates at each Tab
+/// (`COMPLETE=<shell> tl -- WORDS`, see `complete.rs`), so node IDs and branch names come from the
+/// database, and a script written to a file keeps up with the commands of the `tl` it calls.
 pub fn completion_script(shell: &str) -> Option<String> {
-    let shell: Shell = shell.parse().ok()?;
-    let mut cmd = super::command();
-    let mut out = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "tl", &mut out);
-    String::from_utf8(out).ok()
+    super::complete::registration(shell)
 }
 
 /// The manual page of `tl` (section 1, roff). clap_mangen renders the title, name, synopsis,
@@ -139,6 +137,14 @@ fn commands_and_more(cmd: &clap::Command) -> Roff {
     roff.text([roman(
         "The database file when --db is not given. Without either, tl uses .timeline.json in your \
          home directory.",
+    )]);
+    roff.control("TP", []);
+    roff.text([bold("COMPLETE")]);
+    roff.text([roman(
+        "Set by the scripts of tl completions to the name of a shell (bash, zsh, fish, powershell or \
+         elvish): tl then prints the completion candidates for the words after -- instead of running \
+         a command, reading node IDs and branch names from the database without changing it. Any \
+         other value is ignored.",
     )]);
 
     roff.control("SH", ["SEE ALSO"]);

@@ -320,6 +320,20 @@ pub struct Param {
     /// The help over MCP, where it differs from `help`.
     #[serde(default)]
     pub mcp_help: Option<String>,
+    /// For a branch name: which branches it names, when not one that exists now. Shell completion
+    /// reads it (a new name has nothing to offer; restore-branch offers the archived branches).
+    #[serde(default)]
+    pub names: Option<Names>,
+}
+
+/// What a branch-name parameter names, when not an existing branch (`Param::names`).
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Names {
+    /// A name no branch has yet (fork --name, rename-branch --to, import --branch).
+    New,
+    /// A branch that was archived and not restored since (restore-branch --branch).
+    Archived,
 }
 
 impl Param {
@@ -508,6 +522,14 @@ impl Spec {
                     "{}: a local command has no MCP tool, changes no database and uses no timeline",
                     op.name
                 ));
+            }
+            for param in op.params.iter().filter(|p| p.names.is_some()) {
+                if param.ty != "branch_name" {
+                    problems.push(format!(
+                        "{}.{}: names is only for parameters of type branch_name",
+                        op.name, param.name
+                    ));
+                }
             }
             for param in op.params.iter().filter(|p| p.positional) {
                 if op.params.iter().filter(|p| p.positional).count() > 1

@@ -194,9 +194,11 @@ impl Db {
 
     pub fn command(&self, bin: &str) -> Command {
         let mut cmd = Command::new(bin);
+        // COMPLETE=<shell> would turn the run into a completion request (tests/completion.rs).
         cmd.env_remove("TIMELINE_DB")
             .env_remove("TIMELINE_NOW")
-            .env_remove("TIMELINE_FAULT_STEP");
+            .env_remove("TIMELINE_FAULT_STEP")
+            .env_remove("COMPLETE");
         for (k, v) in &self.env {
             cmd.env(k, v);
         }

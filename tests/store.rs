@@ -2235,6 +2235,14 @@ mod read_only_and_links {
             }
             fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
             assert_eq!((names_in(db.dir.path()), common::stored_state(&db.path)), before);
+            if is_root() {
+                // In a directory the reader may write to, a read still leaves nothing behind (for
+                // SQLite: no -shm or -wal file of the reader's that the owner could not write).
+                fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o777)).unwrap();
+                as_reader(&["context", "--node", "n2"]).ok(HELLO_CONTEXT);
+                fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+                assert_eq!((names_in(db.dir.path()), common::stored_state(&db.path)), before);
+            }
         }
 
         /// #12.7: a link in a directory anyone may write to (mode 1777, like /tmp) is followed when it is

@@ -315,12 +315,19 @@ impl SqliteStore {
             // writer that was stopped before the media became read-only holds committed changes, so
             // then the -wal and -shm files must be read as they are.
             Some(ReadOnly::Media) if !wal_has_changes => Opening::Immutable,
+            // Someone else's database with no connection open on it (an open one keeps a -shm
+            // file): a read-only connection would leave a -shm and a -wal file owned by this user
+            // beside it, which the owner could then not write, so it is read as it stands.
+            Some(ReadOnly::Permission)
+                if !wal_has_changes && !with_suffix(&self.path, "-shm").exists() =>
+            {
+                Opening::Immutable
+            }
             Some(_) => Opening::ReadOnly,
         };
         let opened = match self.open_as(how) {
-            // Someone else's database in a directory this user may not write to, with no -shm file
-            // to read it through: no connection is open on it (one would have made the -shm file),
-            // so it is read as it stands.
+            // A -shm file this user cannot use, and no changes waiting in the -wal file: read the
+            // database as it stands.
             Err(e)
                 if how == Opening::ReadOnly
                     && !wal_has_changes

@@ -2190,7 +2190,10 @@ mod read_only_and_links {
             // A copy of the binary the other user can run, wherever the build directory is.
             let bin_dir = TempDir::new();
             let tl = bin_dir.path().join("tl");
-            fs::copy(TL, &tl).unwrap();
+            // Copied by cp(1): a copy written by this process could be "text file busy" when run, if a
+        // test on another thread forked while the copy's file was still open for writing.
+        let copied = std::process::Command::new("cp").arg(TL).arg(&tl).status().unwrap();
+        assert!(copied.success(), "cp {TL} {}", tl.display());
             for dir in [bin_dir.path(), db.dir.path()] {
                 fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).unwrap();
             }

@@ -26,11 +26,7 @@ fn tl_in(dir: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> Run {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    Run {
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-        code: out.status.code().unwrap_or(-1),
-    }
+    Run::from(out)
 }
 
 // Every test below runs on both storage engines (json::… and sqlite::…).

@@ -36,11 +36,7 @@ fn ask(mut cmd: Command, shell: &str, words: &[&str]) -> Run {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    Run {
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-        code: out.status.code().unwrap_or(-1),
-    }
+    Run::from(out)
 }
 
 /// The candidates for `tl --db <db> <words>`, asserting a quiet success.

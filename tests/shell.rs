@@ -25,11 +25,7 @@ fn tl(dir: &Path, args: &[&str]) -> Run {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    Run {
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-        code: out.status.code().unwrap_or(-1),
-    }
+    Run::from(out)
 }
 
 fn repo_file(relative: &str) -> String {

@@ -74,11 +74,7 @@ fn tl_env(db: &Db, env: &[(&str, &str)], args: &[&str]) -> Run {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    Run {
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-        code: out.status.code().unwrap_or(-1),
-    }
+    Run::from(out)
 }
 
 /// A database with one timeline and two messages; the second write left a backup.
@@ -2096,11 +2092,7 @@ fn on_read_only_mount(db: &Db, bin: &str, args: &[&str], input: &str) -> Run {
         dir.display(),
         String::from_utf8_lossy(&output.stderr)
     );
-    Run {
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-        code: output.status.code().unwrap_or(-1),
-    }
+    Run::from(output)
 }
 
 fn engine_name(db: &Db) -> &'static str {
@@ -2108,6 +2100,16 @@ fn engine_name(db: &Db) -> &'static str {
         common::Engine::Json => "json",
         common::Engine::Sqlite => "sqlite",
     }
+}
+
+/// The error line of a change refused for `why`, with the files that need write access on this engine.
+fn change_refused(db: &Db, why: &str) -> String {
+    let p = db.path.display();
+    let hint = match db.engine() {
+        common::Engine::Json => "the file, its directory and its lock file",
+        common::Engine::Sqlite => "the file and its directory",
+    };
+    json!({"error": format!("cannot change the database {p}: {why}. Nothing was written; reading it works. To change it, get write access to {hint}, or copy it to a writable place (cp \"{p}\" <new path>) and use the copy")}).to_string()
 }
 
 /// The database with two messages, as a read-only test finds it.
@@ -2135,12 +2137,7 @@ mod read_only_and_links {
             let before = (names_in(db.dir.path()), common::stored_state(&db.path));
             let p = db.path.display().to_string();
             let ro = |args: &[&str]| on_read_only_mount(&db, TL, args, "");
-            let hint = if db.engine() == common::Engine::Json {
-                "the file, its directory and its lock file"
-            } else {
-                "the file and its directory"
-            };
-            let refused = json!({"error": format!("cannot change the database {p}: it is on a read-only file system. Nothing was written; reading it works. To change it, get write access to {hint}, or copy it to a writable place (cp \"{p}\" <new path>) and use the copy")}).to_string();
+            let refused = change_refused(&db, "it is on a read-only file system");
             let mut rounds = vec!["as it is"];
             if db.engine() == common::Engine::Json {
                 rounds.push("without a lock file");
@@ -2211,11 +2208,7 @@ mod read_only_and_links {
                     fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o555)).unwrap();
                 }
                 let output = cmd.output().unwrap();
-                Run {
-                    stdout: String::from_utf8(output.stdout).unwrap(),
-                    stderr: String::from_utf8(output.stderr).unwrap(),
-                    code: output.status.code().unwrap_or(-1),
-                }
+                Run::from(output)
             };
             let before = (names_in(db.dir.path()), common::stored_state(&db.path));
             let why = if json {
@@ -2223,8 +2216,7 @@ mod read_only_and_links {
             } else {
                 format!("you may not write the file {p} (permission denied)")
             };
-            let hint = if json { "the file, its directory and its lock file" } else { "the file and its directory" };
-            let refused = json!({"error": format!("cannot change the database {p}: {why}. Nothing was written; reading it works. To change it, get write access to {hint}, or copy it to a writable place (cp \"{p}\" <new path>) and use the copy")}).to_string();
+            let refused = change_refused(&db, &why);
             as_reader(&["context", "--node", "n2"]).ok(HELLO_CONTEXT);
             as_reader(&["db", "check"]).ok(&json!({"ok": true, "engine": engine_name(&db), "path": p, "problems": []}).to_string());
             as_reader(&["append", "--role", "user", "--text", "more"]).err(3, &refused);
@@ -2233,7 +2225,7 @@ mod read_only_and_links {
                 fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
                 fs::remove_file(lock_path(&db)).unwrap();
                 as_reader(&["context", "--node", "n2"]).ok(HELLO_CONTEXT);
-                as_reader(&["append", "--role", "user", "--text", "more"]).err(3, &json!({"error": format!("cannot change the database {p}: you may not write its lock file {p}.lock (permission denied). Nothing was written; reading it works. To change it, get write access to the file, its directory and its lock file, or copy it to a writable place (cp \"{p}\" <new path>) and use the copy")}).to_string());
+                as_reader(&["append", "--role", "user", "--text", "more"]).err(3, &refused);
                 fs::write(lock_path(&db), b"").unwrap();
             }
             fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
@@ -2263,11 +2255,7 @@ mod read_only_and_links {
             std::os::unix::fs::symlink(&db.path, &link).unwrap();
             let via_link = |args: &[&str]| {
                 let output = db.command(TL).arg("--db").arg(&link).args(args).stdin(Stdio::null()).output().unwrap();
-                Run {
-                    stdout: String::from_utf8(output.stdout).unwrap(),
-                    stderr: String::from_utf8(output.stderr).unwrap(),
-                    code: output.status.code().unwrap_or(-1),
-                }
+                Run::from(output)
             };
             // Your own link is followed, and a change goes to the real file.
             via_link(&["append", "--role", "user", "--text", "via my link"]).ok(r#"{"node":"n3"}"#);

@@ -74,29 +74,27 @@ impl JsonStore {
                 lock_path.display()
             )));
         }
+        let cannot_open = |e| {
+            io_error(
+                &format!("cannot open the lock file {}", lock_path.display()),
+                e,
+            )
+        };
         let file = match perms::open_private(&lock_path, false) {
             Ok(file) => file,
-            Err(e) if cannot_write(&e) && !exclusive => match File::open(&lock_path) {
-                // A reader that may not write the lock file (read-only media, or someone else's
-                // database) still takes the shared lock, on a read-only descriptor.
+            Err(e) if cannot_write(&e) && exclusive => {
+                return Err(self.cannot_change(&lock_path, &e));
+            }
+            // A reader that may not write the lock file (read-only media, or someone else's
+            // database) still takes the shared lock, on a read-only descriptor.
+            Err(e) if cannot_write(&e) => match File::open(&lock_path) {
                 Ok(file) => file,
                 // No lock file, and none can be made here. A read needs none to be consistent: a
                 // writer replaces the database by an atomic rename, so a read sees one whole snapshot.
                 Err(missing) if missing.kind() == IoKind::NotFound => return Ok(None),
-                Err(e) => {
-                    return Err(io_error(
-                        &format!("cannot open the lock file {}", lock_path.display()),
-                        e,
-                    ));
-                }
+                Err(e) => return Err(cannot_open(e)),
             },
-            Err(e) if cannot_write(&e) => return Err(self.cannot_change(&lock_path, &e)),
-            Err(e) => {
-                return Err(io_error(
-                    &format!("cannot open the lock file {}", lock_path.display()),
-                    e,
-                ));
-            }
+            Err(e) => return Err(cannot_open(e)),
         };
         let locked = if exclusive {
             file.lock()

@@ -2173,6 +2173,20 @@ mod read_only_and_links {
             }
         }
 
+        /// A file name with the characters SQLite's URIs give a meaning to (`?`, `#`, `%`) is read
+        /// on read-only media like any other (SQLite opens it through an escaped `immutable` URI).
+        #[cfg(target_os = "linux")]
+        #[test]
+        fn a_database_named_with_uri_characters_is_read_on_read_only_media() {
+            let mut db = Db::new();
+            let name = format!("we?ird #1 100%25.{}", db.path.extension().unwrap().to_str().unwrap());
+            db.path = db.dir.path().join(name);
+            db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+            db.append("user", "hello world", 2);
+            on_read_only_mount(&db, TL, &["context", "--node", "n1"], "")
+                .ok(r#"[{"node":"n1","role":"user","text":"hello world","tokens":2}]"#);
+        }
+
         /// #12.8: a database you may read but not write (mode 0644 in a directory you cannot write to; for
         /// the JSON engine also a lock file of mode 0444) is read, and a change is refused and says why.
         /// Runs as the unprivileged user `nobody` when the tests run as root (root may write anything).

@@ -240,15 +240,20 @@ fn write_access(path: &Path) -> Option<ReadOnly> {
 }
 
 /// An SQLite URI that opens `path` as immutable: no lock, no -wal or -shm file, which is right only
-/// where the file cannot change (read-only media). `?`, `#` and `%` are escaped so any file name works.
+/// where nothing writes to the file (see `open_checked`). `?`, `#` and `%` are escaped so any file
+/// name works.
 fn immutable_uri(path: &Path) -> String {
     let mut uri = String::from("file:");
     let text = path.to_string_lossy();
     #[cfg(windows)]
-    let text = text.replace('\\', "/");
-    if !text.starts_with('/') && text.chars().nth(1) == Some(':') {
-        uri.push('/');
-    }
+    let text = {
+        // A drive path (C:\x) becomes file:/C:/x; on Unix a name such as a:b is a relative path.
+        let text = text.replace('\\', "/");
+        if text.chars().nth(1) == Some(':') {
+            uri.push('/');
+        }
+        text
+    };
     for c in text.chars() {
         match c {
             '%' => uri.push_str("%25"),

@@ -9,15 +9,31 @@ use std::path::Path;
 pub fn open_private(path: &Path, new: bool) -> std::io::Result<File> {
     match create_private(path) {
         Err(e) if !new && e.kind() == std::io::ErrorKind::AlreadyExists => {
-            OpenOptions::new().read(true).write(true).open(path)
+            no_follow(OpenOptions::new().read(true).write(true)).open(path)
         }
         other => other,
     }
 }
 
+/// Open an existing file of Timeline's own (a lock file) for reading only.
+pub fn open_own_read_only(path: &Path) -> std::io::Result<File> {
+    no_follow(OpenOptions::new().read(true)).open(path)
+}
+
+/// Files Timeline makes for itself are never opened through a link: one planted after the check
+/// that refuses links would otherwise be followed.
+fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options
+}
+
 fn create_private(path: &Path) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
-    options.read(true).write(true).create_new(true);
+    no_follow(options.read(true).write(true).create_new(true));
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;

@@ -495,3 +495,57 @@ printf '%s\n' "${{COMPREPLY[@]}}""#
     );
     assert_eq!(tab("tl con"), "context\n");
 }
+
+/// A writer stopped with committed changes still in the -wal file (here: a copy made while a
+/// `tl-mcp` session was open): completing neither brings them into the database file nor creates a
+/// -shm file, so it offers what the database file holds; the next command brings them in.
+#[test]
+fn completing_leaves_a_stopped_writers_wal_file_alone() {
+    use std::io::{BufRead, BufReader, Write};
+    common::use_engine(common::Engine::Sqlite);
+    let db = conversation();
+    let mut session = db
+        .command(common::TL_MCP)
+        .arg("--db")
+        .arg(&db.path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = session.stdin.take().unwrap();
+    let mut output = BufReader::new(session.stdout.take().unwrap());
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"four"}}}"#,
+    ] {
+        writeln!(input, "{line}").unwrap();
+        let mut answer = String::new();
+        output.read_line(&mut answer).unwrap();
+        assert!(answer.contains(r#""id":"#), "{answer}");
+    }
+    let copy = Db::created_at(common::CLOCK);
+    for suffix in ["", "-wal"] {
+        std::fs::copy(
+            format!("{}{suffix}", db.path.display()),
+            format!("{}{suffix}", copy.path.display()),
+        )
+        .unwrap();
+    }
+    session.kill().unwrap();
+    session.wait().unwrap();
+    assert!(
+        std::fs::metadata(format!("{}-wal", copy.path.display()))
+            .unwrap()
+            .len()
+            > 0
+    );
+    let before = files(copy.dir.path());
+    assert_eq!(bash(&copy, &["context", "--node", ""]), ["n3", "n2", "n1"]);
+    assert_eq!(files(copy.dir.path()), before);
+    copy.tl(&["node", "--node", "n4"]).json();
+    assert_eq!(
+        bash(&copy, &["context", "--node", ""]),
+        ["n4", "n3", "n2", "n1"]
+    );
+}

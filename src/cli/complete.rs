@@ -11,11 +11,11 @@
 
 use crate::model::parse_timeline_id;
 use crate::spec::{Names, Param, spec};
-use crate::store::{Engine, MemTx, Store, Tx};
+use crate::store::{Store, Tx};
 use clap_complete::engine::{ArgValueCompleter, CompletionCandidate};
 use clap_complete::env::{CompleteEnv, Shells};
 use std::ffi::{OsStr, OsString};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -167,31 +167,7 @@ impl Context {
         if !std::fs::metadata(&path).ok()?.is_file() {
             return None;
         }
-        let mut store = Store::open(path).ok()?;
-        match store.engine() {
-            Engine::Json => {
-                // Without the shared lock, which would create `<db>.lock` beside a copied snapshot:
-                // writers replace the file by an atomic rename, so this still reads a whole snapshot.
-                let file = std::fs::File::open(store.path()).ok()?;
-                let len = file.metadata().ok()?.len();
-                let mut bytes = Vec::new();
-                file.take(len).read_to_end(&mut bytes).ok()?;
-                let mut db = crate::store::decode(&bytes).ok()?;
-                f(&mut MemTx {
-                    db: &mut db,
-                    engine: Engine::Json,
-                })
-                .ok()
-            }
-            Engine::Sqlite => {
-                // Opening a database of an older schema migrates it, and opening an empty SQLite
-                // file sets it up: both write. Only a file already at this build's schema is read.
-                if sqlite_user_version(store.path())? != crate::store::sqlite_schema_version() {
-                    return None;
-                }
-                store.read(f).ok()
-            }
-        }
+        Store::open_reading_only(path).ok()?.read(f).ok()
     }
 
     /// The timeline the command line uses: `--timeline`, else the one with the smallest ID.
@@ -613,18 +589,6 @@ fn unquote(word: &str) -> String {
         }
     }
     out
-}
-
-/// The `user_version` field of an SQLite file's header (bytes 60..64), which holds Timeline's
-/// schema version: checked before opening, because opening an older database migrates it.
-fn sqlite_user_version(path: &Path) -> Option<u64> {
-    let mut header = [0u8; 64];
-    std::fs::File::open(path)
-        .ok()?
-        .read_exact(&mut header)
-        .ok()?;
-    let field: [u8; 4] = header[60..64].try_into().ok()?;
-    Some(u64::from(u32::from_be_bytes(field)))
 }
 
 #[cfg(test)]

@@ -27,16 +27,43 @@ fn cannot_write(e: &std::io::Error) -> bool {
     )
 }
 
+/// What stops a change.
+enum Blocked<'a> {
+    /// The file system is mounted read-only.
+    Media,
+    /// The lock file cannot be opened for writing.
+    LockFile(&'a Path),
+    /// The database file is write-protected (mode 0444, or another user's).
+    File,
+    /// The directory does not let this user create the new snapshot beside the old one.
+    Directory,
+    /// The store was opened for reading only (`reading_only`).
+    Requested,
+}
+
 /// A database kept as one JSON file.
 #[derive(Debug, Clone)]
 pub struct JsonStore {
     path: PathBuf,
+    /// Never create or write-lock anything (shell completion).
+    reads_only: bool,
 }
 
 impl JsonStore {
     /// A store for `path`, already checked by `Store::open`. The file is created on first write.
     pub fn new(path: PathBuf) -> JsonStore {
-        JsonStore { path }
+        JsonStore {
+            path,
+            reads_only: false,
+        }
+    }
+
+    /// The same store, reading without creating a lock file and refusing every change.
+    pub fn reading_only(self) -> JsonStore {
+        JsonStore {
+            reads_only: true,
+            ..self
+        }
     }
 
     pub fn exists(&self) -> bool {
@@ -80,20 +107,42 @@ impl JsonStore {
                 e,
             )
         };
-        let file = match perms::open_private(&lock_path, false) {
+        if exclusive && self.reads_only {
+            return Err(self.cannot_change(Blocked::Requested));
+        }
+        let opened = if self.reads_only {
+            perms::open_own_read_only(&lock_path)
+        } else {
+            perms::open_private(&lock_path, false)
+        };
+        let file = match opened {
             Ok(file) => file,
+            Err(e) if cannot_write(&e) && exclusive && !self.exists() => {
+                return Err(super::cannot_create(&self.path, e));
+            }
             Err(e) if cannot_write(&e) && exclusive => {
-                return Err(self.cannot_change(&lock_path, &e));
+                return Err(
+                    self.cannot_change(if e.kind() == IoKind::ReadOnlyFilesystem {
+                        Blocked::Media
+                    } else {
+                        Blocked::LockFile(&lock_path)
+                    }),
+                );
             }
             // A reader that may not write the lock file (read-only media, or someone else's
             // database) still takes the shared lock, on a read-only descriptor.
-            Err(e) if cannot_write(&e) => match File::open(&lock_path) {
-                Ok(file) => file,
-                // No lock file, and none can be made here. A read needs none to be consistent: a
-                // writer replaces the database by an atomic rename, so a read sees one whole snapshot.
-                Err(missing) if missing.kind() == IoKind::NotFound => return Ok(None),
-                Err(e) => return Err(cannot_open(e)),
-            },
+            Err(e) if cannot_write(&e) || self.reads_only => {
+                match perms::open_own_read_only(&lock_path) {
+                    Ok(file) => file,
+                    // No lock file (and none can be made), or one this user may not even read
+                    // (another user's, mode 0600). A read needs no lock to be consistent: a writer
+                    // replaces the database by an atomic rename, so a read sees one whole snapshot.
+                    Err(e) if matches!(e.kind(), IoKind::NotFound | IoKind::PermissionDenied) => {
+                        return Ok(None);
+                    }
+                    Err(e) => return Err(cannot_open(e)),
+                }
+            }
             Err(e) => return Err(cannot_open(e)),
         };
         let locked = if exclusive {
@@ -105,16 +154,21 @@ impl JsonStore {
         Ok(Some(file))
     }
 
-    /// A change refused because the lock file cannot be written (so nothing else could be either).
-    fn cannot_change(&self, lock_path: &Path, e: &std::io::Error) -> Error {
+    /// A change refused before anything was written, saying what stops it and the ways out.
+    fn cannot_change(&self, blocked: Blocked) -> Error {
         let db = self.path.display();
-        let why = if e.kind() == IoKind::ReadOnlyFilesystem {
-            "it is on a read-only file system".to_string()
-        } else {
-            format!(
+        let why = match blocked {
+            Blocked::Media => "it is on a read-only file system".to_string(),
+            Blocked::LockFile(lock) => format!(
                 "you may not write its lock file {} (permission denied)",
-                lock_path.display()
-            )
+                lock.display()
+            ),
+            Blocked::File => format!("you may not write the file {db} (permission denied)"),
+            Blocked::Directory => format!(
+                "you may not create files in its directory {} (a change writes the new snapshot there and renames it into place)",
+                parent_dir(&self.path).display()
+            ),
+            Blocked::Requested => "it was opened for reading only".to_string(),
         };
         Error::database(format!(
             "cannot change the database {db}: {why}. Nothing was written; reading it works. To change it, get write access to the file, its directory and its lock file, or copy it to a writable place (cp \"{db}\" <new path>) and use the copy"
@@ -250,6 +304,10 @@ impl JsonStore {
         })();
         if let Err(e) = result {
             let _ = fs::remove_file(&temp);
+            // Every step above makes or renames an entry in the directory.
+            if e.kind() == IoKind::PermissionDenied {
+                return Err(self.cannot_change(Blocked::Directory));
+            }
             return Err(io_error(
                 &format!(
                     "cannot write the database {} (it was left as it was)",
@@ -287,6 +345,13 @@ impl JsonStore {
     pub fn write<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
         let _lock = self.lock(true)?;
         self.refuse_if_only_the_backup_exists()?;
+        // A change replaces the file, which its directory allows even when the file itself is
+        // write-protected; the protection is honoured, as the SQLite engine must.
+        if let Err(e) = fs::OpenOptions::new().write(true).open(&self.path)
+            && e.kind() == IoKind::PermissionDenied
+        {
+            return Err(self.cannot_change(Blocked::File));
+        }
         let previous = self.read_bytes()?;
         let mut db = self.load(previous.as_deref())?;
         let audit_before = db.audit.clone();

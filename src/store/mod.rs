@@ -338,6 +338,16 @@ impl Store {
         }
     }
 
+    /// Open the database at `path` to read it without changing anything on disk: no lock file,
+    /// `-wal` or `-shm` file is created, an older SQLite schema is not migrated (the read fails
+    /// instead), and every change is refused. For shell completion, which runs at each Tab.
+    pub fn open_reading_only(path: PathBuf) -> Result<Store> {
+        Ok(match Store::open(path)? {
+            Store::Sqlite(s) => Store::Sqlite(sqlite::SqliteStore::reading_only(s.path().into())),
+            Store::Json(s) => Store::Json(s.reading_only()),
+        })
+    }
+
     /// Which engine the file uses.
     pub fn engine(&self) -> Engine {
         match self {
@@ -543,7 +553,10 @@ fn follow_link(link: &Path, link_meta: &fs::Metadata) -> Result<PathBuf> {
             ));
         }
     };
-    refuse_special_file(link, &meta)?;
+    if !meta.is_dir() {
+        // (A directory is named as one by `check_path`.)
+        refuse_special_file(link, &meta)?;
+    }
     let opened = open_no_block(link).map_err(|e| {
         io_error(
             &format!(
@@ -665,6 +678,27 @@ fn sync_dir(dir: &Path) {
     }
     #[cfg(not(unix))]
     let _ = dir;
+}
+
+/// A new database that cannot be created where its path says, naming the directory that is the
+/// problem rather than a file that does not exist.
+pub(crate) fn cannot_create(path: &Path, e: std::io::Error) -> Error {
+    let dir = parent_dir(path);
+    let why = match e.kind() {
+        IoKind::ReadOnlyFilesystem => format!(
+            "its directory {} is on a read-only file system",
+            dir.display()
+        ),
+        IoKind::PermissionDenied => format!(
+            "you may not create files in its directory {} (permission denied)",
+            dir.display()
+        ),
+        _ => return io_error(&format!("cannot create the database {}", path.display()), e),
+    };
+    Error::database(format!(
+        "cannot create the database {}: {why}; nothing was written. Pass --db with a path in a directory you may write to",
+        path.display()
+    ))
 }
 
 pub(crate) fn io_error(what: &str, e: std::io::Error) -> Error {

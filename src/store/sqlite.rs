@@ -209,6 +209,33 @@ pub struct SqliteStore {
     conn: Option<Connection>,
     /// Why the open connection can only read, if it can only read.
     read_only: Option<ReadOnly>,
+    /// Never open the file for writing, whatever the permissions allow (shell completion).
+    reads_only: bool,
+    /// For a connection opened as immutable, the file as it was before it was opened: such a
+    /// connection trusts its cache, so it serves one read only and the read must find the file as
+    /// it was (see `end_immutable_read`).
+    immutable_since: Option<FileStamp>,
+}
+
+/// What changes when anything writes to a file or replaces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    inode: (u64, u64, i64, i64),
+}
+
+fn file_stamp(path: &Path) -> Option<FileStamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    use std::os::unix::fs::MetadataExt;
+    Some(FileStamp {
+        len: meta.len(),
+        modified: meta.modified().ok(),
+        #[cfg(unix)]
+        inode: (meta.dev(), meta.ino(), meta.ctime(), meta.ctime_nsec()),
+    })
 }
 
 /// How a connection opens the file.
@@ -227,6 +254,10 @@ enum ReadOnly {
     Media,
     /// The file is not writable by this user (another user's database, or mode 0444).
     Permission,
+    /// The file is writable, but SQLite cannot create its -wal and -shm files in the directory.
+    Directory,
+    /// Opened for reading only on purpose (`SqliteStore::reading_only`).
+    Requested,
 }
 
 /// Whether this process may write the database file at `path`, tried with an open for writing
@@ -240,20 +271,33 @@ fn write_access(path: &Path) -> Option<ReadOnly> {
 }
 
 /// An SQLite URI that opens `path` as immutable: no lock, no -wal or -shm file, which is right only
-/// where nothing writes to the file (see `open_checked`). `?`, `#` and `%` are escaped so any file
-/// name works.
+/// where nothing writes to the file while it is read (see `open_checked`). `?`, `#` and `%` are
+/// escaped so any file name works; an absolute path gets an empty authority (`file:///…`), so a path
+/// that starts with `//` (a Windows share) is not taken for a host name.
 fn immutable_uri(path: &Path) -> String {
-    let mut uri = String::from("file:");
     let text = path.to_string_lossy();
     #[cfg(windows)]
     let text = {
-        // A drive path (C:\x) becomes file:/C:/x; on Unix a name such as a:b is a relative path.
-        let text = text.replace('\\', "/");
-        if text.chars().nth(1) == Some(':') {
-            uri.push('/');
+        // \\?\C:\x and \\?\UNC\host\share\x (what canonicalize gives) are C:\x and \\host\share\x.
+        let plain = match text.strip_prefix(r"\\?\") {
+            Some(rest) => match rest.strip_prefix(r"UNC\") {
+                Some(share) => format!(r"\\{share}"),
+                None => rest.to_string(),
+            },
+            None => text.into_owned(),
+        };
+        let plain = plain.replace('\\', "/");
+        if plain.chars().nth(1) == Some(':') {
+            format!("/{plain}")
+        } else {
+            plain
         }
-        text
     };
+    let mut uri = String::from(if text.starts_with('/') {
+        "file://"
+    } else {
+        "file:"
+    });
     for c in text.chars() {
         match c {
             '%' => uri.push_str("%25"),
@@ -272,6 +316,17 @@ impl SqliteStore {
             path,
             conn: None,
             read_only: None,
+            reads_only: false,
+            immutable_since: None,
+        }
+    }
+
+    /// A store that never opens the file for writing and refuses every change: for reading a database
+    /// without touching it at all (no -wal, -shm or migration), as shell completion does.
+    pub fn reading_only(path: PathBuf) -> SqliteStore {
+        SqliteStore {
+            reads_only: true,
+            ..SqliteStore::new(path)
         }
     }
 
@@ -311,40 +366,64 @@ impl SqliteStore {
     }
 
     fn open_checked(&mut self) -> Result<Connection> {
-        self.read_only = write_access(&self.path);
+        self.read_only = if self.reads_only {
+            Some(ReadOnly::Requested)
+        } else {
+            write_access(&self.path)
+        };
         let wal_has_changes = self.wal_has_changes();
-        let how = match self.read_only {
+        // Reading without write access: a read-only connection through the -shm file of a
+        // connection that is open now, or, when none is open (no -shm file) and no changes wait in
+        // the -wal file, the file as it stands. A read-only connection would otherwise create a
+        // -shm and a -wal file owned by this user beside someone else's database, which its owner
+        // could then not write: a read must change nothing.
+        let shm_exists = with_suffix(&self.path, "-shm").exists();
+        let without_writing = if shm_exists {
+            Opening::ReadOnly
+        } else if !wal_has_changes || self.reads_only {
+            // (Reading only on purpose, changes a stopped writer left in the -wal file are not
+            // seen: bringing them in means creating the -shm file. The next change brings them in.)
+            Opening::Immutable
+        } else {
+            Opening::ReadOnly
+        };
+        if self.read_only == Some(ReadOnly::Permission) && !shm_exists && wal_has_changes {
+            let db = self.path.display();
+            return Err(Error::database(format!(
+                "cannot read the database {db} without changing files beside it: its -wal file holds changes that a program writing it left when it stopped, and only someone who may write the database can bring them in. Nothing was changed. Ask its owner to run any command on it (such as tl --db \"{db}\" branches), or copy the database with its -wal file to a place of your own and use the copy"
+            )));
+        }
+        let mut how = match self.read_only {
             None => Opening::ReadWrite,
-            // On read-only media SQLite cannot create the -shm file a WAL database is read through;
-            // nothing can change the file there, so it is read as immutable. A -wal file left by a
-            // writer that was stopped before the media became read-only holds committed changes, so
-            // then the -wal and -shm files must be read as they are.
+            // Nothing can write on read-only media; a -wal file left with changes by a writer
+            // stopped before the media became read-only must be read through its -shm file.
             Some(ReadOnly::Media) if !wal_has_changes => Opening::Immutable,
-            // Someone else's database with no connection open on it (an open one keeps a -shm
-            // file): a read-only connection would leave a -shm and a -wal file owned by this user
-            // beside it, which the owner could then not write, so it is read as it stands.
-            Some(ReadOnly::Permission)
-                if !wal_has_changes && !with_suffix(&self.path, "-shm").exists() =>
-            {
-                Opening::Immutable
-            }
-            Some(_) => Opening::ReadOnly,
+            Some(_) => without_writing,
         };
-        let opened = match self.open_as(how) {
-            // A -shm file this user cannot use, and no changes waiting in the -wal file: read the
-            // database as it stands.
-            Err(e)
-                if how == Opening::ReadOnly
-                    && !wal_has_changes
-                    && matches!(
-                        e.sqlite_error_code(),
-                        Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
-                    ) =>
-            {
-                self.open_as(Opening::Immutable)
-            }
-            other => other,
-        };
+        let stamp = file_stamp(&self.path);
+        let mut opened = self.open_as(how);
+        // SQLite could not create or use a file beside the database (-wal, -shm): fall back to
+        // reading without them. A writable file in a directory this user may not write is read-only
+        // for this user all the same.
+        while let Err(e) = &opened
+            && matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+            )
+        {
+            how = match how {
+                Opening::ReadWrite => {
+                    self.read_only = Some(ReadOnly::Directory);
+                    without_writing
+                }
+                Opening::ReadOnly if !wal_has_changes => Opening::Immutable,
+                _ => break,
+            };
+            opened = self.open_as(how);
+        }
+        if how == Opening::Immutable {
+            self.immutable_since = stamp;
+        }
         let (conn, (version, app, tables)) = opened.map_err(|e| self.open_failure(e))?;
         let empty = version == 0 && app == 0 && tables == 0;
         if !empty && app != APPLICATION_ID {
@@ -432,7 +511,25 @@ impl SqliteStore {
         });
         // A read changes nothing; ending it either way releases the snapshot.
         let _ = tx.rollback();
+        self.end_immutable_read()?;
         result
+    }
+
+    /// After a read through an immutable connection: close it, so the next read sees the file as it
+    /// is then, and refuse what was read if the file changed meanwhile (its owner wrote to it), since
+    /// such a connection may have mixed pages from before and after.
+    fn end_immutable_read(&mut self) -> Result<()> {
+        let Some(before) = self.immutable_since.take() else {
+            return Ok(());
+        };
+        self.conn = None;
+        if file_stamp(&self.path) != Some(before) {
+            return Err(Error::database(format!(
+                "the database {} changed while it was being read (another program wrote to it); nothing was changed. Run the command again",
+                self.path.display()
+            )));
+        }
+        Ok(())
     }
 
     pub fn write<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
@@ -476,6 +573,15 @@ impl SqliteStore {
     /// reader never sees a database without its schema.
     fn write_new<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
         let staged_path = super::temp_path_beside(&self.path, "new");
+        if self.reads_only {
+            return Err(Error::database(format!(
+                "cannot create the database {}: it was opened for reading only",
+                self.path.display()
+            )));
+        }
+        // Made here first so that a directory this user may not write is named as the problem,
+        // not the temporary file.
+        perms::open_private(&staged_path, true).map_err(|e| super::cannot_create(&self.path, e))?;
         let mut staged = SqliteStore::new(staged_path.clone());
         let result = staged.write_existing(f);
         // Closing the last connection checkpoints the WAL into the file and removes it.
@@ -538,7 +644,12 @@ impl SqliteStore {
         };
         if let Err(e) = copy() {
             let _ = std::fs::remove_file(target);
+            let _ = self.end_immutable_read();
             return Err(failure(&path, "cannot back up", e));
+        }
+        if let Err(e) = self.end_immutable_read() {
+            let _ = std::fs::remove_file(target);
+            return Err(e);
         }
         super::sync_parent(target);
         Ok(())
@@ -546,6 +657,13 @@ impl SqliteStore {
 
     /// SQLite's integrity check, then every row checked against what a fresh derivation gives.
     pub fn check(&mut self) -> Result<Vec<String>> {
+        let problems = self.check_open();
+        // A file that changed under an immutable connection is reported as that, not as damage.
+        self.end_immutable_read()?;
+        problems
+    }
+
+    fn check_open(&mut self) -> Result<Vec<String>> {
         let path = self.path.clone();
         if self.connection(false)?.is_none() {
             return Err(missing(&path));
@@ -772,6 +890,11 @@ impl ReadOnly {
                 "you may not write the file {} (permission denied)",
                 path.display()
             ),
+            ReadOnly::Directory => format!(
+                "you may not create files in its directory {} (SQLite keeps its -wal and -shm files there while it changes the database)",
+                super::parent_dir(path).display()
+            ),
+            ReadOnly::Requested => "it was opened for reading only".into(),
         }
     }
 }

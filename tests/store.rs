@@ -2041,90 +2041,151 @@ fn a_database_that_used_every_timeline_id_says_so() {
 // ---------------------------------------------------------------------------------------------
 
 #[cfg(unix)]
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
+mod read_only_and_links {
+    use super::*;
 
-/// The names in `dir`, sorted: what a refused or read-only run must leave as it was.
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+    #[cfg(unix)]
+    fn is_root() -> bool {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        unsafe { libc::geteuid() == 0 }
+    }
 
-/// Run `bin --db <db> args` with the database's directory bind-mounted read-only in a private mount
-/// namespace (unshare(1) and user namespaces, as on the CI machines), so the kernel answers every
-/// write with EROFS exactly as on read-only media.
-#[cfg(target_os = "linux")]
-fn on_read_only_mount(db: &Db, bin: &str, args: &[&str], input: &str) -> Run {
-    use std::io::Write;
-    let dir = db.dir.path();
-    let mut cmd = db.command("unshare");
-    cmd.args(["--user", "--map-root-user", "--mount", "sh", "-c"])
+    /// The names in `dir`, sorted: what a refused or read-only run must leave as it was.
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Run `bin --db <db> args` with the database's directory bind-mounted read-only in a private mount
+    /// namespace (unshare(1) and user namespaces, as on the CI machines), so the kernel answers every
+    /// write with EROFS exactly as on read-only media.
+    #[cfg(target_os = "linux")]
+    fn on_read_only_mount(db: &Db, bin: &str, args: &[&str], input: &str) -> Run {
+        on_read_only_mount_at(db, &db.path, bin, args, input)
+    }
+
+    /// `on_read_only_mount` for another database path in the same directory.
+    #[cfg(target_os = "linux")]
+    fn on_read_only_mount_at(db: &Db, path: &Path, bin: &str, args: &[&str], input: &str) -> Run {
+        use std::io::Write;
+        let dir = db.dir.path();
+        let mut cmd = db.command("unshare");
+        cmd.args(["--user", "--map-root-user", "--mount", "sh", "-c"])
         .arg(r#"mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 97; shift; exec "$@""#)
         .arg("sh")
         .arg(dir)
         .arg(bin)
         .arg("--db")
-        .arg(&db.path)
+        .arg(path)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap_or_else(|e| {
-        panic!("this test needs unshare(1) from util-linux to mount a directory read-only: {e}")
-    });
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert_ne!(
-        output.status.code(),
-        Some(97),
-        "could not mount {} read-only in a user namespace: {}",
-        dir.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Run::from(output)
-}
-
-fn engine_name(db: &Db) -> &'static str {
-    match db.engine() {
-        common::Engine::Json => "json",
-        common::Engine::Sqlite => "sqlite",
+        let mut child = cmd.spawn().unwrap_or_else(|e| {
+            panic!("this test needs unshare(1) from util-linux to mount a directory read-only: {e}")
+        });
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert_ne!(
+            output.status.code(),
+            Some(97),
+            "could not mount {} read-only in a user namespace: {}",
+            dir.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        Run::from(output)
     }
-}
 
-/// The error line of a change refused for `why`, with the files that need write access on this engine.
-fn change_refused(db: &Db, why: &str) -> String {
-    let p = db.path.display();
-    let hint = match db.engine() {
-        common::Engine::Json => "the file, its directory and its lock file",
-        common::Engine::Sqlite => "the file and its directory",
-    };
-    json!({"error": format!("cannot change the database {p}: {why}. Nothing was written; reading it works. To change it, get write access to {hint}, or copy it to a writable place (cp \"{p}\" <new path>) and use the copy")}).to_string()
-}
+    fn engine_name(db: &Db) -> &'static str {
+        match db.engine() {
+            common::Engine::Json => "json",
+            common::Engine::Sqlite => "sqlite",
+        }
+    }
 
-/// The database with two messages, as a read-only test finds it.
-fn hello_db() -> Db {
-    let db = Db::new();
-    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    db.append("user", "hello world", 2);
-    db.append("assistant", "hello back", 2);
-    db
-}
+    /// Whether this run can act as another user (root can); without root, the parts of a test that need
+    /// one are left out only when the person running the tests asks for it.
+    #[cfg(unix)]
+    fn can_be_another_user(what: &str) -> bool {
+        if is_root() {
+            return true;
+        }
+        assert!(
+            std::env::var_os("TIMELINE_TEST_NOT_ROOT").is_some(),
+            "{what} needs root (to act as the user nobody): run the tests as root (as CI does), or set TIMELINE_TEST_NOT_ROOT=1 to leave this part out"
+        );
+        false
+    }
 
-const HELLO_CONTEXT: &str = r#"[{"node":"n1","role":"user","text":"hello world","tokens":2},{"node":"n2","role":"assistant","text":"hello back","tokens":2}]"#;
+    /// A copy of `bin` that the user nobody may run, wherever the build directory is. Copied by cp(1):
+    /// a copy written by this process could be "text file busy" when run, if a test on another thread
+    /// forked while the copy's file was still open for writing.
+    #[cfg(unix)]
+    fn runnable_by_anyone(bin: &str) -> (TempDir, PathBuf) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = TempDir::new();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = dir.path().join(Path::new(bin).file_name().unwrap());
+        let copied = std::process::Command::new("cp")
+            .arg(bin)
+            .arg(&copy)
+            .status()
+            .unwrap();
+        assert!(copied.success(), "cp {bin} {}", copy.display());
+        (dir, copy)
+    }
 
-mod read_only_and_links {
-    use super::*;
+    /// Run `bin --db <path> args` as the user nobody (uid 65534).
+    #[cfg(unix)]
+    fn as_nobody(db: &Db, path: &Path, bin: &Path, args: &[&str]) -> Run {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = db.command(bin.to_str().unwrap());
+        cmd.arg("--db")
+            .arg(path)
+            .args(args)
+            .stdin(Stdio::null())
+            .uid(65534)
+            .gid(65534);
+        Run::from(cmd.output().unwrap())
+    }
+
+    /// Give `paths` to the user nobody.
+    #[cfg(unix)]
+    fn give_to_nobody(paths: &[&Path]) {
+        for path in paths {
+            std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+        }
+    }
+
+    /// The error line of a change refused for `why`, with the files that need write access on this engine.
+    fn change_refused(db: &Db, why: &str) -> String {
+        let p = db.path.display();
+        let hint = match db.engine() {
+            common::Engine::Json => "the file, its directory and its lock file",
+            common::Engine::Sqlite => "the file and its directory",
+        };
+        json!({"error": format!("cannot change the database {p}: {why}. Nothing was written; reading it works. To change it, get write access to {hint}, or copy it to a writable place (cp \"{p}\" <new path>) and use the copy")}).to_string()
+    }
+
+    /// The database with two messages, as a read-only test finds it.
+    fn hello_db() -> Db {
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db.append("user", "hello world", 2);
+        db.append("assistant", "hello back", 2);
+        db
+    }
+
+    const HELLO_CONTEXT: &str = r#"[{"node":"n1","role":"user","text":"hello world","tokens":2},{"node":"n2","role":"assistant","text":"hello back","tokens":2}]"#;
 
     on_both_engines! {
         /// #12.8: on a read-only mount every read works (the JSON engine takes its shared lock on a
@@ -2152,6 +2213,8 @@ mod read_only_and_links {
                 assert_eq!(hits["hits"].as_array().map(Vec::len), Some(2), "{round}: {hits}");
                 ro(&["db", "check"]).ok(&json!({"ok": true, "engine": engine_name(&db), "path": p, "problems": []}).to_string());
                 ro(&["append", "--role", "user", "--text", "more"]).err(3, &refused);
+            let fresh = db.dir.path().join(format!("new.{}", db.path.extension().unwrap().to_str().unwrap()));
+            on_read_only_mount_at(&db, &fresh, TL, &["create"], "").err(3, &json!({"error": format!("cannot create the database {}: its directory {} is on a read-only file system; nothing was written. Pass --db with a path in a directory you may write to", fresh.display(), db.dir.path().display())}).to_string());
                 ro(&["pin", "--node", "n1"]).err(3, &refused);
                 // The MCP server reads too, and refuses a change as a tool error with the same message.
                 let out = on_read_only_mount(&db, common::TL_MCP, &[], concat!(
@@ -2194,35 +2257,35 @@ mod read_only_and_links {
         #[test]
         fn a_database_you_may_only_read_is_read_and_changes_are_refused() {
             use std::os::unix::fs::PermissionsExt;
-            use std::os::unix::process::CommandExt;
             let db = hello_db();
             let p = db.path.display().to_string();
             let json = db.engine() == common::Engine::Json;
-            // A copy of the binary the other user can run, wherever the build directory is.
-            let bin_dir = TempDir::new();
-            let tl = bin_dir.path().join("tl");
-            // Copied by cp(1): a copy written by this process could be "text file busy" when run, if a
-        // test on another thread forked while the copy's file was still open for writing.
-        let copied = std::process::Command::new("cp").arg(TL).arg(&tl).status().unwrap();
-        assert!(copied.success(), "cp {TL} {}", tl.display());
-            for dir in [bin_dir.path(), db.dir.path()] {
-                fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).unwrap();
-            }
-            fs::set_permissions(&db.path, fs::Permissions::from_mode(0o644)).unwrap();
+            let (_bin_dir, tl) = runnable_by_anyone(TL);
+            fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+            // As root the reader is nobody, for whom 0644 is read-only; without root the reader is
+            // the owner, so the file is made read-only for it too.
+            let mode = if is_root() { 0o644 } else { 0o444 };
+            fs::set_permissions(&db.path, fs::Permissions::from_mode(mode)).unwrap();
             if json {
                 fs::set_permissions(lock_path(&db), fs::Permissions::from_mode(0o444)).unwrap();
             }
             let as_reader = |args: &[&str]| {
-                let mut cmd = db.command(tl.to_str().unwrap());
-                cmd.arg("--db").arg(&db.path).args(args).stdin(Stdio::null());
                 if is_root() {
-                    cmd.uid(65534).gid(65534);
-                } else {
-                    // Without root the test's own user is the reader: take away its write access.
-                    fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o555)).unwrap();
+                    return as_nobody(&db, &db.path, &tl, args);
                 }
-                let output = cmd.output().unwrap();
-                Run::from(output)
+                // Without root the test's own user is the reader: take away its write access.
+                fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o555)).unwrap();
+                let run = Run::from(
+                    db.command(tl.to_str().unwrap())
+                        .arg("--db")
+                        .arg(&db.path)
+                        .args(args)
+                        .stdin(Stdio::null())
+                        .output()
+                        .unwrap(),
+                );
+                fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+                run
             };
             let before = (names_in(db.dir.path()), common::stored_state(&db.path));
             let why = if json {
@@ -2235,14 +2298,18 @@ mod read_only_and_links {
             as_reader(&["db", "check"]).ok(&json!({"ok": true, "engine": engine_name(&db), "path": p, "problems": []}).to_string());
             as_reader(&["append", "--role", "user", "--text", "more"]).err(3, &refused);
             if json {
+                // A lock file the reader may not even read (the owner's, mode 0600): no lock needed.
+                fs::set_permissions(lock_path(&db), fs::Permissions::from_mode(if is_root() { 0o600 } else { 0o000 })).unwrap();
+                as_reader(&["context", "--node", "n2"]).ok(HELLO_CONTEXT);
+                as_reader(&["append", "--role", "user", "--text", "more"]).err(3, &refused);
+                fs::set_permissions(lock_path(&db), fs::Permissions::from_mode(0o444)).unwrap();
                 // No lock file, and none can be made: the read needs none.
-                fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
                 fs::remove_file(lock_path(&db)).unwrap();
                 as_reader(&["context", "--node", "n2"]).ok(HELLO_CONTEXT);
                 as_reader(&["append", "--role", "user", "--text", "more"]).err(3, &refused);
                 fs::write(lock_path(&db), b"").unwrap();
+                fs::set_permissions(lock_path(&db), fs::Permissions::from_mode(0o444)).unwrap();
             }
-            fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
             assert_eq!((names_in(db.dir.path()), common::stored_state(&db.path)), before);
             if is_root() {
                 // In a directory the reader may write to, a read still leaves nothing behind (for
@@ -2252,6 +2319,118 @@ mod read_only_and_links {
                 fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
                 assert_eq!((names_in(db.dir.path()), common::stored_state(&db.path)), before);
             }
+        }
+
+        /// A reader that may not write the database keeps one `tl-mcp` session open while the owner
+        /// changes it: every read sees the database as it is then (a connection that trusts its cache
+        /// would keep answering from the state it first read).
+        #[cfg(unix)]
+        #[test]
+        fn a_reader_without_write_access_sees_the_owners_later_changes() {
+            use std::io::{BufRead, BufReader, Write};
+            use std::os::unix::fs::PermissionsExt;
+            use std::os::unix::process::CommandExt;
+            if !can_be_another_user("reading as another user") {
+                return;
+            }
+            let db = hello_db();
+            let (_bin_dir, tl_mcp) = runnable_by_anyone(common::TL_MCP);
+            let share = |db: &Db| {
+                fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+                for path in [db.path.clone(), lock_path(db)] {
+                    if path.exists() {
+                        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+                    }
+                }
+            };
+            share(&db);
+            let mut cmd = db.command(tl_mcp.to_str().unwrap());
+            cmd.arg("--db").arg(&db.path).uid(65534).gid(65534)
+                .stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+            let mut child = cmd.spawn().unwrap();
+            let mut input = child.stdin.take().unwrap();
+            let mut output = BufReader::new(child.stdout.take().unwrap());
+            let mut call = |line: &str| -> Value {
+                writeln!(input, "{line}").unwrap();
+                let mut answer = String::new();
+                output.read_line(&mut answer).unwrap();
+                serde_json::from_str(&answer).unwrap()
+            };
+            call(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
+            let branches = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_branches","arguments":{"timeline_id":"tl0"}}}"#;
+            let first = call(branches);
+            assert_eq!(first["result"]["structuredContent"]["branches"], db.tl(&["branches"]).json(), "{first}");
+            // The owner changes the database (a JSON change writes a new file of mode 0600 again).
+            db.tl(&["fork", "--node", "n1", "--name", "alt"]).ok(r#"{"branch":"alt","head":"n1"}"#);
+            db.append("user", "later", 1);
+            share(&db);
+            let second = call(branches);
+            assert_eq!(second["result"]["structuredContent"]["branches"], db.tl(&["branches"]).json(), "{second}");
+            let context = call(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"timeline_context","arguments":{"timeline_id":"tl0","node":"n3"}}}"#);
+            assert_eq!(context["result"]["structuredContent"]["messages"][2]["text"], "later", "{context}");
+            drop(input);
+            child.wait().unwrap();
+        }
+
+        /// A database file you may write in a directory you may not (nobody's file in root's
+        /// directory): reads work, a change is refused naming the directory, a new database there is
+        /// refused naming the directory, and nothing is left behind.
+        #[cfg(unix)]
+        #[test]
+        fn a_database_in_a_directory_you_may_not_write_is_read_and_changes_are_refused() {
+            use std::os::unix::fs::PermissionsExt;
+            if !can_be_another_user("a database of the user nobody") {
+                return;
+            }
+            let db = hello_db();
+            let (_bin_dir, tl) = runnable_by_anyone(TL);
+            fs::set_permissions(db.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+            let lock = lock_path(&db);
+            let mut files = vec![db.path.as_path()];
+            if lock.exists() {
+                files.push(&lock);
+            }
+            give_to_nobody(&files);
+            let before = (names_in(db.dir.path()), common::stored_state(&db.path));
+            let d = db.dir.path().display();
+            as_nobody(&db, &db.path, &tl, &["context", "--node", "n2"]).ok(HELLO_CONTEXT);
+            let why = match db.engine() {
+                common::Engine::Json => format!("you may not create files in its directory {d} (a change writes the new snapshot there and renames it into place)"),
+                common::Engine::Sqlite => format!("you may not create files in its directory {d} (SQLite keeps its -wal and -shm files there while it changes the database)"),
+            };
+            as_nobody(&db, &db.path, &tl, &["append", "--role", "user", "--text", "more"]).err(3, &change_refused(&db, &why));
+            let fresh = db.dir.path().join(format!("new.{}", db.path.extension().unwrap().to_str().unwrap()));
+            as_nobody(&db, &fresh, &tl, &["create"]).err(3, &json!({"error": format!("cannot create the database {}: you may not create files in its directory {d} (permission denied); nothing was written. Pass --db with a path in a directory you may write to", fresh.display())}).to_string());
+            assert_eq!((names_in(db.dir.path()), common::stored_state(&db.path)), before);
+        }
+
+        /// A database file its owner made read-only (mode 0444) is not replaced by a change, on either
+        /// engine, though its directory would allow that: the change is refused and says why.
+        #[cfg(unix)]
+        #[test]
+        fn a_write_protected_database_is_not_changed() {
+            use std::os::unix::fs::PermissionsExt;
+            if !can_be_another_user("a database of the user nobody") {
+                return;
+            }
+            let db = hello_db();
+            let (_bin_dir, tl) = runnable_by_anyone(TL);
+            let lock = lock_path(&db);
+            let mut owned = vec![db.dir.path(), db.path.as_path()];
+            if lock.exists() {
+                owned.push(&lock);
+            }
+            give_to_nobody(&owned);
+            fs::set_permissions(&db.path, fs::Permissions::from_mode(0o444)).unwrap();
+            let before = (names_in(db.dir.path()), common::stored_state(&db.path));
+            let p = db.path.display();
+            as_nobody(&db, &db.path, &tl, &["context", "--node", "n2"]).ok(HELLO_CONTEXT);
+            as_nobody(&db, &db.path, &tl, &["append", "--role", "user", "--text", "more"])
+                .err(3, &change_refused(&db, &format!("you may not write the file {p} (permission denied)")));
+            assert_eq!((names_in(db.dir.path()), common::stored_state(&db.path)), before);
+            // Writable again, the same change goes through.
+            fs::set_permissions(&db.path, fs::Permissions::from_mode(0o644)).unwrap();
+            as_nobody(&db, &db.path, &tl, &["append", "--role", "user", "--text", "more"]).ok(r#"{"node":"n3"}"#);
         }
 
         /// #12.7: a link in a directory anyone may write to (mode 1777, like /tmp) is followed when it is

@@ -501,29 +501,13 @@ printf '%s\n' "${{COMPREPLY[@]}}""#
 /// -shm file, so it offers what the database file holds; the next command brings them in.
 #[test]
 fn completing_leaves_a_stopped_writers_wal_file_alone() {
-    use std::io::{BufRead, BufReader, Write};
     common::use_engine(common::Engine::Sqlite);
     let db = conversation();
-    let mut session = db
-        .command(common::TL_MCP)
-        .arg("--db")
-        .arg(&db.path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut input = session.stdin.take().unwrap();
-    let mut output = BufReader::new(session.stdout.take().unwrap());
-    for line in [
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"four"}}}"#,
-    ] {
-        writeln!(input, "{line}").unwrap();
-        let mut answer = String::new();
-        output.read_line(&mut answer).unwrap();
-        assert!(answer.contains(r#""id":"#), "{answer}");
-    }
+    let mut session = common::McpSession::start(&db);
+    session.ok(
+        "timeline_append",
+        serde_json::json!({"timeline_id": "tl0", "role": "user", "text": "four"}),
+    );
     let copy = Db::created_at(common::CLOCK);
     for suffix in ["", "-wal"] {
         std::fs::copy(
@@ -532,8 +516,7 @@ fn completing_leaves_a_stopped_writers_wal_file_alone() {
         )
         .unwrap();
     }
-    session.kill().unwrap();
-    session.wait().unwrap();
+    drop(session);
     assert!(
         std::fs::metadata(format!("{}-wal", copy.path.display()))
             .unwrap()

@@ -1743,35 +1743,18 @@ fn s8_another_programs_sqlite_file_and_other_files_are_refused_untouched() {
 #[cfg(unix)]
 #[test]
 fn s8_sqlite_database_wal_and_shm_are_private() {
-    use common::TL_MCP;
-    use std::io::{BufRead, BufReader, Write};
     let db = small_sqlite();
     // A running tl-mcp keeps its connection, so the -wal and -shm files exist meanwhile.
-    let mut child = db
-        .command(TL_MCP)
-        .arg("--db")
-        .arg(&db.path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"timeline_append","arguments":{{"timeline_id":"tl0","role":"user","text":"held open"}}}}}}"#
-    )
-    .unwrap();
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert!(line.contains("n3"), "{line}");
+    let mut mcp = common::McpSession::start(&db);
+    let appended = mcp.ok(
+        "timeline_append",
+        json!({"timeline_id": "tl0", "role": "user", "text": "held open"}),
+    );
+    assert_eq!(appended, json!({"node": "n3"}));
     for suffix in ["", "-wal", "-shm"] {
         let path = PathBuf::from(format!("{}{suffix}", db.path.display()));
         assert_eq!(mode(&path), 0o600, "{}", path.display());
     }
-    drop(stdin);
-    child.wait().unwrap();
 }
 
 #[test]
@@ -2327,7 +2310,6 @@ mod read_only_and_links {
         #[cfg(unix)]
         #[test]
         fn a_reader_without_write_access_sees_the_owners_later_changes() {
-            use std::io::{BufRead, BufReader, Write};
             use std::os::unix::fs::PermissionsExt;
             use std::os::unix::process::CommandExt;
             if !can_be_another_user("reading as another user") {
@@ -2345,31 +2327,17 @@ mod read_only_and_links {
             };
             share(&db);
             let mut cmd = db.command(tl_mcp.to_str().unwrap());
-            cmd.arg("--db").arg(&db.path).uid(65534).gid(65534)
-                .stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
-            let mut child = cmd.spawn().unwrap();
-            let mut input = child.stdin.take().unwrap();
-            let mut output = BufReader::new(child.stdout.take().unwrap());
-            let mut call = |line: &str| -> Value {
-                writeln!(input, "{line}").unwrap();
-                let mut answer = String::new();
-                output.read_line(&mut answer).unwrap();
-                serde_json::from_str(&answer).unwrap()
-            };
-            call(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
-            let branches = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_branches","arguments":{"timeline_id":"tl0"}}}"#;
-            let first = call(branches);
-            assert_eq!(first["result"]["structuredContent"]["branches"], db.tl(&["branches"]).json(), "{first}");
+            cmd.arg("--db").arg(&db.path).uid(65534).gid(65534);
+            let mut mcp = common::McpSession::spawn(cmd);
+            let branches = || json!({"timeline_id": "tl0"});
+            assert_eq!(mcp.ok("timeline_branches", branches())["branches"], db.tl(&["branches"]).json());
             // The owner changes the database (a JSON change writes a new file of mode 0600 again).
             db.tl(&["fork", "--node", "n1", "--name", "alt"]).ok(r#"{"branch":"alt","head":"n1"}"#);
             db.append("user", "later", 1);
             share(&db);
-            let second = call(branches);
-            assert_eq!(second["result"]["structuredContent"]["branches"], db.tl(&["branches"]).json(), "{second}");
-            let context = call(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"timeline_context","arguments":{"timeline_id":"tl0","node":"n3"}}}"#);
-            assert_eq!(context["result"]["structuredContent"]["messages"][2]["text"], "later", "{context}");
-            drop(input);
-            child.wait().unwrap();
+            assert_eq!(mcp.ok("timeline_branches", branches())["branches"], db.tl(&["branches"]).json());
+            let context = mcp.ok("timeline_context", json!({"timeline_id": "tl0", "node": "n3"}));
+            assert_eq!(context["messages"][2]["text"], "later", "{context}");
         }
 
         /// A database file you may write in a directory you may not (nobody's file in root's

@@ -2,10 +2,11 @@
 //! a fresh temporary directory and returns exactly what they printed.
 #![allow(dead_code)]
 
+use serde_json::{Value, json};
 use std::cell::Cell;
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The clock `Db::new` sets: TIMELINE_NOW=2026-01-01T00:00:00Z.
@@ -288,5 +289,94 @@ impl Db {
 
     pub fn backup_path(&self) -> PathBuf {
         PathBuf::from(format!("{}.bak", self.path.display()))
+    }
+}
+
+/// A `tl-mcp` session (protocol 2025-11-25) that returns each tool's structured result.
+pub struct McpSession {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl McpSession {
+    /// `tl-mcp --db <db>`, initialized.
+    pub fn start(db: &Db) -> McpSession {
+        let mut cmd = db.command(TL_MCP);
+        cmd.arg("--db").arg(&db.path);
+        McpSession::spawn(cmd)
+    }
+
+    /// A `tl-mcp` command line made by the caller (another binary, another user), initialized.
+    pub fn spawn(mut cmd: Command) -> McpSession {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut mcp = McpSession {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+        };
+        mcp.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+        );
+        writeln!(
+            mcp.stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .unwrap();
+        mcp
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        )
+        .unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// A tool's structured result, or `Err` with its error object (`isError: true`).
+    pub fn call(&mut self, tool: &str, arguments: Value) -> Result<Value, Value> {
+        let answer = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let result = &answer["result"];
+        assert!(result.is_object(), "{answer}");
+        let structured = result["structuredContent"].clone();
+        let text: Value =
+            serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, structured);
+        if result["isError"] == json!(true) {
+            Err(structured)
+        } else {
+            Ok(structured)
+        }
+    }
+
+    #[track_caller]
+    pub fn ok(&mut self, tool: &str, arguments: Value) -> Value {
+        self.call(tool, arguments)
+            .unwrap_or_else(|e| panic!("{tool} failed: {e}"))
+    }
+}
+
+impl Drop for McpSession {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

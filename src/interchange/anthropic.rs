@@ -5,7 +5,8 @@
 
 use super::{
     Conversation, Entry, EntryKind, Format, Kinds, Msg, Rendering, base64_size, compact, intent,
-    intent_with, joined, original, original_field, plain_text, strings_in, tag_for,
+    intent_with, joined, message_with_role, original, original_field, plain_text, strings_in,
+    tag_for,
 };
 use crate::model::Role;
 use serde_json::{Map, Value, json};
@@ -170,12 +171,7 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
         Some(_) => return Err("its system is neither a string nor an array of blocks".into()),
     }
     for (i, message) in messages.iter().enumerate() {
-        let Some(object) = message.as_object() else {
-            return Err(format!("message {i} is not an object"));
-        };
-        let Some(original_role) = object.get("role").and_then(Value::as_str) else {
-            return Err(format!("message {i} has no role"));
-        };
+        let (object, original_role) = message_with_role(i, message)?;
         let (role, foreign) = match original_role {
             "user" => (Role::User, None),
             "assistant" => (Role::Assistant, None),

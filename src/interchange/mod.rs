@@ -393,6 +393,21 @@ pub(crate) fn iso_to_ms(text: &str) -> Option<u64> {
     u64::try_from(ms).ok()
 }
 
+/// Message `i` of an API request's `messages` as an object, with its `role`; an error says which
+/// message is not one.
+pub(crate) fn message_with_role(
+    i: usize,
+    message: &Value,
+) -> Result<(&Map<String, Value>, &str), String> {
+    let Some(object) = message.as_object() else {
+        return Err(format!("message {i} is not an object"));
+    };
+    let Some(role) = object.get("role").and_then(Value::as_str) else {
+        return Err(format!("message {i} has no role"));
+    };
+    Ok((object, role))
+}
+
 /// Every string inside `value` except its `content_type`, joined by newlines: what an unknown part
 /// says.
 pub(crate) fn strings_in(value: &Value) -> String {

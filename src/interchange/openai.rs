@@ -9,7 +9,7 @@
 
 use super::{
     Conversation, Entry, EntryKind, Format, Kinds, Msg, Rendering, compact, describe_url, intent,
-    joined, original, plain_text, tag_for,
+    joined, message_with_role, original, plain_text, tag_for,
 };
 use crate::model::Role;
 use serde_json::{Map, Value, json};
@@ -92,12 +92,7 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
     let mut kinds = Kinds::default();
     let mut out: Vec<Msg> = Vec::with_capacity(messages.len());
     for (i, message) in messages.iter().enumerate() {
-        let Some(object) = message.as_object() else {
-            return Err(format!("message {i} is not an object"));
-        };
-        let Some(original_role) = object.get("role").and_then(Value::as_str) else {
-            return Err(format!("message {i} has no role"));
-        };
+        let (object, original_role) = message_with_role(i, message)?;
         let (role, foreign) = match original_role {
             "system" => (Role::System, None),
             "user" => (Role::User, None),

@@ -155,14 +155,12 @@ pub fn serve(input: impl BufRead, mut output: impl Write, session: &mut Session)
                     limit >> 20
                 ));
                 log(&error.message);
-                Some(rpc::failure(Value::Null, &error))
+                let answer = rpc::failure(Value::Null, &error);
+                Some(crate::terminal::escape_json(&answer.to_string()).into_owned())
             }
         };
-        if let Some(answer) = answer {
-            // Valid JSON with the same value; escaped so that a client's text shown raw (a log of
-            // the protocol, a terminal) cannot act on the terminal.
-            let line = answer.to_string();
-            output.write_all(crate::terminal::escape_json(&line).as_bytes())?;
+        if let Some(line) = answer {
+            output.write_all(line.as_bytes())?;
             output.write_all(b"\n")?;
             output.flush()?;
         }

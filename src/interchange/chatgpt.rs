@@ -371,7 +371,8 @@ fn render(message: &Map<String, Value>, key: &str, kinds: &mut Kinds) -> Option<
     }
     let (text, met) = r.finish(kinds);
     kinds.role(original_role);
-    let intent = (!plain || foreign_role.is_some()).then(|| {
+    let (intent, provenance) = (!plain || foreign_role.is_some())
+        .then(|| {
         let mut original = Map::new();
         original.insert("author".into(), author.clone());
         if let Some(to) = recipient {
@@ -390,12 +391,14 @@ fn render(message: &Map<String, Value>, key: &str, kinds: &mut Kinds) -> Option<
             Value::Object(original),
             kinds,
         )
-    });
+        })
+        .unzip();
     Some(Msg {
         parent: None,
         role,
         text,
         intent,
+        provenance,
         source_id: Some(
             message
                 .get("id")

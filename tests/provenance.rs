@@ -222,14 +222,23 @@ on_both_engines! {
 fn a_version_1_file_with_provenance_is_refused() {
     common::use_engine(common::Engine::Json);
     let db = db();
-    db.tl(&["import", "--format", "openai", "--input", &fixture("openai-request.json")]).json();
+    db.tl(&[
+        "import",
+        "--format",
+        "openai",
+        "--input",
+        &fixture("openai-request.json"),
+    ])
+    .json();
     let mut file = db.value();
     file["format_version"] = json!(1);
     std::fs::write(&db.path, serde_json::to_vec_pretty(&file).unwrap()).unwrap();
     let run = db.tl(&["node", "--node", "n3"]);
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert!(
-        run.stderr.contains("a format_version 1 file cannot hold provenance, which came with format_version 2"),
+        run.stderr.contains(
+            "a format_version 1 file cannot hold provenance, which came with format_version 2"
+        ),
         "{}",
         run.stderr
     );

@@ -709,7 +709,11 @@ fn a3_a_record_of_an_archived_branch_round_trips_and_restores() {
         &mut file,
         json!({"name": "side", "head": "n3", "watermark": "n3", "position": 1, "nodes": ["n3"]}),
     );
-    set(&mut file, "/format_version", json!(timeline::spec::spec().constants.format_version));
+    set(
+        &mut file,
+        "/format_version",
+        json!(timeline::spec::spec().constants.format_version),
+    );
     let bytes = to_bytes(&file);
     let mut db = db_with(&bytes, None);
     at(&mut db, T0 + 100);
@@ -897,7 +901,11 @@ fn s5_a_canonical_file_loads_and_encodes_to_the_same_bytes() {
     // its format_version: a version 1 file is written as the current version.
     db.tl(&["pin", "--node", "n6"]).ok(r#"{"pinned":"n6"}"#);
     let mut current = full_fixture();
-    set(&mut current, "/format_version", json!(timeline::spec::spec().constants.format_version));
+    set(
+        &mut current,
+        "/format_version",
+        json!(timeline::spec::spec().constants.format_version),
+    );
     assert_eq!(db.bytes(), to_bytes(&current));
     assert_eq!(
         fs::read(db.backup_path()).unwrap(),

@@ -373,24 +373,24 @@ fn render(message: &Map<String, Value>, key: &str, kinds: &mut Kinds) -> Option<
     kinds.role(original_role);
     let (intent, provenance) = (!plain || foreign_role.is_some())
         .then(|| {
-        let mut original = Map::new();
-        original.insert("author".into(), author.clone());
-        if let Some(to) = recipient {
-            original.insert("recipient".into(), json!(to));
-        }
-        original.insert("content".into(), content.clone());
-        if let Some(context) = context {
-            original.insert(
-                "metadata".into(),
-                json!({ "user_context_message_data": context }),
-            );
-        }
-        intent(
-            Format::ChatGpt,
-            tag_for(foreign_role, &met),
-            Value::Object(original),
-            kinds,
-        )
+            let mut original = Map::new();
+            original.insert("author".into(), author.clone());
+            if let Some(to) = recipient {
+                original.insert("recipient".into(), json!(to));
+            }
+            original.insert("content".into(), content.clone());
+            if let Some(context) = context {
+                original.insert(
+                    "metadata".into(),
+                    json!({ "user_context_message_data": context }),
+                );
+            }
+            intent(
+                Format::ChatGpt,
+                tag_for(foreign_role, &met),
+                Value::Object(original),
+                kinds,
+            )
         })
         .unzip();
     Some(Msg {

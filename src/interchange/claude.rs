@@ -134,18 +134,18 @@ fn render(message: &Map<String, Value>, parent: Option<usize>, kinds: &mut Kinds
     let (text, met) = r.finish(kinds);
     let (intent, provenance) = (!plain || foreign.is_some())
         .then(|| {
-        let mut original = Map::new();
-        for key in ["sender", "content", "attachments", "files", "files_v2"] {
-            if let Some(v) = message.get(key) {
-                original.insert(key.into(), v.clone());
+            let mut original = Map::new();
+            for key in ["sender", "content", "attachments", "files", "files_v2"] {
+                if let Some(v) = message.get(key) {
+                    original.insert(key.into(), v.clone());
+                }
             }
-        }
-        intent(
-            Format::Claude,
-            tag_for(foreign, &met),
-            Value::Object(original),
-            kinds,
-        )
+            intent(
+                Format::Claude,
+                tag_for(foreign, &met),
+                Value::Object(original),
+                kinds,
+            )
         })
         .unzip();
     Some(Msg {

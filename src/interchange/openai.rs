@@ -174,12 +174,12 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
             && object.keys().all(|k| k == "role" || k == "content");
         let (intent, provenance) = (!plain)
             .then(|| {
-            intent(
-                Format::OpenAi,
-                tag_for(foreign, &met),
-                message.clone(),
-                &mut kinds,
-            )
+                intent(
+                    Format::OpenAi,
+                    tag_for(foreign, &met),
+                    message.clone(),
+                    &mut kinds,
+                )
             })
             .unzip();
         out.push(Msg {

@@ -125,7 +125,10 @@ pub fn batch_len(bytes: &[u8]) -> Option<usize> {
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("an array")
         }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(mut self, mut seq: A) -> Result<Count, A::Error> {
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            mut self,
+            mut seq: A,
+        ) -> Result<Count, A::Error> {
             while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
                 self.0 += 1;
             }
@@ -137,7 +140,9 @@ pub fn batch_len(bytes: &[u8]) -> Option<usize> {
         return None;
     }
     let text = std::str::from_utf8(bytes).ok()?;
-    serde_json::from_str::<Count>(text).ok().map(|count| count.0)
+    serde_json::from_str::<Count>(text)
+        .ok()
+        .map(|count| count.0)
 }
 
 /// A message whose envelope is invalid: the id to answer with (null when unknown) and the error.

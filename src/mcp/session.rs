@@ -124,17 +124,19 @@ impl Session {
             return Some(line_of(&rpc::failure(Value::Null, &error)));
         }
         let limit = spec().constants.mcp_batch_answer_limit_bytes;
-        // The error answer each item would get if it were cut off (0 for a notification).
         let items: Vec<_> = items.into_iter().map(rpc::classify).collect();
+        // The room for the error answer each item would get if it were cut off, with its comma
+        // (0 for a message that is never answered).
         let reserve: Vec<usize> = items
             .iter()
             .map(|item| {
                 answer_id(item).map_or(0, |id| line_of(&left_out(id, usize::MAX)).len() + 1)
             })
             .collect();
-        // "[" and "]", and the commas are counted in each reserve and answer (+1).
+        // The room still reserved for the items after the current one. With "[" and "]", it always
+        // fits: each answer is added only if it leaves that room, and a cut-off answer fits its own.
         let mut later: usize = reserve.iter().sum();
-        if later + 1 > limit {
+        if later + 2 > limit {
             let error = RpcError::invalid_request(format!(
                 "the ids of this batch are too long: even short answers to its requests would take the answer over its limit of {limit} bytes; nothing in it ran: use shorter ids"
             ));
@@ -150,7 +152,7 @@ impl Session {
                 let id = answer_id(&item);
                 self.handle_message(item).map(|answer| {
                     let line = line_of(&answer);
-                    if out.len() + line.len() + 1 + later + 1 <= limit {
+                    if out.len() + line.len() + later + 2 <= limit {
                         line
                     } else {
                         stopped = true;

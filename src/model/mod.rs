@@ -831,7 +831,10 @@ impl Database {
 }
 
 fn has_provenance(t: &TimelineFile) -> bool {
-    t.nodes.iter().chain(&t.cold).any(|n| n.provenance.is_some())
+    t.nodes
+        .iter()
+        .chain(&t.cold)
+        .any(|n| n.provenance.is_some())
 }
 
 /// Move an import's record out of the intent note of a node that import created (format_version 1)

@@ -917,6 +917,20 @@ on_both_engines! {
                 "this request did not run: the batch's answer reached its limit of 8388608 bytes before it; send it again on its own line or in a smaller batch"
             )
         );
+        // Ids so long that even error answers to every request would not fit: nothing runs.
+        let long = "i".repeat(4_194_100);
+        let line = format!(
+            r#"[{{"jsonrpc":"2.0","id":"{long}","method":"ping"}},{{"jsonrpc":"2.0","id":"{long}","method":"ping"}}]"#
+        );
+        assert!(line.len() <= LIMIT);
+        server.ask(
+            &line,
+            &error(
+                "null",
+                -32600,
+                "Invalid Request: the ids of this batch are too long: even short answers to its requests would take the answer over its limit of 8388608 bytes; nothing in it ran: use shorter ids",
+            ),
+        );
         drop(server);
         // The request after the cut did not run.
         db.tl(&["branches"])

@@ -843,13 +843,18 @@ fn adopt_provenance(node: &mut Node) {
     let Some(intent) = &mut node.intent else {
         return;
     };
-    let is_record = intent.note.as_deref().is_some_and(|note| {
-        note.starts_with("{\"import\":")
-            && serde_json::from_str::<serde_json::Value>(note)
-                .is_ok_and(|v| v.get("import").is_some_and(serde_json::Value::is_string))
-    });
-    if is_record && node.provenance.is_none() {
-        node.provenance = intent.note.take();
+    let record = intent
+        .note
+        .as_deref()
+        .filter(|note| note.starts_with("{\"import\":"))
+        .and_then(|note| serde_json::from_str::<serde_json::Value>(note).ok())
+        .filter(|v| v.get("import").is_some_and(serde_json::Value::is_string));
+    if let Some(record) = record
+        && node.provenance.is_none()
+    {
+        // In the form a version 2 file holds it, so that the database encodes and reloads equal.
+        node.provenance = Some(record.to_string());
+        intent.note = None;
     }
 }
 

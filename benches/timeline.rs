@@ -112,6 +112,7 @@ fn message_node(parent: u64, i: usize) -> Node {
         text,
         created_at: Some(NOW),
         intent: None,
+        provenance: None,
         summary: None,
         cold: false,
     }
@@ -126,6 +127,7 @@ fn summary_node(parent: u64, from: u64, to: u64, text: String) -> Node {
         text,
         created_at: Some(NOW),
         intent: None,
+        provenance: None,
         summary: Some(Summary {
             kind: SummaryKind::Real,
             from,

@@ -110,7 +110,7 @@ pub fn command() -> clap::Command {
         )
         .subcommand(
             Command::new("node")
-                .about("Show one node in full: text, tokens, intent, summary range and versions.")
+                .about("Show one node in full: text, tokens, intent, summary range and versions, import provenance.")
                 .override_usage("tl node [OPTIONS] --node <NID>")
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("The node to show. (required)"))
         )

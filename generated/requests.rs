@@ -138,7 +138,7 @@ pub struct BranchesArgs {
     pub timeline_id: Option<u64>,
 }
 
-/// Arguments of `node`: Show one node in full: text, tokens, intent, summary range and versions.
+/// Arguments of `node`: Show one node in full: text, tokens, intent, summary range and versions, import provenance.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NodeArgs {
     /// The timeline; `None` means the one with the smallest ID.
@@ -330,7 +330,7 @@ pub enum Request {
     Summarize(SummarizeArgs),
     /// `branches`: List the branches with their heads.
     Branches(BranchesArgs),
-    /// `node`: Show one node in full: text, tokens, intent, summary range and versions.
+    /// `node`: Show one node in full: text, tokens, intent, summary range and versions, import provenance.
     Node(NodeArgs),
     /// `search`: Find messages and summaries by their words, best matches first.
     Search(SearchArgs),

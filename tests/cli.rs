@@ -601,7 +601,7 @@ on_both_engines! {
         tl_in(d, &[], &["--db", legacy.to_str().unwrap(), "create"]).ok(r#"{"timeline_id":"tl0"}"#);
         tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
         tl_in(d, &[], &["db", "info"]).ok(&format!(
-            r#"{{"engine":"json","path":"{}","exists":true,"format_version":1,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
+            r#"{{"engine":"json","path":"{}","exists":true,"format_version":2,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
             legacy.display(),
             std::fs::metadata(&legacy).unwrap().len()
         ));

@@ -72,7 +72,8 @@ fn assert_kyoto(db: &Db) {
 
 on_both_engines! {
     /// A ChatGPT conversations.json: one timeline per conversation, the malformed one reported, the
-    /// title and times kept in the import record and the audit, the original parts in the note.
+    /// title and times kept in the import record and the audit, the original parts in the node's
+    /// provenance.
     #[test]
     fn chatgpt_export_file() {
         let db = db();
@@ -81,7 +82,7 @@ on_both_engines! {
         ));
         assert_kyoto(&db);
         db.tl(&["node", "--node", "n6"]).ok(
-            r#"{"node":"n6","timeline_id":"tl0","role":"user","text":"[tool python]\n\n[execution output]\n1024","tokens":10,"parent":"n5","children":["n7"],"zone":"hot","pinned":false,"path_tokens":59,"created_at":1700000060,"intent":{"tag":"tool","note":"{\"import\":\"chatgpt\",\"message\":{\"author\":{\"role\":\"tool\",\"name\":\"python\",\"metadata\":{}},\"content\":{\"content_type\":\"execution_output\",\"text\":\"1024\"}}}"},"summary":null}"#,
+            r#"{"node":"n6","timeline_id":"tl0","role":"user","text":"[tool python]\n\n[execution output]\n1024","tokens":10,"parent":"n5","children":["n7"],"zone":"hot","pinned":false,"path_tokens":59,"created_at":1700000060,"intent":{"tag":"tool"},"summary":null,"provenance":{"import":"chatgpt","message":{"author":{"role":"tool","name":"python","metadata":{}},"content":{"content_type":"execution_output","text":"1024"}}}}"#,
         );
         let value = db.value();
         let record = &value["imports"][0];
@@ -374,7 +375,8 @@ on_both_engines! {
         assert_eq!(report["messages"], 3);
         assert_eq!(report["kinds"]["parts"]["split"], 1);
         let second = db.tl(&["node", "--node", "n2"]).json();
-        assert_eq!(second["intent"], json!({"tag": "continued", "note": "{\"import\":\"openai\",\"part\":2,\"of\":2}"}));
+        assert_eq!(second["intent"], json!({"tag": "continued"}));
+        assert_eq!(second["provenance"], json!({"import": "openai", "part": 2, "of": 2}));
         let first = db.tl(&["node", "--node", "n1"]).json();
         assert!(first["text"].as_str().unwrap().len() <= 1 << 20);
         let exported: Value = serde_json::from_str(&stdout(db.tl(&["export", "--format", "openai", "--node", "n3"]))).unwrap();

@@ -807,6 +807,137 @@ on_both_engines! {
     }
 
     #[test]
+    fn a_batch_over_the_item_limit_is_refused_whole_in_little_memory() {
+        let max = spec().constants.mcp_batch_max_items;
+        assert_eq!(max, 100);
+        for version in OLD {
+            let db = Db::new();
+            let mut server = Server::init(&db, version);
+            let list = |n: usize| {
+                let items: Vec<String> = (0..n)
+                    .map(|i| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/list"}}"#))
+                    .collect();
+                format!("[{}]", items.join(","))
+            };
+            // 2000 tools/list would answer with a 50 MB line; the batch is refused before it is
+            // built, so the server stays small.
+            server.ask(
+                &list(2000),
+                &error(
+                    "null",
+                    -32600,
+                    "Invalid Request: the batch holds 2000 messages, over the limit of 100 per batch; nothing in it ran: send at most 100 messages per array, or one message per line",
+                ),
+            );
+            #[cfg(target_os = "linux")]
+            {
+                let status =
+                    std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
+                let peak_kb: u64 = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("VmHWM:"))
+                    .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+                    .unwrap();
+                assert!(peak_kb < 64 * 1024, "peak RSS {peak_kb} kB");
+            }
+            #[cfg(not(target_os = "linux"))]
+            eprintln!("NOT RUN: the peak memory of tl-mcp is measured from /proc, on Linux only");
+            // A batch filling the 8 MiB frame (204600 pings) is refused too, and the server goes on.
+            let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+            let n = (LIMIT - 2) / (ping.len() + 1);
+            let full = format!("[{}]", vec![ping; n].join(","));
+            assert!(full.len() <= LIMIT && full.len() + ping.len() + 1 > LIMIT);
+            server.ask(
+                &full,
+                &error(
+                    "null",
+                    -32600,
+                    &format!("Invalid Request: the batch holds {n} messages, over the limit of 100 per batch; nothing in it ran: send at most 100 messages per array, or one message per line"),
+                ),
+            );
+            // At the limit, a batch is served.
+            let answer = server.ask_json(&list(max));
+            let answers = answer.as_array().unwrap();
+            assert_eq!(answers.len(), max);
+            for (i, one) in answers.iter().enumerate() {
+                assert_eq!(one["id"], json!(i));
+                assert_eq!(one["result"]["tools"].as_array().unwrap().len(), tools_json()["tools"].as_array().unwrap().len());
+            }
+            server.assert_silent();
+        }
+    }
+
+    #[test]
+    fn a_batch_answer_stops_at_its_size_limit() {
+        let limit = spec().constants.mcp_batch_answer_limit_bytes;
+        assert_eq!(limit, LIMIT);
+        let db = Db::new();
+        let mut server = Server::init(&db, "2024-11-05");
+        server.call(1, "timeline_create", "{}");
+        let text = "a".repeat(1_000_000);
+        assert_eq!(
+            server.call(
+                2,
+                "timeline_append",
+                &format!(r#"{{"timeline_id":"tl0","role":"user","text":"{text}","tokens":1}}"#)
+            ),
+            tool_ok(2, r#"{"node":"n1"}"#, false)
+        );
+        // Each context answer is about 1 MB: eight fit in 8 MiB, the ninth does not.
+        let context = |i: usize| {
+            format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"timeline_context","arguments":{{"timeline_id":"tl0","node":"n1"}}}}}}"#)
+        };
+        let mut items: Vec<String> = (0..9).map(context).collect();
+        items.push(r#"{"jsonrpc":"2.0","id":"late","method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"never"}}}"#.into());
+        items.push(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into());
+        server.send(&format!("[{}]", items.join(",")));
+        let line = server.recv();
+        assert!(line.len() <= limit, "{} bytes", line.len());
+        let answers: Vec<Value> = serde_json::from_str(&line).unwrap();
+        assert_eq!(answers.len(), 10);
+        let one = server.ask_json(&context(0));
+        for (i, answer) in answers[..8].iter().enumerate() {
+            assert_eq!(answer["id"], json!(i));
+            assert_eq!(answer["result"], one["result"]);
+        }
+        let size = one.to_string().replace(r#""id":0"#, r#""id":8"#).len();
+        assert_eq!(
+            answers[8].to_string(),
+            error(
+                "8",
+                -32603,
+                &format!("this request ran, but its answer ({size} bytes) would take the batch's answer over its limit of 8388608 bytes, so it was left out and the rest of the batch did not run; send the request again on its own line to get its answer")
+            )
+        );
+        assert_eq!(
+            answers[9].to_string(),
+            error(
+                r#""late""#,
+                -32603,
+                "this request did not run: the batch's answer reached its limit of 8388608 bytes before it; send it again on its own line or in a smaller batch"
+            )
+        );
+        // Ids so long that even error answers to every request would not fit: nothing runs.
+        let long = "i".repeat(4_194_100);
+        let line = format!(
+            r#"[{{"jsonrpc":"2.0","id":"{long}","method":"ping"}},{{"jsonrpc":"2.0","id":"{long}","method":"ping"}}]"#
+        );
+        assert!(line.len() <= LIMIT);
+        server.ask(
+            &line,
+            &error(
+                "null",
+                -32600,
+                "Invalid Request: the ids of this batch are too long: even short answers to its requests would take the answer over its limit of 8388608 bytes; nothing in it ran: use shorter ids",
+            ),
+        );
+        drop(server);
+        // The request after the cut did not run.
+        db.tl(&["branches"])
+            .ok(r#"[{"name":"main","head":"n1","current":true}]"#);
+    }
+
+    #[test]
     fn a_tools_call_notification_changes_nothing() {
         let db = Db::new();
         db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);

@@ -529,11 +529,11 @@ fn s3_empty_file_is_refused() {
 #[test]
 fn s3_unsupported_format_version_is_refused() {
     let mut file = full_fixture();
-    set(&mut file, "/format_version", json!(2));
+    set(&mut file, "/format_version", json!(3));
     let db = db_with(&to_bytes(&file), Some(&fixture("v1-full.json")));
     assert_refused(
         &db,
-        "unsupported format_version 2 (this version of Timeline reads format_version 1; use the release that wrote it)",
+        "unsupported format_version 3 (this version of Timeline reads format_version 1 to 2; use the release that wrote it)",
     );
     let db = db_with(b"{\"timelines\": []}\n", None);
     assert_refused(
@@ -708,6 +708,11 @@ fn a3_a_record_of_an_archived_branch_round_trips_and_restores() {
     archived_record(
         &mut file,
         json!({"name": "side", "head": "n3", "watermark": "n3", "position": 1, "nodes": ["n3"]}),
+    );
+    set(
+        &mut file,
+        "/format_version",
+        json!(timeline::spec::spec().constants.format_version),
     );
     let bytes = to_bytes(&file);
     let mut db = db_with(&bytes, None);
@@ -892,10 +897,21 @@ fn s5_a_canonical_file_loads_and_encodes_to_the_same_bytes() {
         db.tl(&["node", "--node", "n2"]).json()["intent"],
         json!({"tag": "plan", "note": "first ask"})
     );
-    // A mutation that changes nothing proves decode→encode is the identity on this file.
+    // A mutation that changes nothing proves decode→encode is the identity on this file, but for
+    // its format_version: a version 1 file is written as the current version.
     db.tl(&["pin", "--node", "n6"]).ok(r#"{"pinned":"n6"}"#);
-    assert_eq!(db.bytes(), bytes);
-    assert!(!db.backup_path().exists());
+    let mut current = full_fixture();
+    set(
+        &mut current,
+        "/format_version",
+        json!(timeline::spec::spec().constants.format_version),
+    );
+    assert_eq!(db.bytes(), to_bytes(&current));
+    assert_eq!(
+        fs::read(db.backup_path()).unwrap(),
+        bytes,
+        "the backup is the version 1 file as it was read"
+    );
 }
 
 #[test]
@@ -1665,7 +1681,7 @@ fn s8_a_damaged_sqlite_file_is_refused_untouched() {
 fn s8_a_schema_1_database_is_migrated_to_schema_2() {
     let db = small_sqlite();
     let conn = rusqlite::Connection::open(&db.path).unwrap();
-    conn.execute_batch("DROP TABLE archived_branches; DROP TABLE imports; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 1")
+    conn.execute_batch("ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE archived_branches; DROP TABLE imports; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 1")
         .unwrap();
     drop(conn);
     db.tl(&["branches"])

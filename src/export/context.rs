@@ -47,6 +47,7 @@ fn entry_of(row: &NodeRow) -> Entry {
         text: node.text.clone(),
         tokens: node.tokens,
         intent: node.intent.clone(),
+        provenance: node.provenance.clone(),
         kind,
     }
 }
@@ -107,6 +108,7 @@ pub fn gather(tx: &mut dyn Tx, args: &ExportArgs) -> Result<Context> {
                     text,
                     tokens: reserve,
                     intent: None,
+                    provenance: None,
                     kind: EntryKind::Placeholder { from, to },
                 });
             }

@@ -8,7 +8,7 @@ use super::{
     intent_with, joined, message_with_role, original, original_field, plain_text, strings_in,
     tag_for,
 };
-use crate::model::Role;
+use crate::model::{Intent, Role};
 use serde_json::{Map, Value, json};
 
 /// The rendering of one content block, with its kind.
@@ -139,13 +139,15 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
     };
     let mut kinds = Kinds::default();
     let mut out: Vec<Msg> = Vec::new();
-    let push = |out: &mut Vec<Msg>, role, text, intent| {
+    let push = |out: &mut Vec<Msg>, role, text, kept: Option<(Intent, String)>| {
         let parent = out.len().checked_sub(1);
+        let (intent, provenance) = kept.unzip();
         out.push(Msg {
             parent,
             role,
             text,
             intent,
+            provenance,
             source_id: None,
             time_ms: None,
         });
@@ -165,8 +167,8 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
             let (text, met) = r.finish(&mut kinds);
             kinds.role("system");
             let tag = tag_for(None, &met);
-            let intent = intent_with(Format::Anthropic, "system", tag, blocks.clone(), &mut kinds);
-            push(&mut out, Role::System, text, Some(intent));
+            let kept = intent_with(Format::Anthropic, "system", tag, blocks.clone(), &mut kinds);
+            push(&mut out, Role::System, text, Some(kept));
         }
         Some(_) => return Err("its system is neither a string nor an array of blocks".into()),
     }
@@ -216,12 +218,12 @@ pub fn render(entries: &[Entry]) -> Value {
     let mut messages: Vec<(String, Value)> = Vec::new();
     for (entry, text) in joined(entries) {
         if let Some(original_system) =
-            original_field(entry.intent.as_ref(), Format::Anthropic, "system")
+            original_field(entry.provenance.as_deref(), Format::Anthropic, "system")
         {
             system.push(original_system);
             continue;
         }
-        if let Some(message) = original(entry.intent.as_ref(), Format::Anthropic) {
+        if let Some(message) = original(entry.provenance.as_deref(), Format::Anthropic) {
             let role = message
                 .get("role")
                 .and_then(Value::as_str)
@@ -234,7 +236,7 @@ pub fn render(entries: &[Entry]) -> Value {
             }
             continue;
         }
-        if let Some(message) = original(entry.intent.as_ref(), Format::OpenAi) {
+        if let Some(message) = original(entry.provenance.as_deref(), Format::OpenAi) {
             match from_openai(&message) {
                 Converted::System(text) => system.push(json!(text)),
                 Converted::Messages(list) => {

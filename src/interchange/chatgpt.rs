@@ -371,31 +371,34 @@ fn render(message: &Map<String, Value>, key: &str, kinds: &mut Kinds) -> Option<
     }
     let (text, met) = r.finish(kinds);
     kinds.role(original_role);
-    let intent = (!plain || foreign_role.is_some()).then(|| {
-        let mut original = Map::new();
-        original.insert("author".into(), author.clone());
-        if let Some(to) = recipient {
-            original.insert("recipient".into(), json!(to));
-        }
-        original.insert("content".into(), content.clone());
-        if let Some(context) = context {
-            original.insert(
-                "metadata".into(),
-                json!({ "user_context_message_data": context }),
-            );
-        }
-        intent(
-            Format::ChatGpt,
-            tag_for(foreign_role, &met),
-            Value::Object(original),
-            kinds,
-        )
-    });
+    let (intent, provenance) = (!plain || foreign_role.is_some())
+        .then(|| {
+            let mut original = Map::new();
+            original.insert("author".into(), author.clone());
+            if let Some(to) = recipient {
+                original.insert("recipient".into(), json!(to));
+            }
+            original.insert("content".into(), content.clone());
+            if let Some(context) = context {
+                original.insert(
+                    "metadata".into(),
+                    json!({ "user_context_message_data": context }),
+                );
+            }
+            intent(
+                Format::ChatGpt,
+                tag_for(foreign_role, &met),
+                Value::Object(original),
+                kinds,
+            )
+        })
+        .unzip();
     Some(Msg {
         parent: None,
         role,
         text,
         intent,
+        provenance,
         source_id: Some(
             message
                 .get("id")

@@ -132,25 +132,28 @@ fn render(message: &Map<String, Value>, parent: Option<usize>, kinds: &mut Kinds
     }
     kinds.role(sender);
     let (text, met) = r.finish(kinds);
-    let intent = (!plain || foreign.is_some()).then(|| {
-        let mut original = Map::new();
-        for key in ["sender", "content", "attachments", "files", "files_v2"] {
-            if let Some(v) = message.get(key) {
-                original.insert(key.into(), v.clone());
+    let (intent, provenance) = (!plain || foreign.is_some())
+        .then(|| {
+            let mut original = Map::new();
+            for key in ["sender", "content", "attachments", "files", "files_v2"] {
+                if let Some(v) = message.get(key) {
+                    original.insert(key.into(), v.clone());
+                }
             }
-        }
-        intent(
-            Format::Claude,
-            tag_for(foreign, &met),
-            Value::Object(original),
-            kinds,
-        )
-    });
+            intent(
+                Format::Claude,
+                tag_for(foreign, &met),
+                Value::Object(original),
+                kinds,
+            )
+        })
+        .unzip();
     Some(Msg {
         parent,
         role,
         text,
         intent,
+        provenance,
         source_id: message
             .get("uuid")
             .and_then(Value::as_str)

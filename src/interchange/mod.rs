@@ -11,8 +11,9 @@
 //! role is not one of Timeline's (tool, developer, function) or that holds more than plain text
 //! (tool calls and results, images, files, thinking, ...) gets the text rendering of every part as
 //! its text (`[image: ...]`, `[tool call ...]`), and an intent whose tag names the original role or
-//! kind and whose note holds the original message as JSON (`{"import": FORMAT, "message": ...}`), from
-//! which exports rebuild it.
+//! kind, and a provenance that holds the original message as JSON (`{"import": FORMAT, "message":
+//! ...}`), from which exports rebuild it. Provenance is a node field only importers write; an intent
+//! note, which anyone may write, is never read by an export.
 
 pub(crate) mod anthropic;
 mod chatgpt;
@@ -145,8 +146,10 @@ pub struct Msg {
     pub role: Role,
     /// The text it becomes.
     pub text: String,
-    /// The intent it becomes (imports keep the original message in its note).
+    /// The intent it becomes (its tag names the original role or kind).
     pub intent: Option<Intent>,
+    /// The node's provenance: the original message as JSON (see [`provenance`]).
+    pub provenance: Option<String>,
     /// The message's ID in its source.
     pub source_id: Option<String>,
     /// Creation time in its source, Unix milliseconds.
@@ -269,10 +272,15 @@ pub(crate) fn tag_for(original_role: Option<&str>, kinds: &[String]) -> String {
         .unwrap_or_else(|| "original".to_string())
 }
 
-/// The intent kept on a message that is not plain: `tag`, and the original as a JSON note
-/// `{"import": FORMAT, "message": ORIGINAL}`. An original over the text limit is not kept (its
-/// size is, as `original_bytes`), and counted as skipped `original_form`.
-pub(crate) fn intent(format: Format, tag: String, original: Value, kinds: &mut Kinds) -> Intent {
+/// What is kept on a message that is not plain: an intent tagged `tag`, and the original as the
+/// node's provenance `{"import": FORMAT, "message": ORIGINAL}`. An original over the text limit is
+/// not kept (its size is, as `original_bytes`), and counted as skipped `original_form`.
+pub(crate) fn intent(
+    format: Format,
+    tag: String,
+    original: Value,
+    kinds: &mut Kinds,
+) -> (Intent, String) {
     intent_with(format, "message", tag, original, kinds)
 }
 
@@ -282,7 +290,7 @@ pub(crate) fn intent_with(
     tag: String,
     original: Value,
     kinds: &mut Kinds,
-) -> Intent {
+) -> (Intent, String) {
     let mut note = Map::new();
     note.insert("import".into(), json!(format.as_str()));
     note.insert(key.into(), original);
@@ -292,32 +300,28 @@ pub(crate) fn intent_with(
         kinds.skip("original_form");
         text = json!({ "import": format.as_str(), "original_bytes": text.len() }).to_string();
     }
-    Intent {
-        tag,
-        note: Some(text),
-    }
+    (Intent { tag, note: None }, text)
 }
 
-/// The intent of part `part` (2 or more) of `parts` of a message split at import.
-pub fn continued(format: Format, part: usize, parts: usize) -> Intent {
-    Intent {
-        tag: CONTINUED_TAG.to_string(),
-        note: Some(json!({ "import": format.as_str(), "part": part, "of": parts }).to_string()),
-    }
+/// The intent and provenance of part `part` (2 or more) of `parts` of a message split at import.
+pub fn continued(format: Format, part: usize, parts: usize) -> (Intent, String) {
+    (
+        Intent {
+            tag: CONTINUED_TAG.to_string(),
+            note: None,
+        },
+        json!({ "import": format.as_str(), "part": part, "of": parts }).to_string(),
+    )
 }
 
-/// The original message kept in an imported node's intent note, when it came from `format`.
-pub fn original(intent: Option<&Intent>, format: Format) -> Option<Value> {
-    original_field(intent, format, "message")
+/// The original message kept in an imported node's provenance, when it came from `format`.
+pub fn original(provenance: Option<&str>, format: Format) -> Option<Value> {
+    original_field(provenance, format, "message")
 }
 
-/// Field `key` of the import record kept in an imported node's intent note, when it came from `format`.
-pub fn original_field(intent: Option<&Intent>, format: Format, key: &str) -> Option<Value> {
-    let note = intent?.note.as_deref()?;
-    if !note.starts_with("{\"import\":") {
-        return None;
-    }
-    let mut value: Value = serde_json::from_str(note).ok()?;
+/// Field `key` of an imported node's provenance, when it came from `format`.
+pub fn original_field(provenance: Option<&str>, format: Format, key: &str) -> Option<Value> {
+    let mut value: Value = serde_json::from_str(provenance?).ok()?;
     if value.get("import").and_then(Value::as_str) != Some(format.as_str()) {
         return None;
     }
@@ -476,8 +480,10 @@ pub struct Entry {
     pub text: String,
     /// Its token count.
     pub tokens: u64,
-    /// Its intent, when it has one.
+    /// Its intent, when it has one (shown in Markdown; exports never rebuild anything from it).
     pub intent: Option<Intent>,
+    /// Its provenance, when an import wrote one: what exports rebuild the original from.
+    pub provenance: Option<String>,
     /// Whether it is a message, a summary or a placeholder.
     pub kind: EntryKind,
 }
@@ -504,15 +510,15 @@ pub enum EntryKind {
 }
 
 impl Entry {
-    /// A later part of a message split at import (see [`CONTINUED_TAG`] and [`continued`]).
+    /// A later part of a message split at import (see [`continued`]): its provenance says so,
+    /// whatever its intent tag.
     pub fn is_continuation(&self) -> bool {
         self.kind == EntryKind::Message
-            && self.intent.as_ref().is_some_and(|i| {
-                i.tag == CONTINUED_TAG
-                    && i.note
-                        .as_deref()
-                        .is_some_and(|n| n.starts_with("{\"import\":") && n.contains("\"part\":"))
-            })
+            && self
+                .provenance
+                .as_deref()
+                .and_then(|p| serde_json::from_str::<Value>(p).ok())
+                .is_some_and(|p| p.get("part").is_some_and(Value::is_u64))
     }
 
     /// The text a model reads for a summary or placeholder: a real summary says what it stands for;

@@ -172,19 +172,22 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
         let plain = foreign.is_none()
             && object.get("content").is_some_and(Value::is_string)
             && object.keys().all(|k| k == "role" || k == "content");
-        let intent = (!plain).then(|| {
-            intent(
-                Format::OpenAi,
-                tag_for(foreign, &met),
-                message.clone(),
-                &mut kinds,
-            )
-        });
+        let (intent, provenance) = (!plain)
+            .then(|| {
+                intent(
+                    Format::OpenAi,
+                    tag_for(foreign, &met),
+                    message.clone(),
+                    &mut kinds,
+                )
+            })
+            .unzip();
         out.push(Msg {
             parent: out.len().checked_sub(1),
             role,
             text,
             intent,
+            provenance,
             source_id: None,
             time_ms: None,
         });
@@ -203,16 +206,16 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
 pub fn render(entries: &[Entry]) -> Vec<Value> {
     let mut out = Vec::with_capacity(entries.len());
     for (entry, text) in joined(entries) {
-        if let Some(message) = original(entry.intent.as_ref(), Format::OpenAi) {
+        if let Some(message) = original(entry.provenance.as_deref(), Format::OpenAi) {
             out.push(message);
             continue;
         }
-        if let Some(message) = original(entry.intent.as_ref(), Format::Anthropic) {
+        if let Some(message) = original(entry.provenance.as_deref(), Format::Anthropic) {
             out.extend(from_anthropic(&message));
             continue;
         }
         if let Some(system) =
-            super::original_field(entry.intent.as_ref(), Format::Anthropic, "system")
+            super::original_field(entry.provenance.as_deref(), Format::Anthropic, "system")
         {
             out.push(json!({ "role": "system", "content": plain_text(Some(&system)) }));
             continue;

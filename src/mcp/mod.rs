@@ -80,7 +80,8 @@ Options:
   -h, --help     Print this help and exit.
   -V, --version  Print the version and exit.
 
-Protocol versions: {versions} (batches only with {batches}).
+Protocol versions: {versions} (batches only with {batches}: up to {items} messages,
+an answer of up to {answer} bytes).
 Messages are limited to {limit} bytes per line.
 Tools ({count}): {tools}.
 The same database can be used with the tl command line at the same time.
@@ -88,6 +89,8 @@ The same database can be used with the tl command line at the same time.
         version = env!("CARGO_PKG_VERSION"),
         versions = c.mcp_protocol_versions.join(", "),
         batches = c.mcp_batch_protocol_versions.join(", "),
+        items = c.mcp_batch_max_items,
+        answer = c.mcp_batch_answer_limit_bytes,
         limit = c.mcp_frame_limit_bytes,
         count = tools.len(),
         tools = tools.join(", "),
@@ -155,14 +158,12 @@ pub fn serve(input: impl BufRead, mut output: impl Write, session: &mut Session)
                     limit >> 20
                 ));
                 log(&error.message);
-                Some(rpc::failure(Value::Null, &error))
+                let answer = rpc::failure(Value::Null, &error);
+                Some(crate::terminal::escape_json(&answer.to_string()).into_owned())
             }
         };
-        if let Some(answer) = answer {
-            // Valid JSON with the same value; escaped so that a client's text shown raw (a log of
-            // the protocol, a terminal) cannot act on the terminal.
-            let line = answer.to_string();
-            output.write_all(crate::terminal::escape_json(&line).as_bytes())?;
+        if let Some(line) = answer {
+            output.write_all(line.as_bytes())?;
             output.write_all(b"\n")?;
             output.flush()?;
         }

@@ -10,6 +10,8 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC code: the method's parameters are wrong.
 pub const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC code: the server could not answer the request.
+pub const INTERNAL_ERROR: i64 = -32603;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,6 +109,40 @@ pub fn parse(bytes: &[u8]) -> Result<Value, RpcError> {
     })?;
     serde_json::from_str(text)
         .map_err(|e| RpcError::parse(format!("the message is not valid JSON ({e})")))
+}
+
+/// How many items the line holds when it is a JSON array (a batch), counted without building them
+/// in memory; `None` when it is not a well-formed array (`parse` then says why).
+pub fn batch_len(bytes: &[u8]) -> Option<usize> {
+    struct Count(usize);
+    impl<'de> serde::Deserialize<'de> for Count {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_seq(Count(0))
+        }
+    }
+    impl<'de> serde::de::Visitor<'de> for Count {
+        type Value = Count;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            mut self,
+            mut seq: A,
+        ) -> Result<Count, A::Error> {
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                self.0 += 1;
+            }
+            Ok(self)
+        }
+    }
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace())?;
+    if *first != b'[' {
+        return None;
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    serde_json::from_str::<Count>(text)
+        .ok()
+        .map(|count| count.0)
 }
 
 /// A message whose envelope is invalid: the id to answer with (null when unknown) and the error.
@@ -298,6 +334,15 @@ mod tests {
                 "{fine}"
             );
         }
+    }
+
+    #[test]
+    fn counts_batches() {
+        assert_eq!(batch_len(b" [1, {\"a\": [2, 3]}, \"x\"] "), Some(3));
+        assert_eq!(batch_len(b"[]"), Some(0));
+        assert_eq!(batch_len(b"{}"), None);
+        assert_eq!(batch_len(b"[1,"), None);
+        assert_eq!(batch_len(b"[1] 2"), None);
     }
 
     #[test]

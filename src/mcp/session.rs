@@ -63,54 +63,121 @@ impl Session {
             .any(|v| v == version)
     }
 
-    /// Answer one line of input; `None` when nothing is to be written (notifications).
-    pub fn handle_line(&mut self, bytes: &[u8]) -> Option<Value> {
+    /// Answer one line of input: the answer line to write (escaped, without its newline), or
+    /// `None` when nothing is to be written (notifications).
+    pub fn handle_line(&mut self, bytes: &[u8]) -> Option<String> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             // A blank line carries no message; answering it would only confuse clients.
             return None;
         }
+        if let Some(count) = rpc::batch_len(bytes)
+            && count > spec().constants.mcp_batch_max_items
+        {
+            // Refused before the batch is built in memory: counting its items allocates nothing.
+            let error = self.batch_refusal().unwrap_or_else(|| {
+                RpcError::invalid_request(format!(
+                    "the batch holds {count} messages, over the limit of {} per batch; nothing in it ran: send at most {} messages per array, or one message per line",
+                    spec().constants.mcp_batch_max_items,
+                    spec().constants.mcp_batch_max_items
+                ))
+            });
+            return Some(line_of(&fail_logged(Value::Null, &error)));
+        }
         match rpc::parse(bytes) {
-            Ok(value) => self.handle_value(value),
-            Err(error) => {
-                log(&error.message);
-                Some(rpc::failure(Value::Null, &error))
-            }
+            Ok(Value::Array(items)) => self.handle_batch(items),
+            Ok(value) => self
+                .handle_message(rpc::classify(value))
+                .map(|answer| line_of(&answer)),
+            Err(error) => Some(line_of(&fail_logged(Value::Null, &error))),
         }
     }
 
-    fn handle_value(&mut self, value: Value) -> Option<Value> {
-        let Value::Array(items) = value else {
-            return self.handle_message(value);
+    /// Why a batch is refused as a whole by the negotiated version, if it is.
+    fn batch_refusal(&self) -> Option<RpcError> {
+        if self.batches_allowed() {
+            return None;
+        }
+        let when = if self.version.is_some() {
+            format!("protocol version {} was negotiated", self.version())
+        } else {
+            format!(
+                "before initialize the server follows the latest protocol version, {}",
+                self.version()
+            )
         };
-        if !self.batches_allowed() {
-            let when = if self.version.is_some() {
-                format!("protocol version {} was negotiated", self.version())
-            } else {
-                format!(
-                    "before initialize the server follows the latest protocol version, {}",
-                    self.version()
-                )
-            };
-            let error = RpcError::invalid_request(format!(
-                "JSON-RPC batches (arrays) are accepted only with protocol versions {}, and {when}; send one message per line",
-                spec().constants.mcp_batch_protocol_versions.join(" and ")
-            ));
-            log(&error.message);
-            return Some(rpc::failure(Value::Null, &error));
+        Some(RpcError::invalid_request(format!(
+            "JSON-RPC batches (arrays) are accepted only with protocol versions {}, and {when}; send one message per line",
+            spec().constants.mcp_batch_protocol_versions.join(" and ")
+        )))
+    }
+
+    /// Run a batch in order and answer it with one array line that never exceeds
+    /// `mcp_batch_answer_limit_bytes`. Room is kept for a short error answer to every later request,
+    /// so when an answer does not fit, it is replaced by such an error, and the requests after it
+    /// do not run and get theirs.
+    fn handle_batch(&mut self, items: Vec<Value>) -> Option<String> {
+        if let Some(error) = self.batch_refusal() {
+            return Some(line_of(&fail_logged(Value::Null, &error)));
         }
         if items.is_empty() {
             let error = RpcError::invalid_request("the batch is an empty array");
-            return Some(rpc::failure(Value::Null, &error));
+            return Some(line_of(&rpc::failure(Value::Null, &error)));
         }
-        let answers: Vec<Value> = items
-            .into_iter()
-            .filter_map(|item| self.handle_message(item))
+        let limit = spec().constants.mcp_batch_answer_limit_bytes;
+        let items: Vec<_> = items.into_iter().map(rpc::classify).collect();
+        // The room for the error answer each item would get if it were cut off, with its comma
+        // (0 for a message that is never answered).
+        let reserve: Vec<usize> = items
+            .iter()
+            .map(|item| {
+                answer_id(item).map_or(0, |id| line_of(&left_out(id, usize::MAX)).len() + 1)
+            })
             .collect();
-        (!answers.is_empty()).then_some(Value::Array(answers))
+        // The room still reserved for the items after the current one. With "[" and "]", it always
+        // fits: each answer is added only if it leaves that room, and a cut-off answer fits its own.
+        let mut later: usize = reserve.iter().sum();
+        if later + 2 > limit {
+            let error = RpcError::invalid_request(format!(
+                "the ids of this batch are too long: even short answers to its requests would take the answer over its limit of {limit} bytes; nothing in it ran: use shorter ids"
+            ));
+            return Some(line_of(&fail_logged(Value::Null, &error)));
+        }
+        let mut out = String::from("[");
+        let mut stopped = false;
+        for (item, reserved) in items.into_iter().zip(reserve) {
+            later -= reserved;
+            let answer = if stopped {
+                answer_id(&item).map(|id| line_of(&not_run(id)))
+            } else {
+                let id = answer_id(&item);
+                self.handle_message(item).map(|answer| {
+                    let line = line_of(&answer);
+                    if out.len() + line.len() + later + 2 <= limit {
+                        line
+                    } else {
+                        stopped = true;
+                        line_of(&left_out(id.unwrap_or(Value::Null), line.len()))
+                    }
+                })
+            };
+            if let Some(answer) = answer {
+                if out.len() > 1 {
+                    out.push(',');
+                }
+                out.push_str(&answer);
+            }
+        }
+        if stopped {
+            log(&format!(
+                "a batch's answer reached the limit of {limit} bytes; the rest of the batch did not run"
+            ));
+        }
+        out.push(']');
+        (out.len() > 2).then_some(out)
     }
 
-    fn handle_message(&mut self, value: Value) -> Option<Value> {
-        match rpc::classify(value) {
+    fn handle_message(&mut self, message: Result<Message, rpc::Rejected>) -> Option<Value> {
+        match message {
             Err(rejected) => {
                 let (id, error) = *rejected;
                 log(&error.message);
@@ -346,6 +413,56 @@ impl Session {
             Output::Text(text) => Value::String(text),
         })
     }
+}
+
+/// An answer as the line written for it: JSON, escaped so that a client's text shown raw (a log of
+/// the protocol, a terminal) cannot act on the terminal.
+fn line_of(answer: &Value) -> String {
+    crate::terminal::escape_json(&answer.to_string()).into_owned()
+}
+
+/// An error answer, logged.
+fn fail_logged(id: Value, error: &RpcError) -> Value {
+    log(&error.message);
+    rpc::failure(id, error)
+}
+
+/// The id a classified message is answered with; `None` for those never answered.
+fn answer_id(message: &Result<Message, rpc::Rejected>) -> Option<Value> {
+    match message {
+        Ok(Message::Request { id, .. }) => Some(id.clone()),
+        Err(rejected) => Some(rejected.0.clone()),
+        Ok(Message::Notification { .. } | Message::Response) => None,
+    }
+}
+
+/// The error answer of a request that ran but whose answer (`bytes` long) did not fit in its batch's
+/// answer line. It is longer than `not_run`'s, so the room kept with `bytes = usize::MAX` fits either.
+fn left_out(id: Value, bytes: usize) -> Value {
+    let limit = spec().constants.mcp_batch_answer_limit_bytes;
+    rpc::failure(
+        id,
+        &RpcError::new(
+            rpc::INTERNAL_ERROR,
+            format!(
+                "this request ran, but its answer ({bytes} bytes) would take the batch's answer over its limit of {limit} bytes, so it was left out and the rest of the batch did not run; send the request again on its own line to get its answer"
+            ),
+        ),
+    )
+}
+
+/// The error answer of a request that did not run because its batch's answer was full.
+fn not_run(id: Value) -> Value {
+    let limit = spec().constants.mcp_batch_answer_limit_bytes;
+    rpc::failure(
+        id,
+        &RpcError::new(
+            rpc::INTERNAL_ERROR,
+            format!(
+                "this request did not run: the batch's answer reached its limit of {limit} bytes before it; send it again on its own line or in a smaller batch"
+            ),
+        ),
+    )
 }
 
 /// An idempotency key from `arguments` or `params`: absent or null is no key; it must be a string.

@@ -9,9 +9,10 @@ use serde_json::Value;
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
-/// A Timeline database (format_version 1).
+/// A Timeline database (format_version 2; version 1 files, which have no `provenance`, are read too).
 pub struct DatabaseFile {
-    /// Always 1. Files of another version are refused, never rewritten.
+    /// 2 (1 for files written before node provenance, which are read and written as 2). Files of
+    /// another version are refused, never rewritten.
     pub format_version: u64,
     /// The number the next created timeline gets (`tl<N>`).
     #[serde(default)]
@@ -117,6 +118,13 @@ pub struct NodeFile {
     /// Why the message was written, when the caller said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<IntentFile>,
+    /// Present on imported messages (format_version 2): the source format and what an export needs
+    /// to rebuild the original, `{"import": FORMAT, "message": ORIGINAL}` (or `"system"`, or
+    /// `"part"`/`"of"` for a later part of a split message, or `"original_bytes"` when the original
+    /// was too large to keep). Written only by import, never by append.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
+    pub provenance: Option<Value>,
     /// Present on summaries and placeholders: the range they stand in for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<SummaryFile>,

@@ -116,6 +116,10 @@ pub struct Node {
     pub created_at: Option<u64>,
     /// Why it was written, when the caller said.
     pub intent: Option<Intent>,
+    /// Where an imported message came from, as compact JSON (`{"import": FORMAT, ...}`, see
+    /// `crate::interchange::provenance`). Only importers write it, and it is the only thing exports
+    /// rebuild originals from; a caller's intent note, whatever it says, is never read for that.
+    pub provenance: Option<String>,
     /// Set for summaries and placeholders.
     pub summary: Option<Summary>,
     /// Archived: moved to the cold zone with its branch, so it cannot be forked from or appended to.
@@ -132,6 +136,7 @@ impl Node {
             tokens: 0,
             created_at: None,
             intent: None,
+            provenance: None,
             summary: None,
             cold: false,
         }
@@ -733,13 +738,19 @@ impl Database {
         self.audit.push(entry);
     }
 
-    /// A database from its file form: checks the source data (format version `supported_version`) and rebuilds every index.
+    /// A database from its file form: checks the source data (format version 1 to
+    /// `supported_version`) and rebuilds every index.
     pub fn from_file(file: DatabaseFile, supported_version: u64) -> Result<Database> {
-        if file.format_version != supported_version {
+        if !(1..=supported_version).contains(&file.format_version) {
             return Err(Error::database(format!(
-                "unsupported format_version {} (this build reads version {supported_version})",
+                "unsupported format_version {} (this build reads versions 1 to {supported_version})",
                 file.format_version
             )));
+        }
+        if file.format_version == 1 && file.timelines.iter().any(has_provenance) {
+            return Err(Error::database(
+                "a format_version 1 file cannot hold provenance, which came with format_version 2",
+            ));
         }
         let mut timelines = Vec::new();
         let mut seen = BTreeSet::new();
@@ -782,6 +793,17 @@ impl Database {
                     record.timeline
                 )));
             }
+            if file.format_version == 1
+                && let (Some(t), Some(first)) = (target, first)
+            {
+                // Version 1 kept an imported message's provenance in its intent note; only the
+                // nodes this record says the import created are trusted to hold it (the same rule
+                // as SQLite's migration 3 → 4).
+                let end = (first + record.nodes) as usize;
+                for node in &mut timelines[t].nodes[first as usize..end] {
+                    adopt_provenance(node);
+                }
+            }
         }
         let mut db = Database {
             next_timeline: file.next_timeline,
@@ -805,6 +827,34 @@ impl Database {
             audit: self.audit.clone(),
             imports: self.imports.clone(),
         }
+    }
+}
+
+fn has_provenance(t: &TimelineFile) -> bool {
+    t.nodes
+        .iter()
+        .chain(&t.cold)
+        .any(|n| n.provenance.is_some())
+}
+
+/// Move an import's record out of the intent note of a node that import created (format_version 1)
+/// into its provenance. The tag stays: it names what the original was.
+fn adopt_provenance(node: &mut Node) {
+    let Some(intent) = &mut node.intent else {
+        return;
+    };
+    let record = intent
+        .note
+        .as_deref()
+        .filter(|note| note.starts_with("{\"import\":"))
+        .and_then(|note| serde_json::from_str::<serde_json::Value>(note).ok())
+        .filter(|v| v.get("import").is_some_and(serde_json::Value::is_string));
+    if let Some(record) = record
+        && node.provenance.is_none()
+    {
+        // In the form a version 2 file holds it, so that the database encodes and reloads equal.
+        node.provenance = Some(record.to_string());
+        intent.note = None;
     }
 }
 
@@ -1008,6 +1058,17 @@ fn load_node(nf: NodeFile, cold: bool, timeline: &str) -> Result<Node> {
             format!("node {} has an invalid parent {:?}", nf.id, nf.parent),
         )
     })?;
+    if let Some(p) = &nf.provenance
+        && !p.get("import").is_some_and(serde_json::Value::is_string)
+    {
+        return Err(bad(
+            timeline,
+            format!(
+                "node {} has an invalid provenance: it must be an object whose \"import\" names the format",
+                nf.id
+            ),
+        ));
+    }
     let intent = match nf.intent {
         None => None,
         Some(i) if i.tag.is_empty() => {
@@ -1102,6 +1163,7 @@ fn load_node(nf: NodeFile, cold: bool, timeline: &str) -> Result<Node> {
         tokens: nf.tokens,
         created_at: nf.created_at,
         intent,
+        provenance: nf.provenance.map(|p| p.to_string()),
         summary,
         cold,
     })
@@ -1123,6 +1185,10 @@ fn save_timeline(t: &Timeline) -> TimelineFile {
                 tag: i.tag.clone(),
                 note: i.note.clone(),
             }),
+            provenance: node
+                .provenance
+                .as_deref()
+                .and_then(|p| serde_json::from_str(p).ok()),
             summary: node.summary.as_ref().map(|s| SummaryFile {
                 kind: s.kind.as_str().into(),
                 from: node_id(s.from),
@@ -1190,6 +1256,7 @@ mod tests {
             tokens: 1,
             created_at: None,
             intent: None,
+            provenance: None,
             summary: None,
             prefix_tokens: serde_json::Value::Null,
             stale: serde_json::Value::Null,

@@ -422,6 +422,7 @@ fn create_placeholder(
         tokens: spec().constants.reserve_tokens,
         created_at: Some(now),
         intent: None,
+        provenance: None,
         summary: Some(summary),
         cold: false,
     };

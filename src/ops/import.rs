@@ -351,10 +351,11 @@ fn insert_messages(
             kinds.part("split");
         }
         for (k, part) in parts.iter().enumerate() {
-            let intent = if k == 0 {
-                msg.intent.clone()
+            let (intent, provenance) = if k == 0 {
+                (msg.intent.clone(), msg.provenance.clone())
             } else {
-                Some(interchange::continued(format, k + 1, parts.len()))
+                let (intent, provenance) = interchange::continued(format, k + 1, parts.len());
+                (Some(intent), Some(provenance))
             };
             let tokens = estimate_tokens(part);
             let prefix_tokens = parent
@@ -371,6 +372,7 @@ fn insert_messages(
                     // The source's time (whole seconds), else the import's.
                     created_at: Some(msg.time_ms.map_or(now, |ms| ms / 1000)),
                     intent,
+                    provenance,
                     summary: None,
                     cold: false,
                 },

@@ -60,7 +60,7 @@ pub fn node(tx: &mut dyn Tx, args: &NodeArgs) -> Result<Value> {
         .into_iter()
         .map(node_id)
         .collect();
-    Ok(json!({
+    let mut result = json!({
         "node": node_id(n),
         "timeline_id": crate::model::timeline_id(timeline.id),
         "role": node.role.as_str(),
@@ -80,7 +80,16 @@ pub fn node(tx: &mut dyn Tx, args: &NodeArgs) -> Result<Value> {
             intent
         }),
         "summary": summary,
-    }))
+    });
+    // Only imported messages have one; it is left out elsewhere so that results stay as they were.
+    if let Some(provenance) = node
+        .provenance
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Value>(p).ok())
+    {
+        result["provenance"] = provenance;
+    }
+    Ok(result)
 }
 
 /// Every timeline with what a person or a model needs to pick one.

@@ -124,6 +124,7 @@ pub fn summarize(tx: &mut dyn Tx, args: &SummarizeArgs, ctx: &Ctx) -> Result<Val
         tokens,
         created_at: Some(ctx.now),
         intent,
+        provenance: None,
         summary: Some(summary),
         cold: false,
     };

@@ -58,6 +58,7 @@ pub fn append(tx: &mut dyn Tx, args: &AppendArgs, ctx: &Ctx) -> Result<Value> {
         tokens,
         created_at: Some(ctx.now),
         intent: args.intent.clone(),
+        provenance: None,
         summary: None,
         cold: false,
     };

@@ -69,6 +69,10 @@ pub struct Constants {
     pub mcp_protocol_versions: Vec<String>,
     /// MCP protocol versions in which JSON-RPC batches are allowed.
     pub mcp_batch_protocol_versions: Vec<String>,
+    /// Most messages one JSON-RPC batch may hold.
+    pub mcp_batch_max_items: usize,
+    /// Largest answer line to a JSON-RPC batch, in bytes.
+    pub mcp_batch_answer_limit_bytes: usize,
     /// Tool `annotations` exist from this protocol version on.
     pub mcp_annotations_from: String,
     /// `outputSchema` and `structuredContent` exist from this protocol version on.
@@ -612,7 +616,12 @@ impl Spec {
             }
         }
         let c = &self.constants;
-        if c.reserve_tokens == 0 || c.max_output_messages == 0 || c.max_text_bytes == 0 {
+        if c.reserve_tokens == 0
+            || c.max_output_messages == 0
+            || c.max_text_bytes == 0
+            || c.mcp_batch_max_items == 0
+            || c.mcp_batch_answer_limit_bytes == 0
+        {
             problems.push("constants must be positive".into());
         }
         if !c

@@ -460,7 +460,7 @@ pub fn decode(bytes: &[u8]) -> std::result::Result<Database, String> {
         .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
     if first == Some(&b'{')
         && let Ok(file) = serde_json::from_slice::<DatabaseFile>(bytes)
-        && file.format_version == supported
+        && (1..=supported).contains(&file.format_version)
     {
         return Database::from_file(file, supported)
             .map_err(|e| format!("invalid content ({})", e.message));
@@ -489,10 +489,10 @@ fn decode_via_value(bytes: &[u8]) -> std::result::Result<Database, String> {
         .get("format_version")
         .and_then(serde_json::Value::as_u64)
     {
-        Some(v) if v == supported => {}
+        Some(v) if (1..=supported).contains(&v) => {}
         Some(v) => {
             return Err(format!(
-                "unsupported format_version {v} (this version of Timeline reads format_version {supported}; use the release that wrote it)"
+                "unsupported format_version {v} (this version of Timeline reads format_version 1 to {supported}; use the release that wrote it)"
             ));
         }
         None => {

@@ -143,6 +143,24 @@ CREATE INDEX imports_by_source ON imports (format, source_key, seq);
 "#,
     // 2 → 3 (issue 14, full-text search): the search index, filled from the existing messages.
     MIGRATION_SEARCH_INDEX,
+    // 3 → 4 (issue 21, item 7): where an imported message came from, in a column only import
+    // writes (see `Node::provenance`). Import records written before kept it in the intent note;
+    // it moves only for the nodes an import record says that import created, so a caller's
+    // look-alike note on any other node stays an ordinary note.
+    r#"
+ALTER TABLE nodes ADD COLUMN provenance TEXT;
+UPDATE nodes SET provenance = intent_note, intent_note = NULL
+WHERE intent_note LIKE '{"import":%'
+  AND json_valid(intent_note)
+  AND json_type(intent_note, '$.import') = 'text'
+  AND EXISTS (
+    SELECT 1 FROM imports i
+    WHERE i.timeline = nodes.timeline
+      AND nodes.id >= CAST(substr(json_extract(i.record, '$.first_node'), 2) AS INTEGER)
+      AND nodes.id < CAST(substr(json_extract(i.record, '$.first_node'), 2) AS INTEGER)
+                     + json_extract(i.record, '$.nodes')
+  );
+"#,
 ];
 
 /// The migration that adds full-text search (issue 14). `search_docs` gives each searchable message a
@@ -1019,7 +1037,7 @@ impl SqlTx<'_> {
             .to_vec()
         });
         self.exec(
-            "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+            "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
             params![
                 sql(tl),
                 sql(row.id),
@@ -1044,6 +1062,7 @@ impl SqlTx<'_> {
                 row.stale,
                 row.superseded_by.map(sql),
                 node.created_at.map(sql),
+                node.provenance,
             ],
         )?;
         if let Some(s) = summary {
@@ -1212,7 +1231,7 @@ fn read_timeline(r: &rusqlite::Row) -> rusqlite::Result<TimelineRow> {
     })
 }
 
-const NODE_COLUMNS: &str = "id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at";
+const NODE_COLUMNS: &str = "id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance";
 
 fn read_node(r: &rusqlite::Row) -> rusqlite::Result<NodeRow> {
     let bad = |what: String| {
@@ -1265,6 +1284,7 @@ fn read_node(r: &rusqlite::Row) -> rusqlite::Result<NodeRow> {
             tokens: unsql(r.get(4)?),
             created_at: r.get::<_, Option<i64>>(20)?.map(unsql),
             intent,
+            provenance: r.get(21)?,
             summary,
             cold: r.get(13)?,
         },

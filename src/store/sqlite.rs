@@ -19,6 +19,7 @@ use crate::model::{
     summary_request_digest,
 };
 use crate::search::Query;
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -178,6 +179,155 @@ pub fn schema_version() -> u64 {
     MIGRATIONS.len() as u64
 }
 
+/// One entry of `sqlite_schema`: a table, index, trigger or view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SchemaObject {
+    kind: String,
+    name: String,
+    table: String,
+    sql: Option<String>,
+}
+
+impl SchemaObject {
+    /// "trigger t on nodes", "view v", "table nodes (defined otherwise than Timeline defines it)".
+    fn describe(&self, changed: bool) -> String {
+        let mut text = format!("{} {}", self.kind, self.name);
+        if matches!(self.kind.as_str(), "trigger" | "index") && self.table != self.name {
+            text.push_str(&format!(" on {}", self.table));
+        }
+        if changed {
+            text.push_str(" (defined otherwise than Timeline defines it)");
+        }
+        text
+    }
+}
+
+fn schema_objects(conn: &Connection) -> rusqlite::Result<Vec<SchemaObject>> {
+    let mut stmt =
+        conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid")?;
+    stmt.query_map([], |r| {
+        Ok(SchemaObject {
+            kind: r.get(0)?,
+            name: r.get(1)?,
+            table: r.get(2)?,
+            sql: r.get(3)?,
+        })
+    })?
+    .collect()
+}
+
+/// Tables SQLite itself creates and manages (AUTOINCREMENT counters, ANALYZE statistics): data the
+/// query planner reads, never code.
+const SQLITE_INTERNAL_TABLES: &[&str] = &["sqlite_sequence", "sqlite_stat1", "sqlite_stat4"];
+
+/// The schema objects of the file that Timeline's migrations up to `version` do not create, each
+/// with whether it is one of Timeline's names defined otherwise. The expected list is what those
+/// migrations create in an empty in-memory database: every table, index, FTS5 shadow table and
+/// automatic index, exactly, with its SQL text. Reading `sqlite_schema` runs none of the objects.
+fn foreign_objects(conn: &Connection, version: u64) -> rusqlite::Result<Vec<(SchemaObject, bool)>> {
+    let found = schema_objects(conn)?;
+    let reference = Connection::open_in_memory()?;
+    let upto = usize::try_from(version).map_or(MIGRATIONS.len(), |v| v.min(MIGRATIONS.len()));
+    for migration in &MIGRATIONS[..upto] {
+        reference.execute_batch(migration)?;
+    }
+    let expected = schema_objects(&reference)?;
+    Ok(found
+        .into_iter()
+        .filter(|o| !(o.kind == "table" && SQLITE_INTERNAL_TABLES.contains(&o.name.as_str())))
+        .filter(|o| !expected.contains(o))
+        .map(|o| {
+            let changed = expected.iter().any(|e| e.name == o.name);
+            (o, changed)
+        })
+        .collect())
+}
+
+/// The cookie SQLite changes with every change of the schema.
+fn schema_cookie(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA schema_version", [], |r| r.get(0))
+}
+
+/// Inside a transaction, before anything else: when the schema changed since it was last verified
+/// (another program added a trigger while a `tl-mcp` session was open), verify it again. The
+/// transaction's snapshot (or its write lock) keeps the schema as verified until it ends.
+fn guard_schema(conn: &Connection, path: &Path, verified: &mut Option<i64>) -> Result<()> {
+    let cookie = schema_cookie(conn).map_err(|e| failure(path, "cannot read", e))?;
+    if *verified == Some(cookie) {
+        return Ok(());
+    }
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| failure(path, "cannot read", e))?;
+    let version = u64::try_from(version).unwrap_or(u64::MAX);
+    let foreign = foreign_objects(conn, version).map_err(|e| failure(path, "cannot read", e))?;
+    if !foreign.is_empty() {
+        *verified = None;
+        return Err(foreign_schema(path, &foreign));
+    }
+    *verified = Some(cookie);
+    Ok(())
+}
+
+/// The statement that removes a foreign object.
+fn drop_statement(o: &SchemaObject) -> String {
+    format!(
+        "DROP {} \"{}\";",
+        o.kind.to_uppercase(),
+        o.name.replace('"', "\"\"")
+    )
+}
+
+/// What `db check` reports of foreign schema objects: one problem each, with how to remove it
+/// (one of Timeline's own names defined otherwise only a backup gives back).
+fn foreign_problems(foreign: &[(SchemaObject, bool)]) -> Vec<String> {
+    foreign
+        .iter()
+        .map(|(o, changed)| {
+            if *changed {
+                format!(
+                    "{} is not part of Timeline's schema; restore a backup of the database",
+                    o.describe(true)
+                )
+            } else {
+                format!(
+                    "{} is not part of Timeline's schema (a database file is data, not code); remove it with the sqlite3 shell ({})",
+                    o.describe(false),
+                    drop_statement(o)
+                )
+            }
+        })
+        .collect()
+}
+
+/// The refusal of a database that holds schema objects Timeline did not create.
+fn foreign_schema(path: &Path, foreign: &[(SchemaObject, bool)]) -> Error {
+    let names: Vec<String> = foreign.iter().map(|(o, c)| o.describe(*c)).collect();
+    // Triggers and views first: they may name the tables and indexes dropped after them.
+    let mut removable: Vec<&SchemaObject> = foreign
+        .iter()
+        .filter(|(_, changed)| !changed)
+        .map(|(o, _)| o)
+        .collect();
+    removable.sort_by_key(|o| match o.kind.as_str() {
+        "trigger" => 0,
+        "view" => 1,
+        "index" => 2,
+        _ => 3,
+    });
+    let drops: Vec<String> = removable.into_iter().map(drop_statement).collect();
+    let remove = if drops.is_empty() {
+        String::new()
+    } else {
+        format!(" remove them with the sqlite3 shell ({}), or", drops.join(" "))
+    };
+    Error::database(format!(
+        "the database {} holds schema objects that Timeline did not create: {}. A database file is data, not code: such objects run whenever the database is read or changed, so Timeline does not use this file; nothing was changed. If you added them yourself,{remove} restore a backup of the database you trust; otherwise the file may have been tampered with: keep a copy of it for inspection and restore a backup",
+        path.display(),
+        names.join(", ")
+    ))
+}
+
 /// The SQL functions the schema's statements use: `tl_search_terms(text)`, a message's terms as the
 /// search index stores them.
 fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
@@ -215,6 +365,14 @@ pub struct SqliteStore {
     /// connection trusts its cache, so it serves one read only and the read must find the file as
     /// it was (see `end_immutable_read`).
     immutable_since: Option<FileStamp>,
+    /// The schema cookie (`PRAGMA schema_version`) of the schema last verified to hold only what
+    /// Timeline created; a transaction that finds another verifies the schema again (`guard_schema`).
+    verified_schema: Option<i64>,
+    /// `db check`: open a database with foreign schema objects anyway (without migrating it or
+    /// touching the objects), so that they can be listed.
+    listing_foreign: bool,
+    /// The foreign schema objects found when `listing_foreign` opened the file.
+    foreign: Vec<(SchemaObject, bool)>,
 }
 
 /// What changes when anything writes to a file or replaces it.
@@ -318,6 +476,9 @@ impl SqliteStore {
             read_only: None,
             reads_only: false,
             immutable_since: None,
+            verified_schema: None,
+            listing_foreign: false,
+            foreign: Vec::new(),
         }
     }
 
@@ -440,6 +601,23 @@ impl SqliteStore {
                 schema_version()
             )));
         }
+        // Before anything else touches the schema: a trigger or view Timeline did not create is code
+        // the file brings, and nothing may run it (not even a migration's writes).
+        let foreign = foreign_objects(&conn, version).map_err(|e| self.failure("cannot read", e))?;
+        if !foreign.is_empty() {
+            if self.listing_foreign {
+                self.foreign = foreign;
+                return Ok(conn);
+            }
+            return Err(foreign_schema(&self.path, &foreign));
+        }
+        // Verified now; after a migration (its own change of the schema) the first transaction
+        // verifies again.
+        self.verified_schema = if version < schema_version() {
+            None
+        } else {
+            Some(schema_cookie(&conn).map_err(|e| self.failure("cannot read", e))?)
+        };
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF;")
             .map_err(|e| self.failure("cannot configure", e))?;
         register_functions(&conn).map_err(|e| self.failure("cannot configure", e))?;
@@ -496,18 +674,21 @@ impl SqliteStore {
 
     pub fn read<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Result<R> {
         let path = self.path.clone();
-        let Some(conn) = self.connection(false)? else {
+        if self.connection(false)?.is_none() {
             return f(&mut MemTx {
                 db: &mut Database::default(),
                 engine: Engine::Sqlite,
             });
-        };
+        }
+        let conn = self.conn.as_mut().expect("opened above");
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
             .map_err(|e| failure(&path, "cannot read", e))?;
-        let result = f(&mut SqlTx {
-            conn: &tx,
-            path: &path,
+        let result = guard_schema(&tx, &path, &mut self.verified_schema).and_then(|()| {
+            f(&mut SqlTx {
+                conn: &tx,
+                path: &path,
+            })
         });
         // A read changes nothing; ending it either way releases the snapshot.
         let _ = tx.rollback();
@@ -554,6 +735,7 @@ impl SqliteStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| failure(&path, "cannot start a change of", e))?;
+        guard_schema(&tx, &path, &mut self.verified_schema)?;
         let outcome = f(&mut SqlTx {
             conn: &tx,
             path: &path,
@@ -657,6 +839,18 @@ impl SqliteStore {
 
     /// SQLite's integrity check, then every row checked against what a fresh derivation gives.
     pub fn check(&mut self) -> Result<Vec<String>> {
+        // Foreign schema objects are listed, not refused (and nothing else is checked while they
+        // are there: the checks below read the tables they may hang on).
+        self.listing_foreign = self.conn.is_none();
+        let opened = self.connection(false).map(|c| c.is_some());
+        self.listing_foreign = false;
+        opened?;
+        if !self.foreign.is_empty() {
+            let foreign = std::mem::take(&mut self.foreign);
+            self.conn = None;
+            self.immutable_since = None;
+            return Ok(foreign_problems(&foreign));
+        }
         let problems = self.check_open();
         // A file that changed under an immutable connection is reported as that, not as damage.
         self.end_immutable_read()?;
@@ -723,6 +917,7 @@ impl SqliteStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| failure(&path, "cannot start a change of", e))?;
+        guard_schema(&tx, &path, &mut self.verified_schema)?;
         tx.execute_batch(&format!(
             "DELETE FROM search_docs; INSERT INTO search_index (search_index) VALUES ('delete-all'); {FILL_SEARCH_INDEX}"
         ))
@@ -817,6 +1012,11 @@ impl SqliteStore {
             )?,
         };
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        // The file is data, not code: functions and virtual tables may not be used from the schema
+        // (triggers, views, defaults), and SQL cannot corrupt the file on purpose (writable_schema,
+        // journal_mode=OFF, writes to FTS5 shadow tables). Set before the first read of the schema.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+        conn.execute_batch("PRAGMA trusted_schema = OFF")?;
         let header = conn.query_row(
             "SELECT (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)",
             [],

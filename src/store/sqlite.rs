@@ -319,7 +319,10 @@ fn foreign_schema(path: &Path, foreign: &[(SchemaObject, bool)]) -> Error {
     let remove = if drops.is_empty() {
         String::new()
     } else {
-        format!(" remove them with the sqlite3 shell ({}), or", drops.join(" "))
+        format!(
+            " remove them with the sqlite3 shell ({}), or",
+            drops.join(" ")
+        )
     };
     Error::database(format!(
         "the database {} holds schema objects that Timeline did not create: {}. A database file is data, not code: such objects run whenever the database is read or changed, so Timeline does not use this file; nothing was changed. If you added them yourself,{remove} restore a backup of the database you trust; otherwise the file may have been tampered with: keep a copy of it for inspection and restore a backup",
@@ -603,7 +606,8 @@ impl SqliteStore {
         }
         // Before anything else touches the schema: a trigger or view Timeline did not create is code
         // the file brings, and nothing may run it (not even a migration's writes).
-        let foreign = foreign_objects(&conn, version).map_err(|e| self.failure("cannot read", e))?;
+        let foreign =
+            foreign_objects(&conn, version).map_err(|e| self.failure("cannot read", e))?;
         if !foreign.is_empty() {
             if self.listing_foreign {
                 self.foreign = foreign;
@@ -1064,15 +1068,20 @@ impl SqliteStore {
     }
 
     fn corrupt(&self, problem: &str) -> Error {
-        let db = self.path.display();
-        Error::database(format!(
-            "the database {db} cannot be used: {problem}. Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file and its -wal file (cp \"{db}\" \"{db}.corrupt\"), then restore a copy made with tl db backup, or salvage what SQLite can read (sqlite3 \"{db}\" .recover | sqlite3 recovered.db) and check it with tl --db recovered.db db check"
-        ))
+        corrupt(&self.path, problem)
     }
 
     fn failure(&self, what: &str, e: rusqlite::Error) -> Error {
         failure(&self.path, what, e)
     }
+}
+
+/// Damage found in the file, with the steps that recover from it.
+fn corrupt(path: &Path, problem: &str) -> Error {
+    let db = path.display();
+    Error::database(format!(
+        "the database {db} cannot be used: {problem}. Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file and its -wal file (cp \"{db}\" \"{db}.corrupt\"), then restore a copy made with tl db backup, or salvage what SQLite can read (sqlite3 \"{db}\" .recover | sqlite3 recovered.db) and check it with tl --db recovered.db db check"
+    ))
 }
 
 fn missing(path: &Path) -> Error {
@@ -1575,15 +1584,46 @@ impl Tx for SqlTx<'_> {
 
     fn node(&mut self, tl: u64, n: u64) -> Result<Option<NodeRow>> {
         let query = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE timeline = ?1 AND id = ?2");
-        self.conn
+        let row = self
+            .conn
             .prepare_cached(&query)
             .and_then(|mut s| s.query_row(params![sql(tl), sql(n)], read_node).optional())
-            .map_err(|e| self.fail(e))
+            .map_err(|e| self.fail(e))?;
+        // A parent is written before its children, so it is always older. Refusing any other row
+        // here, where every walk reads it, makes each step up the tree go to a smaller ID: no walk
+        // can circle a parent cycle the file claims, and nothing is written on top of one.
+        if let Some(row) = &row
+            && row.id == ROOT
+            && (row.node.parent != ROOT || row.depth != 0)
+        {
+            // Walks end at the root, which is where depth 0 is.
+            return Err(corrupt(
+                self.path,
+                &format!(
+                    "timeline tl{tl}: its root n0 claims parent n{} and depth {} (a root has neither)",
+                    row.node.parent, row.depth
+                ),
+            ));
+        }
+        if let Some(row) = &row
+            && row.id != ROOT
+            && row.node.parent >= row.id
+        {
+            return Err(corrupt(
+                self.path,
+                &format!(
+                    "timeline tl{tl}: node n{} has parent n{}, which is not older than it (Timeline always writes a parent before its children, so something else changed the file)",
+                    row.id, row.node.parent
+                ),
+            ));
+        }
+        Ok(row)
     }
 
     fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
+        // (Only newer nodes: a child older than its parent is damage, refused when it is read.)
         self.ids(
-            "SELECT id FROM nodes WHERE timeline = ?1 AND parent = ?2 AND id != 0 ORDER BY id",
+            "SELECT id FROM nodes WHERE timeline = ?1 AND parent = ?2 AND id > ?2 ORDER BY id",
             params![sql(tl), sql(n)],
         )
     }

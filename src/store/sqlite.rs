@@ -244,14 +244,14 @@ fn foreign_objects(conn: &Connection, version: u64) -> rusqlite::Result<Vec<(Sch
 }
 
 /// The cookie SQLite changes with every change of the schema.
-fn schema_cookie(conn: &Connection) -> rusqlite::Result<i64> {
+fn schema_cookie(conn: &Connection) -> rusqlite::Result<i32> {
     conn.query_row("PRAGMA schema_version", [], |r| r.get(0))
 }
 
 /// Inside a transaction, before anything else: when the schema changed since it was last verified
 /// (another program added a trigger while a `tl-mcp` session was open), verify it again. The
 /// transaction's snapshot (or its write lock) keeps the schema as verified until it ends.
-fn guard_schema(conn: &Connection, path: &Path, verified: &mut Option<i64>) -> Result<()> {
+fn guard_schema(conn: &Connection, path: &Path, verified: &mut Option<i32>) -> Result<()> {
     let cookie = schema_cookie(conn).map_err(|e| failure(path, "cannot read", e))?;
     if *verified == Some(cookie) {
         return Ok(());
@@ -370,12 +370,10 @@ pub struct SqliteStore {
     immutable_since: Option<FileStamp>,
     /// The schema cookie (`PRAGMA schema_version`) of the schema last verified to hold only what
     /// Timeline created; a transaction that finds another verifies the schema again (`guard_schema`).
-    verified_schema: Option<i64>,
-    /// `db check`: open a database with foreign schema objects anyway (without migrating it or
-    /// touching the objects), so that they can be listed.
-    listing_foreign: bool,
-    /// The foreign schema objects found when `listing_foreign` opened the file.
-    foreign: Vec<(SchemaObject, bool)>,
+    verified_schema: Option<i32>,
+    /// `Some` while `db check` opens the file: a database with foreign schema objects is opened
+    /// anyway (not migrated, the objects untouched), and they are collected here to be listed.
+    foreign: Option<Vec<(SchemaObject, bool)>>,
 }
 
 /// What changes when anything writes to a file or replaces it.
@@ -480,8 +478,7 @@ impl SqliteStore {
             reads_only: false,
             immutable_since: None,
             verified_schema: None,
-            listing_foreign: false,
-            foreign: Vec::new(),
+            foreign: None,
         }
     }
 
@@ -609,8 +606,8 @@ impl SqliteStore {
         let foreign =
             foreign_objects(&conn, version).map_err(|e| self.failure("cannot read", e))?;
         if !foreign.is_empty() {
-            if self.listing_foreign {
-                self.foreign = foreign;
+            if let Some(listed) = &mut self.foreign {
+                *listed = foreign;
                 return Ok(conn);
             }
             return Err(foreign_schema(&self.path, &foreign));
@@ -845,12 +842,13 @@ impl SqliteStore {
     pub fn check(&mut self) -> Result<Vec<String>> {
         // Foreign schema objects are listed, not refused (and nothing else is checked while they
         // are there: the checks below read the tables they may hang on).
-        self.listing_foreign = self.conn.is_none();
+        if self.conn.is_none() {
+            self.foreign = Some(Vec::new());
+        }
         let opened = self.connection(false).map(|c| c.is_some());
-        self.listing_foreign = false;
+        let foreign = self.foreign.take().unwrap_or_default();
         opened?;
-        if !self.foreign.is_empty() {
-            let foreign = std::mem::take(&mut self.foreign);
+        if !foreign.is_empty() {
             self.conn = None;
             self.immutable_since = None;
             return Ok(foreign_problems(&foreign));

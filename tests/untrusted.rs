@@ -74,7 +74,7 @@ fn sqlite_exec(db: &Db, sql: &str) {
 /// The refusal of a database that holds `objects` (as the error names them), removed by `drops`.
 fn refusal(db: &Db, objects: &str, drops: &str) -> String {
     json!({"error": format!(
-        "the database {} holds schema objects that Timeline did not create: {objects}. A database file is data, not code: such objects run whenever the database is read or changed, so Timeline does not use this file; nothing was changed. If you added them yourself, remove them with the sqlite3 shell ({drops}), or restore a backup of the database you trust; otherwise the file may have been tampered with: keep a copy of it for inspection and restore a backup",
+        "the database {} holds schema objects that Timeline did not create: {objects}. A database file is data, not code: a trigger or view can run whenever the database is read or changed, and any object Timeline did not make can change what its queries do, so Timeline does not use this file; nothing was changed. If you added them yourself, remove them with the sqlite3 shell ({drops}), or restore a backup of the database you trust; otherwise the file may have been tampered with: keep a copy of it for inspection and restore a backup",
         db.path.display()
     )})
     .to_string()
@@ -225,7 +225,7 @@ fn a_redefined_table_is_refused_and_sqlite_statistics_are_accepted() {
     tl_bounded(&db, &["branches"]).err(
         3,
         &json!({"error": format!(
-            "the database {} holds schema objects that Timeline did not create: {named}. A database file is data, not code: such objects run whenever the database is read or changed, so Timeline does not use this file; nothing was changed. If you added them yourself, restore a backup of the database you trust; otherwise the file may have been tampered with: keep a copy of it for inspection and restore a backup",
+            "the database {} holds schema objects that Timeline did not create: {named}. A database file is data, not code: a trigger or view can run whenever the database is read or changed, and any object Timeline did not make can change what its queries do, so Timeline does not use this file; nothing was changed. If you added them yourself, restore a backup of the database you trust; otherwise the file may have been tampered with: keep a copy of it for inspection and restore a backup",
             db.path.display()
         )})
         .to_string(),

@@ -328,7 +328,7 @@ fn foreign_schema(path: &Path, foreign: &[(SchemaObject, bool)]) -> Error {
         )
     };
     Error::database(format!(
-        "the database {} holds schema objects that Timeline did not create: {}. A database file is data, not code: such objects run whenever the database is read or changed, so Timeline does not use this file; nothing was changed. If you added them yourself,{remove} restore a backup of the database you trust; otherwise the file may have been tampered with: keep a copy of it for inspection and restore a backup",
+        "the database {} holds schema objects that Timeline did not create: {}. A database file is data, not code: a trigger or view can run whenever the database is read or changed, and any object Timeline did not make can change what its queries do, so Timeline does not use this file; nothing was changed. If you added them yourself,{remove} restore a backup of the database you trust; otherwise the file may have been tampered with: keep a copy of it for inspection and restore a backup",
         path.display(),
         names.join(", ")
     ))

@@ -368,7 +368,7 @@ fn sqlite_depths_that_do_not_match_are_damage() {
         "UPDATE nodes SET depth = 7 WHERE timeline = 0 AND id = 2",
     );
     let before = files(db.dir.path());
-    let depth_damage = json!({"error": "the database is damaged: node n3 of tl0 is at depth 3 but its parent n2 at depth 7; nothing was changed. Run tl db check, and restore a backup"}).to_string();
+    let depth_damage = json!({"error": "the database is damaged: node n3 of tl0 is at depth 3 but its parent n2 at depth 7 (Timeline always writes a node one level below its parent, so something else changed the file); nothing was changed. Restore a backup of the database"}).to_string();
     tl_bounded(&db, &["context", "--node", "n3"]).err(3, &depth_damage);
     // (The append's parent is n3, whose own parent n2 is where the depths disagree.)
     tl_bounded(&db, &["append", "--role", "user", "--text", "four"]).err(3, &depth_damage);

@@ -29,7 +29,7 @@ fn check_level(tl: u64, child: &NodeRow, parent: &NodeRow) -> Result<()> {
         return Ok(());
     }
     Err(Error::database(format!(
-        "the database is damaged: node {} of {} is at depth {} but its parent {} at depth {}; nothing was changed. Run tl db check, and restore a backup",
+        "the database is damaged: node {} of {} is at depth {} but its parent {} at depth {} (Timeline always writes a node one level below its parent, so something else changed the file); nothing was changed. Restore a backup of the database",
         node_id(child.id),
         timeline_id(tl),
         child.depth,

@@ -2150,3 +2150,53 @@ impl Tx for SqlTx<'_> {
             .map_err(|e| self.fail(e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Defence in depth behind the schema check: every way of opening the file is defensive and
+    /// does not trust the schema, so a trigger cannot call Timeline's own SQL functions.
+    #[test]
+    fn every_connection_is_defensive_and_does_not_trust_the_schema() {
+        let path =
+            std::env::temp_dir().join(format!("timeline-unit-defensive-{}.db", std::process::id()));
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE t (x TEXT); CREATE TABLE copy (y TEXT); \
+             CREATE TRIGGER t_copy AFTER INSERT ON t BEGIN INSERT INTO copy VALUES (tl_search_terms(new.x)); END;",
+        )
+        .unwrap();
+        drop(conn);
+        let store = SqliteStore::new(path.clone());
+        for how in [Opening::ReadWrite, Opening::ReadOnly, Opening::Immutable] {
+            let (conn, _) = store.open_as(how).unwrap();
+            assert!(
+                conn.db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE).unwrap(),
+                "{how:?}"
+            );
+            let trusted: i64 = conn
+                .query_row("PRAGMA trusted_schema", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(trusted, 0, "{how:?}");
+        }
+        let (conn, _) = store.open_as(Opening::ReadWrite).unwrap();
+        register_functions(&conn).unwrap();
+        let e = conn
+            .execute("INSERT INTO t VALUES ('a b')", [])
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("unsafe use of tl_search_terms"),
+            "{e}"
+        );
+        // Called directly (as Timeline's own statements do), the function works.
+        let terms: String = conn
+            .query_row("SELECT tl_search_terms('a b')", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(terms, "a b");
+        drop(conn);
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let _ = std::fs::remove_file(with_suffix(&path, suffix));
+        }
+    }
+}

@@ -277,6 +277,84 @@ fn a_trigger_added_during_a_session_is_refused_at_the_next_call() {
     assert!(!value["audit"].to_string().contains("secret"), "{value}");
 }
 
+/// #21.5 under concurrency: `tl append` processes keep writing while another program adds a
+/// trigger. Each append either succeeded before the trigger was there (its message is stored) or is
+/// refused with the trigger's name; none runs it (every change verifies the schema inside its own
+/// write transaction, which the trigger's creation cannot interleave with).
+#[test]
+fn appends_racing_the_creation_of_a_trigger_never_run_it() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    const WORKERS: usize = 4;
+    const EACH: usize = 12;
+    let db = sqlite_db();
+    let (sql, named, removal) = FOREIGN[0];
+    let refused = refusal(&db, named, removal);
+    let done = AtomicUsize::new(0);
+    // The second half of each worker's appends waits for the trigger, so some surely meet it.
+    let added = AtomicBool::new(false);
+    let outcomes: Vec<Vec<(String, Option<String>)>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|w| {
+                let (db, done, added, refused) = (&db, &done, &added, &refused);
+                s.spawn(move || {
+                    let mut seen_refusal = false;
+                    (0..EACH)
+                        .map(|i| {
+                            while i >= EACH / 2 && !added.load(Ordering::SeqCst) {
+                                std::thread::sleep(Duration::from_millis(5));
+                            }
+                            let text = format!("worker {w} message {i}");
+                            let run =
+                                tl_bounded(db, &["append", "--role", "user", "--text", &text]);
+                            done.fetch_add(1, Ordering::SeqCst);
+                            if run.code == 0 {
+                                assert!(!seen_refusal, "{text}: written after a refusal");
+                                (text, Some(run.json()["node"].as_str().unwrap().to_string()))
+                            } else {
+                                run.err(3, refused);
+                                seen_refusal = true;
+                                (text, None)
+                            }
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        while done.load(Ordering::SeqCst) < WORKERS * 2 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let conn = rusqlite::Connection::open(&db.path).unwrap();
+        conn.busy_timeout(Duration::from_secs(30)).unwrap();
+        conn.execute_batch(sql).unwrap();
+        drop(conn);
+        added.store(true, Ordering::SeqCst);
+        workers.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let written: Vec<&(String, Option<String>)> = outcomes
+        .iter()
+        .flatten()
+        .filter(|(_, node)| node.is_some())
+        .collect();
+    let refusals = WORKERS * EACH - written.len();
+    assert!(
+        written.len() >= WORKERS * 2 && refusals >= WORKERS * EACH / 2,
+        "{outcomes:?}"
+    );
+    sqlite_exec(&db, removal);
+    // Every acknowledged message is there with its text, and nothing else was added: the audit
+    // holds only Timeline's own entries (a copied text would not load as one).
+    let value = db.value();
+    let nodes = value["timelines"][0]["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 2 + written.len(), "{value}");
+    for (text, node) in written {
+        let stored = nodes
+            .iter()
+            .find(|n| n["id"] == json!(node.as_deref().unwrap()))
+            .unwrap();
+        assert_eq!(stored["text"], json!(text));
+    }
+}
+
 /// The damage error of a node whose parent is not older than it, as each engine words it.
 fn parent_damage(db: &Db, node: &str, parent: &str) -> String {
     let p = db.path.display();

@@ -273,6 +273,19 @@ fn foreign_objects(conn: &Connection, version: u64) -> rusqlite::Result<Vec<(Sch
         .collect())
 }
 
+/// The foreign objects of the schema and the schema cookie they were read with, both in one read
+/// transaction: a trigger another process adds at that moment either is read or changes the cookie,
+/// so it is never taken for verified.
+fn verify_schema(
+    conn: &Connection,
+    version: u64,
+) -> rusqlite::Result<(i32, Vec<(SchemaObject, bool)>)> {
+    conn.execute_batch("BEGIN")?;
+    let read = schema_cookie(conn).and_then(|cookie| Ok((cookie, foreign_objects(conn, version)?)));
+    let _ = conn.execute_batch("COMMIT");
+    read
+}
+
 /// The cookie SQLite changes with every change of the schema.
 fn schema_cookie(conn: &Connection) -> rusqlite::Result<i32> {
     conn.query_row("PRAGMA schema_version", [], |r| r.get(0))
@@ -633,8 +646,8 @@ impl SqliteStore {
         }
         // Before anything else touches the schema: a trigger or view Timeline did not create is code
         // the file brings, and nothing may run it (not even a migration's writes).
-        let foreign =
-            foreign_objects(&conn, version).map_err(|e| self.failure("cannot read", e))?;
+        let (cookie, foreign) =
+            verify_schema(&conn, version).map_err(|e| self.failure("cannot read", e))?;
         if !foreign.is_empty() {
             if let Some(listed) = &mut self.foreign {
                 *listed = foreign;
@@ -644,11 +657,7 @@ impl SqliteStore {
         }
         // Verified now; after a migration (its own change of the schema) the first transaction
         // verifies again.
-        self.verified_schema = if version < schema_version() {
-            None
-        } else {
-            Some(schema_cookie(&conn).map_err(|e| self.failure("cannot read", e))?)
-        };
+        self.verified_schema = (version == schema_version()).then_some(cookie);
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF;")
             .map_err(|e| self.failure("cannot configure", e))?;
         register_functions(&conn).map_err(|e| self.failure("cannot configure", e))?;

@@ -3,21 +3,39 @@
 
 use super::existing;
 use crate::error::{Error, Result};
-use crate::model::{Branch, Node, ROOT};
+use crate::model::{Branch, Node, ROOT, node_id, timeline_id};
 use crate::store::{NodeChange, NodeRow, Tx};
 use std::collections::HashMap;
 
-/// The rows of root→n, root excluded, oldest first.
+/// The rows of root→n, root excluded, oldest first. The walk is bounded by the depth `n` claims:
+/// each step must go one level up (and, as the store refuses any other parent, to an older node),
+/// so a damaged file makes it fail after at most that many steps instead of circling for ever.
 pub fn path_rows(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<Vec<NodeRow>> {
-    let mut rows = Vec::new();
-    let mut at = n;
-    while at != ROOT {
-        let row = existing(tx, tl, at)?;
-        at = row.node.parent;
-        rows.push(row);
+    let mut at = existing(tx, tl, n)?;
+    // (The depth is the file's claim: it sizes nothing beyond the nodes there are.)
+    let mut rows = Vec::with_capacity(at.depth.min(n) as usize);
+    while at.id != ROOT {
+        let parent = existing(tx, tl, at.node.parent)?;
+        check_level(tl, &at, &parent)?;
+        rows.push(std::mem::replace(&mut at, parent));
     }
     rows.reverse();
     Ok(rows)
+}
+
+/// A node is one level below its parent: what bounds every walk up the tree by the node's depth.
+fn check_level(tl: u64, child: &NodeRow, parent: &NodeRow) -> Result<()> {
+    if parent.depth.checked_add(1) == Some(child.depth) {
+        return Ok(());
+    }
+    Err(Error::database(format!(
+        "the database is damaged: node {} of {} is at depth {} but its parent {} at depth {} (Timeline always writes a node one level below its parent, so something else changed the file); nothing was changed. Restore a backup of the database",
+        node_id(child.id),
+        timeline_id(tl),
+        child.depth,
+        node_id(parent.id),
+        parent.depth
+    )))
 }
 
 /// The node IDs of root→n, root excluded, oldest first.
@@ -38,6 +56,12 @@ pub fn is_ancestor_or_self(tx: &mut dyn Tx, tl: u64, ancestor: u64, n: u64) -> R
 /// The row of a new child of `parent`: its place in the tree and token sum follow from the parent.
 pub fn new_row(tx: &mut dyn Tx, tl: u64, id: u64, node: Node) -> Result<NodeRow> {
     let parent = existing(tx, tl, node.parent)?;
+    // What a write touches must be sound: the parent's own place in the tree (its parent older and
+    // one level up) is read before anything is written below it.
+    if parent.id != ROOT {
+        let grandparent = existing(tx, tl, parent.node.parent)?;
+        check_level(tl, &parent, &grandparent)?;
+    }
     let prefix_tokens = parent
         .prefix_tokens
         .checked_add(node.tokens)

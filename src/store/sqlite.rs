@@ -19,6 +19,7 @@ use crate::model::{
     summary_request_digest,
 };
 use crate::search::Query;
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -196,6 +197,201 @@ pub fn schema_version() -> u64 {
     MIGRATIONS.len() as u64
 }
 
+/// One entry of `sqlite_schema`: a table, index, trigger or view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SchemaObject {
+    kind: String,
+    name: String,
+    table: String,
+    sql: Option<String>,
+}
+
+impl SchemaObject {
+    /// "trigger t on nodes", "view v", "table nodes (defined otherwise than Timeline defines it)".
+    fn describe(&self, changed: bool) -> String {
+        let mut text = format!("{} {}", self.kind, self.name);
+        if matches!(self.kind.as_str(), "trigger" | "index") && self.table != self.name {
+            text.push_str(&format!(" on {}", self.table));
+        }
+        if changed {
+            text.push_str(" (defined otherwise than Timeline defines it)");
+        }
+        text
+    }
+}
+
+fn schema_objects(conn: &Connection) -> rusqlite::Result<Vec<SchemaObject>> {
+    let mut stmt =
+        conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid")?;
+    stmt.query_map([], |r| {
+        Ok(SchemaObject {
+            kind: r.get(0)?,
+            name: r.get(1)?,
+            table: r.get(2)?,
+            sql: r.get(3)?,
+        })
+    })?
+    .collect()
+}
+
+/// Tables SQLite itself creates and manages (AUTOINCREMENT counters, ANALYZE statistics): data the
+/// query planner reads, never code.
+const SQLITE_INTERNAL_TABLES: &[&str] = &["sqlite_sequence", "sqlite_stat1", "sqlite_stat4"];
+
+/// The schema objects of the file that Timeline's migrations up to `version` do not create, each
+/// with whether it is one of Timeline's names defined otherwise. The expected list is what those
+/// migrations create in an empty in-memory database: every table, index, FTS5 shadow table and
+/// automatic index, exactly, with its SQL text. Reading `sqlite_schema` runs none of the objects.
+fn foreign_objects(conn: &Connection, version: u64) -> rusqlite::Result<Vec<(SchemaObject, bool)>> {
+    let found = schema_objects(conn)?;
+    let reference = Connection::open_in_memory()?;
+    let upto = usize::try_from(version).map_or(MIGRATIONS.len(), |v| v.min(MIGRATIONS.len()));
+    // One transaction, never committed: the cost of building the reference on every open is the
+    // statements alone.
+    reference.execute_batch("BEGIN")?;
+    for migration in &MIGRATIONS[..upto] {
+        reference.execute_batch(migration)?;
+    }
+    let expected = schema_objects(&reference)?;
+    // The shadow tables of a virtual table (search_index_data, ...) are written by SQLite's FTS5
+    // module, whose wording of their definition is its own and may differ between SQLite releases;
+    // they are matched by name (defensive mode makes them read-only to SQL, and no table is code).
+    let virtual_tables: Vec<&str> = expected
+        .iter()
+        .filter(|e| {
+            e.sql
+                .as_deref()
+                .is_some_and(|sql| sql.starts_with("CREATE VIRTUAL TABLE"))
+        })
+        .map(|e| e.name.as_str())
+        .collect();
+    let shadow = |e: &SchemaObject| {
+        e.kind == "table"
+            && virtual_tables.iter().any(|v| {
+                e.name
+                    .strip_prefix(v)
+                    .is_some_and(|rest| rest.starts_with('_'))
+            })
+    };
+    let expected_here = |o: &SchemaObject| {
+        expected.iter().any(|e| {
+            (e.kind.as_str(), e.name.as_str(), e.table.as_str())
+                == (o.kind.as_str(), o.name.as_str(), o.table.as_str())
+                && (e.sql == o.sql || shadow(e))
+        })
+    };
+    Ok(found
+        .into_iter()
+        .filter(|o| !(o.kind == "table" && SQLITE_INTERNAL_TABLES.contains(&o.name.as_str())))
+        .filter(|o| !expected_here(o))
+        .map(|o| {
+            let changed = expected.iter().any(|e| e.name == o.name);
+            (o, changed)
+        })
+        .collect())
+}
+
+/// The foreign objects of the schema and the schema cookie they were read with, both in one read
+/// transaction: a trigger another process adds at that moment either is read or changes the cookie,
+/// so it is never taken for verified.
+fn verify_schema(
+    conn: &Connection,
+    version: u64,
+) -> rusqlite::Result<(i32, Vec<(SchemaObject, bool)>)> {
+    conn.execute_batch("BEGIN")?;
+    let read = schema_cookie(conn).and_then(|cookie| Ok((cookie, foreign_objects(conn, version)?)));
+    let _ = conn.execute_batch("COMMIT");
+    read
+}
+
+/// The cookie SQLite changes with every change of the schema.
+fn schema_cookie(conn: &Connection) -> rusqlite::Result<i32> {
+    conn.query_row("PRAGMA schema_version", [], |r| r.get(0))
+}
+
+/// Inside a transaction, before anything else: when the schema changed since it was last verified
+/// (another program added a trigger while a `tl-mcp` session was open), verify it again. The
+/// transaction's snapshot (or its write lock) keeps the schema as verified until it ends.
+fn guard_schema(conn: &Connection, path: &Path, verified: &mut Option<i32>) -> Result<()> {
+    let cookie = schema_cookie(conn).map_err(|e| failure(path, "cannot read", e))?;
+    if *verified == Some(cookie) {
+        return Ok(());
+    }
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| failure(path, "cannot read", e))?;
+    let version = u64::try_from(version).unwrap_or(u64::MAX);
+    let foreign = foreign_objects(conn, version).map_err(|e| failure(path, "cannot read", e))?;
+    if !foreign.is_empty() {
+        *verified = None;
+        return Err(foreign_schema(path, &foreign));
+    }
+    *verified = Some(cookie);
+    Ok(())
+}
+
+/// The statement that removes a foreign object.
+fn drop_statement(o: &SchemaObject) -> String {
+    format!(
+        "DROP {} \"{}\";",
+        o.kind.to_uppercase(),
+        o.name.replace('"', "\"\"")
+    )
+}
+
+/// What `db check` reports of foreign schema objects: one problem each, with how to remove it
+/// (one of Timeline's own names defined otherwise only a backup gives back).
+fn foreign_problems(foreign: &[(SchemaObject, bool)]) -> Vec<String> {
+    foreign
+        .iter()
+        .map(|(o, changed)| {
+            if *changed {
+                format!(
+                    "{} is not part of Timeline's schema; restore a backup of the database",
+                    o.describe(true)
+                )
+            } else {
+                format!(
+                    "{} is not part of Timeline's schema (a database file is data, not code); remove it with the sqlite3 shell ({})",
+                    o.describe(false),
+                    drop_statement(o)
+                )
+            }
+        })
+        .collect()
+}
+
+/// The refusal of a database that holds schema objects Timeline did not create.
+fn foreign_schema(path: &Path, foreign: &[(SchemaObject, bool)]) -> Error {
+    let names: Vec<String> = foreign.iter().map(|(o, c)| o.describe(*c)).collect();
+    // Triggers and views first: they may name the tables and indexes dropped after them.
+    let mut removable: Vec<&SchemaObject> = foreign
+        .iter()
+        .filter(|(_, changed)| !changed)
+        .map(|(o, _)| o)
+        .collect();
+    removable.sort_by_key(|o| match o.kind.as_str() {
+        "trigger" => 0,
+        "view" => 1,
+        "index" => 2,
+        _ => 3,
+    });
+    let drops: Vec<String> = removable.into_iter().map(drop_statement).collect();
+    let remove = if drops.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " remove them with the sqlite3 shell ({}), or",
+            drops.join(" ")
+        )
+    };
+    Error::database(format!(
+        "the database {} holds schema objects that Timeline did not create: {}. A database file is data, not code: a trigger or view can run whenever the database is read or changed, and any object Timeline did not make can change what its queries do, so Timeline does not use this file; nothing was changed. If you added them yourself,{remove} restore a backup of the database you trust; otherwise the file may have been tampered with: keep a copy of it for inspection and restore a backup",
+        path.display(),
+        names.join(", ")
+    ))
+}
+
 /// The SQL functions the schema's statements use: `tl_search_terms(text)`, a message's terms as the
 /// search index stores them.
 fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
@@ -233,6 +429,12 @@ pub struct SqliteStore {
     /// connection trusts its cache, so it serves one read only and the read must find the file as
     /// it was (see `end_immutable_read`).
     immutable_since: Option<FileStamp>,
+    /// The schema cookie (`PRAGMA schema_version`) of the schema last verified to hold only what
+    /// Timeline created; a transaction that finds another verifies the schema again (`guard_schema`).
+    verified_schema: Option<i32>,
+    /// `Some` while `db check` opens the file: a database with foreign schema objects is opened
+    /// anyway (not migrated, the objects untouched), and they are collected here to be listed.
+    foreign: Option<Vec<(SchemaObject, bool)>>,
 }
 
 /// What changes when anything writes to a file or replaces it.
@@ -336,6 +538,8 @@ impl SqliteStore {
             read_only: None,
             reads_only: false,
             immutable_since: None,
+            verified_schema: None,
+            foreign: None,
         }
     }
 
@@ -458,6 +662,20 @@ impl SqliteStore {
                 schema_version()
             )));
         }
+        // Before anything else touches the schema: a trigger or view Timeline did not create is code
+        // the file brings, and nothing may run it (not even a migration's writes).
+        let (cookie, foreign) =
+            verify_schema(&conn, version).map_err(|e| self.failure("cannot read", e))?;
+        if !foreign.is_empty() {
+            if let Some(listed) = &mut self.foreign {
+                *listed = foreign;
+                return Ok(conn);
+            }
+            return Err(foreign_schema(&self.path, &foreign));
+        }
+        // Verified now; after a migration (its own change of the schema) the first transaction
+        // verifies again.
+        self.verified_schema = (version == schema_version()).then_some(cookie);
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF;")
             .map_err(|e| self.failure("cannot configure", e))?;
         register_functions(&conn).map_err(|e| self.failure("cannot configure", e))?;
@@ -514,18 +732,21 @@ impl SqliteStore {
 
     pub fn read<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Result<R> {
         let path = self.path.clone();
-        let Some(conn) = self.connection(false)? else {
+        if self.connection(false)?.is_none() {
             return f(&mut MemTx {
                 db: &mut Database::default(),
                 engine: Engine::Sqlite,
             });
-        };
+        }
+        let conn = self.conn.as_mut().expect("opened above");
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
             .map_err(|e| failure(&path, "cannot read", e))?;
-        let result = f(&mut SqlTx {
-            conn: &tx,
-            path: &path,
+        let result = guard_schema(&tx, &path, &mut self.verified_schema).and_then(|()| {
+            f(&mut SqlTx {
+                conn: &tx,
+                path: &path,
+            })
         });
         // A read changes nothing; ending it either way releases the snapshot.
         let _ = tx.rollback();
@@ -572,6 +793,7 @@ impl SqliteStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| failure(&path, "cannot start a change of", e))?;
+        guard_schema(&tx, &path, &mut self.verified_schema)?;
         let outcome = f(&mut SqlTx {
             conn: &tx,
             path: &path,
@@ -675,6 +897,19 @@ impl SqliteStore {
 
     /// SQLite's integrity check, then every row checked against what a fresh derivation gives.
     pub fn check(&mut self) -> Result<Vec<String>> {
+        // Foreign schema objects are listed, not refused (and nothing else is checked while they
+        // are there: the checks below read the tables they may hang on).
+        if self.conn.is_none() {
+            self.foreign = Some(Vec::new());
+        }
+        let opened = self.connection(false).map(|c| c.is_some());
+        let foreign = self.foreign.take().unwrap_or_default();
+        opened?;
+        if !foreign.is_empty() {
+            self.conn = None;
+            self.immutable_since = None;
+            return Ok(foreign_problems(&foreign));
+        }
         let problems = self.check_open();
         // A file that changed under an immutable connection is reported as that, not as damage.
         self.end_immutable_read()?;
@@ -741,6 +976,7 @@ impl SqliteStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| failure(&path, "cannot start a change of", e))?;
+        guard_schema(&tx, &path, &mut self.verified_schema)?;
         tx.execute_batch(&format!(
             "DELETE FROM search_docs; INSERT INTO search_index (search_index) VALUES ('delete-all'); {FILL_SEARCH_INDEX}"
         ))
@@ -835,6 +1071,11 @@ impl SqliteStore {
             )?,
         };
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        // The file is data, not code: functions and virtual tables may not be used from the schema
+        // (triggers, views, defaults), and SQL cannot corrupt the file on purpose (writable_schema,
+        // journal_mode=OFF, writes to FTS5 shadow tables). Set before the first read of the schema.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+        conn.execute_batch("PRAGMA trusted_schema = OFF")?;
         let header = conn.query_row(
             "SELECT (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)",
             [],
@@ -882,15 +1123,20 @@ impl SqliteStore {
     }
 
     fn corrupt(&self, problem: &str) -> Error {
-        let db = self.path.display();
-        Error::database(format!(
-            "the database {db} cannot be used: {problem}. Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file and its -wal file (cp \"{db}\" \"{db}.corrupt\"), then restore a copy made with tl db backup, or salvage what SQLite can read (sqlite3 \"{db}\" .recover | sqlite3 recovered.db) and check it with tl --db recovered.db db check"
-        ))
+        corrupt(&self.path, problem)
     }
 
     fn failure(&self, what: &str, e: rusqlite::Error) -> Error {
         failure(&self.path, what, e)
     }
+}
+
+/// Damage found in the file, with the steps that recover from it.
+fn corrupt(path: &Path, problem: &str) -> Error {
+    let db = path.display();
+    Error::database(format!(
+        "the database {db} cannot be used: {problem}. Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file and its -wal file (cp \"{db}\" \"{db}.corrupt\"), then restore a copy made with tl db backup, or salvage what SQLite can read (sqlite3 \"{db}\" .recover | sqlite3 recovered.db) and check it with tl --db recovered.db db check"
+    ))
 }
 
 fn missing(path: &Path) -> Error {
@@ -1395,15 +1641,46 @@ impl Tx for SqlTx<'_> {
 
     fn node(&mut self, tl: u64, n: u64) -> Result<Option<NodeRow>> {
         let query = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE timeline = ?1 AND id = ?2");
-        self.conn
+        let row = self
+            .conn
             .prepare_cached(&query)
             .and_then(|mut s| s.query_row(params![sql(tl), sql(n)], read_node).optional())
-            .map_err(|e| self.fail(e))
+            .map_err(|e| self.fail(e))?;
+        // A parent is written before its children, so it is always older. Refusing any other row
+        // here, where every walk reads it, makes each step up the tree go to a smaller ID: no walk
+        // can circle a parent cycle the file claims, and nothing is written on top of one.
+        if let Some(row) = &row
+            && row.id == ROOT
+            && (row.node.parent != ROOT || row.depth != 0)
+        {
+            // Walks end at the root, which is where depth 0 is.
+            return Err(corrupt(
+                self.path,
+                &format!(
+                    "timeline tl{tl}: its root n0 claims parent n{} and depth {} (a root has neither)",
+                    row.node.parent, row.depth
+                ),
+            ));
+        }
+        if let Some(row) = &row
+            && row.id != ROOT
+            && row.node.parent >= row.id
+        {
+            return Err(corrupt(
+                self.path,
+                &format!(
+                    "timeline tl{tl}: node n{} has parent n{}, which is not older than it (Timeline always writes a parent before its children, so something else changed the file)",
+                    row.id, row.node.parent
+                ),
+            ));
+        }
+        Ok(row)
     }
 
     fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
+        // (Only newer nodes: a child older than its parent is damage, refused when it is read.)
         self.ids(
-            "SELECT id FROM nodes WHERE timeline = ?1 AND parent = ?2 AND id != 0 ORDER BY id",
+            "SELECT id FROM nodes WHERE timeline = ?1 AND parent = ?2 AND id > ?2 ORDER BY id",
             params![sql(tl), sql(n)],
         )
     }
@@ -1927,5 +2204,55 @@ impl Tx for SqlTx<'_> {
                 },
             )
             .map_err(|e| self.fail(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Defence in depth behind the schema check: every way of opening the file is defensive and
+    /// does not trust the schema, so a trigger cannot call Timeline's own SQL functions.
+    #[test]
+    fn every_connection_is_defensive_and_does_not_trust_the_schema() {
+        let path =
+            std::env::temp_dir().join(format!("timeline-unit-defensive-{}.db", std::process::id()));
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE t (x TEXT); CREATE TABLE copy (y TEXT); \
+             CREATE TRIGGER t_copy AFTER INSERT ON t BEGIN INSERT INTO copy VALUES (tl_search_terms(new.x)); END;",
+        )
+        .unwrap();
+        drop(conn);
+        let store = SqliteStore::new(path.clone());
+        for how in [Opening::ReadWrite, Opening::ReadOnly, Opening::Immutable] {
+            let (conn, _) = store.open_as(how).unwrap();
+            assert!(
+                conn.db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE).unwrap(),
+                "{how:?}"
+            );
+            let trusted: i64 = conn
+                .query_row("PRAGMA trusted_schema", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(trusted, 0, "{how:?}");
+        }
+        let (conn, _) = store.open_as(Opening::ReadWrite).unwrap();
+        register_functions(&conn).unwrap();
+        let e = conn
+            .execute("INSERT INTO t VALUES ('a b')", [])
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("unsafe use of tl_search_terms"),
+            "{e}"
+        );
+        // Called directly (as Timeline's own statements do), the function works.
+        let terms: String = conn
+            .query_row("SELECT tl_search_terms('a b')", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(terms, "a b");
+        drop(conn);
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let _ = std::fs::remove_file(with_suffix(&path, suffix));
+        }
     }
 }

@@ -217,6 +217,8 @@ pub struct SqliteStore {
     /// connection trusts its cache, so it serves one read only and the read must find the file as
     /// it was (see `end_immutable_read`).
     immutable_since: Option<FileStamp>,
+    /// Whether this store has removed the temporaries of dead first writes (see `create`).
+    swept: bool,
 }
 
 /// What changes when anything writes to a file or replaces it.
@@ -320,6 +322,7 @@ impl SqliteStore {
             read_only: None,
             reads_only: false,
             immutable_since: None,
+            swept: false,
         }
     }
 
@@ -537,6 +540,11 @@ impl SqliteStore {
     pub fn write<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
         if self.conn.is_none() && !self.exists() {
             return self.write_new(f);
+        }
+        if !self.swept {
+            // Once per store (process or session): what killed first writes left beside it.
+            self.swept = true;
+            create::remove_leftovers(&self.path);
         }
         self.write_existing(f).map(|(result, _)| result)
     }

@@ -77,8 +77,14 @@ impl SqliteStore {
 /// killed first writes left.
 fn prepare(path: &Path) -> Result<()> {
     refuse_leftover_companions(path)?;
-    leftovers::remove_stale(path, "new", leftovers::current_user(), SystemTime::now());
+    remove_leftovers(path);
     Ok(())
+}
+
+/// Remove the staged databases (with their `-wal` and `-shm`) that first writes killed midway left
+/// beside `path`.
+pub(super) fn remove_leftovers(path: &Path) {
+    leftovers::remove_stale(path, "new", leftovers::current_user(), SystemTime::now());
 }
 
 /// SQLite opens a database together with a `-wal` or `-journal` file of the same name and replays

@@ -2458,6 +2458,7 @@ mod first_write {
     }
 
     /// Set the modification time of `path` to `secs` seconds ago, as a file left that long ago.
+    #[cfg(unix)]
     fn age(path: &Path, secs: u64) {
         let then = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
         fs::File::options()
@@ -2468,6 +2469,7 @@ mod first_write {
             .unwrap();
     }
 
+    #[cfg(unix)]
     fn file_name(db: &Db) -> String {
         db.path.file_name().unwrap().to_string_lossy().into_owned()
     }

@@ -168,7 +168,7 @@ fn stage<R>(
     let mut staged = SqliteStore::new(staged_path.clone());
     let filled = fill(&mut staged).and_then(|(result, committed)| {
         if committed {
-            seal(staged.conn.take(), &file, path)?;
+            seal(staged.conn.take(), &file, &staged_path, path)?;
         }
         Ok((result, committed))
     });
@@ -188,10 +188,10 @@ fn stage<R>(
 }
 
 /// Make the committed staged database whole in its own file: the write-ahead log checkpointed into
-/// it completely and emptied, the connection closed without error, the file fsynced. Closing alone
-/// would ignore a checkpoint that failed for lack of space, and the log holding the commit would then
-/// be removed with the staged file.
-fn seal(conn: Option<Connection>, file: &File, path: &Path) -> Result<()> {
+/// it completely and emptied, the connection closed without error, no log left, the file fsynced.
+/// Closing alone would ignore a checkpoint that failed for lack of space, and the log holding the
+/// commit would then be removed with the staged file.
+fn seal(conn: Option<Connection>, file: &File, staged: &Path, path: &Path) -> Result<()> {
     let Some(conn) = conn else {
         return Err(Error::database(
             "internal error: the new database was not open after its first change; nothing was written. Please report this.",
@@ -210,6 +210,14 @@ fn seal(conn: Option<Connection>, file: &File, path: &Path) -> Result<()> {
     }
     conn.close()
         .map_err(|(_, e)| super::failure(path, "cannot close", e))?;
+    // The log is emptied by the checkpoint and removed by the close; one with pages left in it would
+    // be lost with the staged file.
+    if fs::metadata(with_suffix(staged, "-wal")).is_ok_and(|m| m.len() > 0) {
+        return Err(Error::database(format!(
+            "cannot finish writing the database {}: its write-ahead log was not emptied into it; nothing was written. If the disk is full, free some space and run the command again",
+            path.display()
+        )));
+    }
     file.sync_all()
         .map_err(|e| io_error(&format!("cannot write the database {}", path.display()), e))
 }

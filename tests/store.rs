@@ -2456,3 +2456,370 @@ mod read_only_and_links {
         }
     }
 }
+
+/// The first write to a database that does not exist yet (#21): a full disk, files left by a database
+/// that was deleted, processes creating it at once, and what killed first writes left.
+mod first_write {
+    use super::*;
+    use common::{Engine, McpSession};
+
+    /// The names in `dir`, sorted.
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Set the modification time of `path` to `secs` seconds ago, as a file left that long ago.
+    #[cfg(unix)]
+    fn age(path: &Path, secs: u64) {
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+        fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(then)
+            .unwrap();
+    }
+
+    #[cfg(unix)]
+    fn file_name(db: &Db) -> String {
+        db.path.file_name().unwrap().to_string_lossy().into_owned()
+    }
+
+    /// `sh -c script` with the test directory as `$1` and `tl` as `$2`, with a 1 MiB tmpfs mounted at
+    /// `$1/m` in a private mount namespace (unshare(1) and user namespaces, as on the CI machines).
+    #[cfg(target_os = "linux")]
+    fn on_small_tmpfs(db: &Db, script: &str) -> String {
+        let dir = db.dir.path();
+        fs::create_dir_all(dir.join("m")).unwrap();
+        let output = db
+            .command("unshare")
+            .args(["--user", "--map-root-user", "--mount", "sh", "-c"])
+            .arg(format!(
+                r#"cd "$1" && mount -t tmpfs -o size=1m tmpfs m || exit 97
+{script}"#
+            ))
+            .arg("sh")
+            .arg(dir)
+            .arg(TL)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("this test needs unshare(1) from util-linux to mount a small tmpfs: {e}")
+            });
+        assert_ne!(
+            output.status.code(),
+            Some(97),
+            "could not mount a tmpfs in a user namespace: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    on_both_engines! {
+        /// #21 item 1: on a nearly full disk a first write (create, import) fails with "disk full",
+        /// names the database's path and leaves nothing at it; with space freed the same commands
+        /// work. SQLite is tried with about 800 KB of 1 MiB used (the first change fits in the
+        /// write-ahead log, the checkpoint into the file does not) and with the disk full; a JSON
+        /// snapshot of one timeline needs a few KB, so only a full disk stops it.
+        #[test]
+        #[cfg(target_os = "linux")]
+        fn a_first_write_on_a_full_disk_leaves_nothing_and_works_once_space_is_freed() {
+            let db = Db::new();
+            fs::write(
+                db.dir.path().join("input.json"),
+                r#"[{"role":"user","content":"hello"},{"role":"assistant","content":"hi"}]"#,
+            )
+            .unwrap();
+            let name = match db.engine() {
+                Engine::Json => "n.json",
+                Engine::Sqlite => "n.db",
+            };
+            let full = "the disk is full: free some space and try again";
+            let sqlite_full = format!("database or disk is full; {full} (nothing was changed)");
+            // (fill, the error of both commands)
+            let fills: Vec<(&str, String)> = match db.engine() {
+                Engine::Json => vec![(
+                    "bs=4k",
+                    format!(
+                        "cannot write the database m/n.json (it was left as it was): No space left on device (os error 28) ({full})"
+                    ),
+                )],
+                Engine::Sqlite => vec![
+                    // The change fits in the write-ahead log; copying it into the file does not.
+                    (
+                        "bs=1k count=800",
+                        format!("cannot finish writing the database m/n.db: {sqlite_full}"),
+                    ),
+                    (
+                        "bs=4k",
+                        format!("cannot set up the database m/n.db: {sqlite_full}"),
+                    ),
+                ],
+            };
+            for (fill, error) in &fills {
+                let out = on_small_tmpfs(
+                    &db,
+                    &format!(
+                        r#"dd if=/dev/zero of=m/fill {fill} 2>/dev/null
+"$2" --db m/{name} create 2>&1; echo "create: $?"
+"$2" --db m/{name} import --format openai --input input.json 2>&1; echo "import: $?"
+echo left: $(ls -A m)
+rm m/fill
+"$2" --db m/{name} create; echo "create: $?"
+"$2" --db m/{name} import --format openai --input input.json >/dev/null; echo "import: $?"
+"$2" --db m/{name} timelines"#
+                    ),
+                );
+                let mut lines = out.lines();
+                for command in ["create", "import"] {
+                    let error = json!({ "error": error }).to_string();
+                    assert_eq!(lines.next(), Some(error.as_str()), "{command} with {fill}: {out}");
+                    assert_eq!(lines.next(), Some(format!("{command}: 3").as_str()), "{out}");
+                }
+                let left = match db.engine() {
+                    // (The lock file is not a database; it stays so that writers keep one lock.)
+                    Engine::Json => "left: fill n.json.lock",
+                    Engine::Sqlite => "left: fill",
+                };
+                let rest: Vec<&str> = lines.collect();
+                let timeline = |id: &str, messages: u64, updated: &str| {
+                    format!(
+                        r#"{{"timeline_id":"{id}","title":null,"created_at":{},"updated_at":{updated},"messages":{messages},"branches":1,"current_branch":"main"}}"#,
+                        common::CLOCK,
+                    )
+                };
+                assert_eq!(
+                    rest,
+                    [
+                        left.to_string(),
+                        r#"{"timeline_id":"tl0"}"#.to_string(),
+                        "create: 0".to_string(),
+                        "import: 0".to_string(),
+                        format!(
+                            "[{},{}]",
+                            timeline("tl0", 0, common::CLOCK),
+                            timeline("tl1", 2, common::CLOCK)
+                        ),
+                    ],
+                    "with {fill}: {out}"
+                );
+            }
+        }
+
+        /// #21 item 2: files a killed session left beside a database that was then deleted are
+        /// never merged into a new one: the first write is refused, naming them and what to do, and
+        /// they are left untouched. (SQLite: its -wal and -shm. JSON: the snapshot's backup; the
+        /// lock file holds no data and is used as it is.)
+        #[test]
+        fn files_left_beside_a_deleted_database_are_refused_untouched() {
+            let db = Db::new();
+            db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+            let mut mcp = McpSession::start(&db);
+            mcp.ok(
+                "timeline_append",
+                json!({"timeline_id": "tl0", "role": "user", "text": "deleted", "tokens": 1}),
+            );
+            // Dropping the session kills tl-mcp with SIGKILL.
+            drop(mcp);
+            fs::remove_file(&db.path).unwrap();
+            let left = names_in(db.dir.path());
+            let bytes: Vec<Vec<u8>> = left
+                .iter()
+                .map(|n| fs::read(db.dir.path().join(n)).unwrap())
+                .collect();
+            let p = db.path.display().to_string();
+            let expected = match db.engine() {
+                Engine::Sqlite => {
+                    assert_eq!(left, ["db.sqlite-shm", "db.sqlite-wal"]);
+                    format!(
+                        r#"{{"error":"cannot create the database {p}: {p}-wal and {p}-shm are left from a database that was at this path before (deleted or moved without them, perhaps while a tl or tl-mcp process had it open). SQLite would merge them into the new database and bring back old or damaged data, so nothing was written and they were left untouched. If the old database was moved, move them beside it; if it was deleted on purpose, stop every tl and tl-mcp process that used it, delete them (rm \"{p}-wal\" \"{p}-shm\") and run the command again"}}"#
+                    )
+                }
+                Engine::Json => {
+                    assert_eq!(left, ["db.json.bak", "db.json.lock"]);
+                    format!(
+                        r#"{{"error":"the database {p} does not exist, but its backup {p}.bak does: the database was probably deleted or moved by mistake, so nothing was done. To restore the previous state: cp \"{p}.bak\" \"{p}\". To start a new database here instead, remove the backup first: rm \"{p}.bak\""}}"#
+                    )
+                }
+            };
+            for args in [&["create"][..], &["append", "--role", "user", "--text", "x", "--tokens", "1"]] {
+                db.tl(args).err(3, &expected);
+                assert_eq!(names_in(db.dir.path()), left);
+                for (name, before) in left.iter().zip(&bytes) {
+                    assert_eq!(&fs::read(db.dir.path().join(name)).unwrap(), before, "{name}");
+                }
+            }
+            // Through tl-mcp too, in its own words.
+            let mut mcp = McpSession::start(&db);
+            let refused = mcp.call("timeline_create", json!({})).unwrap_err();
+            assert!(refused["error"].as_str().unwrap().contains("nothing was"), "{refused}");
+            drop(mcp);
+            assert_eq!(names_in(db.dir.path()), left);
+            // Once they are removed as the message says, the database is created afresh.
+            for name in &left {
+                fs::remove_file(db.dir.path().join(name)).unwrap();
+            }
+            db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+            assert_eq!(db.append("user", "new", 1), "n1");
+            let context = db.tl(&["context", "--node", "n1"]).json();
+            let texts: Vec<&str> = context
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["text"].as_str().unwrap())
+                .collect();
+            assert_eq!(texts, ["new"], "the deleted message came back: {context}");
+        }
+
+        /// #21 item 3: six processes making the first change of a new database at once (six tl, or
+        /// two tl-mcp sessions and four tl) all succeed: the ones that lose the creation race go on
+        /// as ordinary writers. 20 trials of each.
+        #[test]
+        fn first_writers_at_once_all_succeed() {
+            const TRIALS: usize = 20;
+            for trial in 0..TRIALS {
+                for sessions in [0, 2] {
+                    let db = Db::new();
+                    let mut mcps: Vec<McpSession> =
+                        (0..sessions).map(|_| McpSession::start(&db)).collect();
+                    let ids: Vec<String> = std::thread::scope(|s| {
+                        let db = &db;
+                        let from_mcp: Vec<_> = mcps
+                            .iter_mut()
+                            .map(|mcp| {
+                                s.spawn(move || {
+                                    mcp.ok("timeline_create", json!({}))["timeline_id"]
+                                        .as_str()
+                                        .unwrap()
+                                        .to_string()
+                                })
+                            })
+                            .collect();
+                        let children: Vec<_> = (sessions..6)
+                            .map(|_| {
+                                db.command(TL)
+                                    .arg("--db")
+                                    .arg(&db.path)
+                                    .arg("create")
+                                    .stdin(Stdio::null())
+                                    .stdout(Stdio::piped())
+                                    .stderr(Stdio::piped())
+                                    .spawn()
+                                    .unwrap()
+                            })
+                            .collect();
+                        let mut ids: Vec<String> = children
+                            .into_iter()
+                            .map(|child| {
+                                let run = Run::from(child.wait_with_output().unwrap());
+                                assert_eq!(
+                                    (run.code, run.stderr.as_str()),
+                                    (0, ""),
+                                    "trial {trial} with {sessions} sessions: {run:?}"
+                                );
+                                run.json()["timeline_id"].as_str().unwrap().to_string()
+                            })
+                            .collect();
+                        ids.extend(from_mcp.into_iter().map(|h| h.join().unwrap()));
+                        ids
+                    });
+                    let got: BTreeSet<String> = ids.into_iter().collect();
+                    let want: BTreeSet<String> = (0..6).map(|i| format!("tl{i}")).collect();
+                    assert_eq!(got, want, "trial {trial} with {sessions} sessions");
+                    drop(mcps);
+                    let listed = db.tl(&["timelines"]).json();
+                    assert_eq!(listed.as_array().unwrap().len(), 6, "{listed}");
+                    let staged: Vec<String> = names_in(db.dir.path())
+                        .into_iter()
+                        .filter(|n| n.contains(".new-") || n.contains(".tmp-"))
+                        .collect();
+                    assert_eq!(staged, Vec::<String>::new(), "trial {trial}");
+                }
+            }
+        }
+
+        /// #21 item 4: temporary files that first writes killed midway left (a staged SQLite
+        /// database with its -wal and -shm; a JSON snapshot's temporary files) are removed by the next
+        /// change, those of a process still writing (locked) or just made are kept.
+        #[test]
+        #[cfg(unix)]
+        fn temporaries_of_killed_first_writes_are_removed_by_the_next_change() {
+            let db = Db::new();
+            let dir = db.dir.path();
+            let name = file_name(&db);
+            let make = |file: &str, secs: u64| {
+                let path = dir.join(file);
+                fs::write(&path, b"left").unwrap();
+                age(&path, secs);
+                path
+            };
+            let (dead, kept): (Vec<String>, Vec<String>) = match db.engine() {
+                Engine::Sqlite => (
+                    vec![
+                        format!(".{name}.new-4000001-1"),
+                        format!(".{name}.new-4000001-1-wal"),
+                        format!(".{name}.new-4000001-1-shm"),
+                        // A log whose staged file is already gone.
+                        format!(".{name}.new-4000003-3-wal"),
+                    ],
+                    vec![
+                        format!(".{name}.new-4000002-2"),
+                        format!(".{name}.new-4000002-2-wal"),
+                        // Just made: its process may not have locked it yet.
+                        format!(".{name}.new-4000004-4"),
+                    ],
+                ),
+                Engine::Json => (
+                    vec![format!(".{name}.tmp-4000001-1"), format!(".{name}.bak-4000001-2")],
+                    vec![],
+                ),
+            };
+            for file in dead.iter().chain(&kept) {
+                make(file, if file.contains("4000004") { 0 } else { 60 });
+            }
+            // A live writer's staged file: locked by this process, as its writer does.
+            let live = fs::File::open(dir.join(format!(".{name}.new-4000002-2")));
+            if let Ok(live) = &live {
+                live.lock().unwrap();
+            }
+            let mut expected = kept.clone();
+            expected.push(name.clone());
+            if db.engine() == Engine::Json {
+                expected.push(format!("{name}.lock"));
+            }
+            expected.sort();
+            db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+            assert_eq!(names_in(dir), expected);
+            // The next change of the existing database removes those left since.
+            for file in &dead {
+                make(file, 60);
+            }
+            db.tl(&["append", "--role", "user", "--text", "x", "--tokens", "1"])
+                .ok(r#"{"node":"n1"}"#);
+            if db.engine() == Engine::Json {
+                expected.push(format!("{name}.bak"));
+                expected.sort();
+            }
+            assert_eq!(names_in(dir), expected);
+            // Once its writer is gone (the lock released), a staged file is removed too.
+            drop(live);
+            let mut mcp = McpSession::start(&db);
+            mcp.ok(
+                "timeline_append",
+                json!({"timeline_id": "tl0", "role": "user", "text": "y", "tokens": 1}),
+            );
+            drop(mcp);
+            let left: Vec<String> = names_in(dir)
+                .into_iter()
+                .filter(|n| n.contains(".new-") && !n.contains("4000004"))
+                .collect();
+            assert_eq!(left, Vec::<String>::new());
+        }
+    }
+}

@@ -265,3 +265,140 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
         context("")
     );
 }
+
+#[test]
+fn s2_sigkill_during_a_first_write_leaves_no_database_or_a_whole_one_json() {
+    sigkill_during_first_writes(Engine::Json, 12);
+}
+
+#[test]
+fn s2_sigkill_during_a_first_write_leaves_no_database_or_a_whole_one_sqlite() {
+    sigkill_during_first_writes(Engine::Sqlite, 12);
+}
+
+/// `tl import` into a database that does not exist yet, killed at random moments (#21 items 1 and
+/// 4; SQLite stages the new database beside its path, JSON writes a temporary snapshot): after every kill there is no database or one with the whole import, nothing at the path keeps
+/// the next first write from working, and once the dead writers' temporary files are old enough the
+/// next change removes them all.
+fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize) {
+    use_engine(engine);
+    let seed = seed();
+    let mut rng = Rng(seed);
+    let context =
+        |extra: &str| format!("seed {seed} (rerun with TIMELINE_CRASH_SEED={seed}){extra}");
+    let db = Db::new();
+    let dir = db.dir.path().to_path_buf();
+    const MESSAGES: usize = 400;
+    let messages: Vec<Value> = (0..MESSAGES)
+        .map(|i| {
+            serde_json::json!({
+                "role": if i % 2 == 0 { "user" } else { "assistant" },
+                "content": format!("message {i} {}", "x".repeat(2000)),
+            })
+        })
+        .collect();
+    let input = dir.join("input.json");
+    std::fs::write(&input, serde_json::to_vec(&messages).unwrap()).unwrap();
+    let import = || {
+        let mut cmd = db.command(TL);
+        cmd.arg("--db")
+            .arg(&db.path)
+            .args(["import", "--format", "openai", "--input"])
+            .arg(&input)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    };
+    // The database and what a clean write keeps beside it, removed between attempts.
+    let remove_database = || {
+        for suffix in ["", ".bak", ".lock"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", db.path.display()));
+        }
+    };
+    let names = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let start = Instant::now();
+    let out = import().output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let span_us = (start.elapsed().as_micros() as u64 * 3 / 2).max(1000);
+    remove_database();
+
+    let (mut kills, mut attempts, mut left_staged) = (0, 0, 0);
+    while kills < kills_wanted {
+        attempts += 1;
+        assert!(
+            attempts <= kills_wanted * 8,
+            "only {kills} kills landed; {}",
+            context("")
+        );
+        let delay = Duration::from_micros(rng.below(span_us));
+        let temporaries = || {
+            names()
+                .into_iter()
+                .filter(|n| n.contains(".new-") || n.contains(".tmp-"))
+                .count()
+        };
+        let before = temporaries();
+        let mut child = import().spawn().unwrap();
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        let where_ = format!(" after attempt {attempts} ({delay:?} of {span_us} us)");
+        if killed_by_signal(&status) {
+            kills += 1;
+            if temporaries() > before {
+                left_staged += 1;
+            }
+        } else {
+            assert!(status.success(), "{status:?} {}", context(&where_));
+        }
+        // No database, or one that holds the whole import.
+        let listed = db.tl(&["timelines"]);
+        assert_eq!(listed.code, 0, "{listed:?} {}", context(&where_));
+        let listed = listed.json();
+        let timelines = listed.as_array().unwrap();
+        if db.path.exists() {
+            assert_eq!(timelines.len(), 1, "{listed} {}", context(&where_));
+            assert_eq!(
+                timelines[0]["messages"],
+                MESSAGES as u64,
+                "{listed} {}",
+                context(&where_)
+            );
+        } else {
+            assert!(timelines.is_empty(), "{listed} {}", context(&where_));
+        }
+        remove_database();
+    }
+    // Nothing left at the path keeps a first write from working; once what the killed writers left
+    // is old enough to be told from a writer that has only just started, that write removes it all.
+    for name in names() {
+        if name.starts_with('.') {
+            let path = dir.join(&name);
+            let then = std::time::SystemTime::now() - Duration::from_secs(60);
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(then)
+                .unwrap();
+        }
+    }
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    let expected: &[&str] = match engine {
+        Engine::Json => &["db.json", "db.json.lock", "input.json"],
+        Engine::Sqlite => &["db.sqlite", "input.json"],
+    };
+    assert_eq!(names(), expected, "{}", context(""));
+    eprintln!(
+        "first-write crash test on {engine:?}: {kills} kills ({left_staged} left temporary files), {attempts} attempts, {}",
+        context("")
+    );
+}

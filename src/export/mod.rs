@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, ErrorKind as IoKind, Seek, Write};
 use std::path::Path;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 /// A rendered export and what it contains.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -248,7 +248,7 @@ fn create_new(path: &Path) -> io::Result<File> {
 /// links, `path` is created with `create_new` and the temporary file copied into it, and removed
 /// again if that fails. Either way a reader never sees a half-written file under `path` unless the
 /// machine crashes during the fallback. Afterwards, temporary files that killed exports left in the
-/// directory are removed (see `remove_stale_temporaries`).
+/// directory are removed (see `store::leftovers`).
 pub fn write_new_file(
     path: &Path,
     fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
@@ -259,8 +259,8 @@ pub fn write_new_file(
     let temp = crate::store::temp_path_beside(path, "export");
     let mut file = create_new(&temp).map_err(|e| write_error(path, e))?;
     // Held until the temporary file is removed: a later export that can take this lock knows the
-    // writer is gone. Where the file system has no locks, later exports leave the file alone.
-    let _ = file.try_lock();
+    // writer is gone.
+    crate::store::leftovers::hold(&file);
     let staged = (|| -> io::Result<()> {
         let mut out = BufWriter::with_capacity(1 << 16, &file);
         fill(&mut out)?;
@@ -279,12 +279,14 @@ pub fn write_new_file(
             Err(_) => copy_directly(&mut file, path),
         },
     };
-    let owner = file.metadata().ok().map(|meta| owner_of(&meta));
     let _ = fs::remove_file(&temp);
     drop(file);
-    if let Some(owner) = owner {
-        remove_stale_temporaries(path, owner, SystemTime::now());
-    }
+    crate::store::leftovers::remove_stale(
+        path,
+        "export",
+        crate::store::leftovers::current_user(),
+        SystemTime::now(),
+    );
     result
 }
 
@@ -307,74 +309,6 @@ fn copy_directly(staged: &mut File, path: &Path) -> Result<()> {
     }
     crate::store::sync_parent(path);
     Ok(())
-}
-
-/// How long a temporary file must have been left unchanged before another export may remove it.
-/// Its lock is what tells a live export from a dead one; the delay only covers the moment between
-/// creating the file and locking it, and clocks that disagree a little on network file systems.
-const STALE_AFTER: Duration = Duration::from_secs(10);
-
-/// Whether `file_name` has the form of an export's temporary file: `.<name>.export-<pid>-<nanos>`.
-fn is_export_temporary(file_name: &str) -> bool {
-    let Some(rest) = file_name.strip_prefix('.') else {
-        return false;
-    };
-    let Some(at) = rest.rfind(".export-").filter(|&at| at > 0) else {
-        return false;
-    };
-    let mut parts = rest[at + ".export-".len()..].split('-');
-    let numeric =
-        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none()
-}
-
-/// Remove the temporary files that exports killed before they finished left beside `path`: regular
-/// files named like an export's temporary file, owned by `owner` (the user running this export; on
-/// Unix), unchanged for `STALE_AFTER`, and not locked, so no live export is writing them. Anything
-/// that cannot be checked is left alone; nothing here makes the export fail.
-fn remove_stale_temporaries(path: &Path, owner: Option<u32>, now: SystemTime) {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if !entry.file_name().to_str().is_some_and(is_export_temporary) {
-            continue;
-        }
-        let candidate = entry.path();
-        let Ok(meta) = fs::symlink_metadata(&candidate) else {
-            continue;
-        };
-        // Another user's file is never opened: it could be a FIFO put there to block this export.
-        let owned = owner_of(&meta) == owner;
-        let old = meta
-            .modified()
-            .is_ok_and(|m| now.duration_since(m).is_ok_and(|age| age >= STALE_AFTER));
-        if !meta.is_file() || !owned || !old {
-            continue;
-        }
-        let Ok(file) = File::open(&candidate) else {
-            continue;
-        };
-        if file.try_lock().is_ok() {
-            let _ = fs::remove_file(&candidate);
-        }
-    }
-}
-
-/// The owner of a file on Unix; elsewhere files are not told apart by owner.
-#[cfg(unix)]
-fn owner_of(meta: &fs::Metadata) -> Option<u32> {
-    use std::os::unix::fs::MetadataExt;
-    Some(meta.uid())
-}
-
-#[cfg(not(unix))]
-fn owner_of(_meta: &fs::Metadata) -> Option<u32> {
-    None
 }
 
 /// Branch heads by node: `(is_current, name)`, the current branch first, then in branch order.

@@ -10,6 +10,7 @@
 
 mod fault;
 mod json;
+pub(crate) mod leftovers;
 mod memory;
 mod perms;
 #[cfg(windows)]
@@ -670,14 +671,20 @@ pub(crate) fn sync_parent(path: &Path) {
 }
 
 fn sync_dir(dir: &Path) {
+    let _ = sync_dir_checked(dir);
+}
+
+/// `sync_dir`, saying whether the fsync failed (a directory that cannot be opened is not a failure).
+pub(crate) fn sync_dir_checked(dir: &Path) -> std::io::Result<()> {
     // Makes the rename durable on Unix; directories cannot be opened this way on Windows, where the
     // rename is already durable once it returns.
     #[cfg(unix)]
     if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
+        return d.sync_all();
     }
     #[cfg(not(unix))]
     let _ = dir;
+    Ok(())
 }
 
 /// A new database that cannot be created where its path says, naming the directory that is the
@@ -707,6 +714,9 @@ pub(crate) fn io_error(what: &str, e: std::io::Error) -> Error {
         IoKind::NotFound => " (a directory on the path does not exist)",
         IoKind::ReadOnlyFilesystem => {
             " (the file system is read-only: reading works, but a change needs a copy of the database in a writable place)"
+        }
+        IoKind::StorageFull | IoKind::QuotaExceeded => {
+            " (the disk is full: free some space and try again)"
         }
         _ => "",
     };

@@ -24,6 +24,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod create;
+
 /// The first 16 bytes of every SQLite database file.
 pub const HEADER: &[u8] = b"SQLite format 3\0";
 
@@ -435,6 +437,8 @@ pub struct SqliteStore {
     /// `Some` while `db check` opens the file: a database with foreign schema objects is opened
     /// anyway (not migrated, the objects untouched), and they are collected here to be listed.
     foreign: Option<Vec<(SchemaObject, bool)>>,
+    /// Whether this store has removed the temporaries of dead first writes (see `create`).
+    swept: bool,
 }
 
 /// What changes when anything writes to a file or replaces it.
@@ -540,6 +544,7 @@ impl SqliteStore {
             immutable_since: None,
             verified_schema: None,
             foreign: None,
+            swept: false,
         }
     }
 
@@ -775,6 +780,11 @@ impl SqliteStore {
         if self.conn.is_none() && !self.exists() {
             return self.write_new(f);
         }
+        if !self.swept {
+            // Once per store (process or session): what killed first writes left beside it.
+            self.swept = true;
+            create::remove_leftovers(&self.path);
+        }
         self.write_existing(f).map(|(result, _)| result)
     }
 
@@ -805,61 +815,6 @@ impl SqliteStore {
                     .map_err(|e| failure(&path, "cannot commit the change to", e))?;
                 Ok((result, true))
             }
-        }
-    }
-
-    /// The first change of a database that does not exist yet: made in a private file beside it and
-    /// linked into place only once committed, so a failed first change leaves no file behind and a
-    /// reader never sees a database without its schema.
-    fn write_new<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
-        let staged_path = super::temp_path_beside(&self.path, "new");
-        if self.reads_only {
-            return Err(Error::database(format!(
-                "cannot create the database {}: it was opened for reading only",
-                self.path.display()
-            )));
-        }
-        // Made here first so that a directory this user may not write is named as the problem,
-        // not the temporary file.
-        perms::open_private(&staged_path, true).map_err(|e| super::cannot_create(&self.path, e))?;
-        let mut staged = SqliteStore::new(staged_path.clone());
-        let result = staged.write_existing(f);
-        // Closing the last connection checkpoints the WAL into the file and removes it.
-        drop(staged);
-        let remove_staged = || {
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(with_suffix(&staged_path, suffix));
-            }
-        };
-        let (result, committed) = match result {
-            Ok(done) => done,
-            Err(e) => {
-                remove_staged();
-                return Err(e);
-            }
-        };
-        if !committed {
-            remove_staged();
-            return Ok(result);
-        }
-        // A hard link fails if the database appeared meanwhile: never replace another's database.
-        let linked = std::fs::hard_link(&staged_path, &self.path);
-        remove_staged();
-        match linked {
-            Ok(()) => {
-                super::sync_parent(&self.path);
-                Ok(result)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                Err(Error::database(format!(
-                    "the database {} was created by another process at the same moment; nothing was written, so run the command again",
-                    self.path.display()
-                )))
-            }
-            Err(e) => Err(io_error(
-                &format!("cannot create the database {}", self.path.display()),
-                e,
-            )),
         }
     }
 
@@ -984,19 +939,6 @@ impl SqliteStore {
         tx.commit()
             .map_err(|e| failure(&path, "cannot commit the change to", e))?;
         Ok(vec!["search index".to_string()])
-    }
-
-    /// Write `db` as a new SQLite database at `target` in one transaction.
-    pub fn create_from(target: &Path, db: &Database) -> Result<()> {
-        let mut store = SqliteStore::new(target.to_path_buf());
-        let written = store.load_all(db);
-        drop(store);
-        if written.is_err() {
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(with_suffix(target, suffix));
-            }
-        }
-        written
     }
 
     fn load_all(&mut self, db: &Database) -> Result<()> {
@@ -1173,6 +1115,9 @@ fn failure(path: &Path, what: &str, e: rusqlite::Error) -> Error {
         ),
         Some(C::DiskFull) => {
             "; the disk is full: free some space and try again (nothing was changed)".into()
+        }
+        Some(C::SystemIoFailure) => {
+            "; the disk may be full or failing: free some space, check the disk and try again (nothing was changed)".into()
         }
         Some(C::ReadOnly) => {
             "; the file or its directory is read-only: check their owner and mode".into()

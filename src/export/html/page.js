@@ -378,5 +378,5 @@
   } else {
     openBranch(0);
   }
-  document.documentElement.dataset.ready = "1";
+  document.documentElement.dataset.ready = String(Math.round(performance.now()));
 })();

@@ -126,8 +126,12 @@ fn check_output(args: &ExportArgs) -> Result<()> {
         }
     }
     let file = match args.format.as_str() {
-        "drawio" => Some("a diagram file, so it needs --output FILE (for example --output timeline.drawio)"),
-        "html" => Some("a page file, so it needs --output FILE (for example --output timeline.html)"),
+        "drawio" => {
+            Some("a diagram file, so it needs --output FILE (for example --output timeline.drawio)")
+        }
+        "html" => {
+            Some("a page file, so it needs --output FILE (for example --output timeline.html)")
+        }
         _ => None,
     };
     if let (Some(file), None) = (file, &args.output) {

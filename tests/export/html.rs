@@ -21,7 +21,13 @@ static BROWSER: Mutex<()> = Mutex::new(());
 #[track_caller]
 fn export_html(db: &Db, name: &str, extra: &[&str]) -> (PathBuf, Value) {
     let out = db.dir.path().join(name);
-    let mut args = vec!["export", "--format", "html", "--output", out.to_str().unwrap()];
+    let mut args = vec![
+        "export",
+        "--format",
+        "html",
+        "--output",
+        out.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     let result = step(db, &args).json();
     (out, result)
@@ -79,17 +85,29 @@ fn owned(items: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
 /// they cover, the placeholder n11 before n8; the archived n3 and its summary n6 are on a side branch.
 const MAIN: &[(&str, &str, &str)] = &[
     ("n5", "summary", "Goal: a local notes app"),
-    ("n9", "summary", "Goal: a local-first notes app; sync comes later"),
+    (
+        "n9",
+        "summary",
+        "Goal: a local-first notes app; sync comes later",
+    ),
     ("n1", "user", "Plan a local-first notes app"),
     ("n2", "assistant", "Scope: offline first, sync later"),
-    ("n7", "assistant", "Store notes as JSON snapshots with a backup file"),
+    (
+        "n7",
+        "assistant",
+        "Store notes as JSON snapshots with a backup file",
+    ),
     (
         "n11",
         "placeholder",
         "[placeholder] 1 message(s) n8..n8 (200 tokens) omitted to fit the budget; read them as the context of n8 (MCP: timeline_context with node \"n8\"; CLI: tl context --node n8)",
     ),
     ("n8", "user", "Keep long chats within a token budget"),
-    ("n10", "user", "Budgets: keep the newest messages and the pins"),
+    (
+        "n10",
+        "user",
+        "Budgets: keep the newest messages and the pins",
+    ),
 ];
 
 /// Messages to import as one OpenAI conversation, with `count` messages of about `size` bytes.
@@ -101,7 +119,16 @@ fn import_messages(db: &Db, messages: &[String]) {
         .collect();
     let input = db.dir.path().join("conversation.json");
     std::fs::write(&input, Value::Array(body).to_string()).unwrap();
-    step(db, &["import", "--format", "openai", "--input", input.to_str().unwrap()]);
+    step(
+        db,
+        &[
+            "import",
+            "--format",
+            "openai",
+            "--input",
+            input.to_str().unwrap(),
+        ],
+    );
 }
 
 /// The hostile texts of item 3, each of which would set window.__pwned or the title if it ran.
@@ -343,7 +370,9 @@ crate::on_both_engines! {
 fn html_screenshot_of_the_demo() {
     let db = demo_db();
     let (page, _) = export_html(&db, "demo.html", &[]);
-    let Some((_guard, browser)) = browser(1100, 640) else { return };
+    let Some((_guard, browser)) = browser(1100, 640) else {
+        return;
+    };
     open(&browser, &page);
     let png = browser.screenshot();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
@@ -397,13 +426,21 @@ fn html_100k_messages_open_and_switch_branches() {
         // The database's directory holds the page: kept until the end.
         pages.push((long, page, db));
     }
-    let Some((_guard, browser)) = browser(1000, 700) else { return };
+    let Some((_guard, browser)) = browser(1000, 700) else {
+        return;
+    };
     for (long, page, _db) in &pages {
         let long = *long;
         open(&browser, page);
-        let drawn = browser.run("return document.querySelectorAll('#list article').length;", json!([]));
+        let drawn = browser.run(
+            "return document.querySelectorAll('#list article').length;",
+            json!([]),
+        );
         let drawn = drawn.as_u64().unwrap();
-        assert!(drawn > 0 && drawn <= 4 * 64, "{drawn} cards drawn for {long} messages");
+        assert!(
+            drawn > 0 && drawn <= 4 * 64,
+            "{drawn} cards drawn for {long} messages"
+        );
         assert_eq!(text(&browser, "#status"), format!("main: {long} messages"));
         let switch = browser.run(
             "const t = performance.now(); document.querySelector(\"button.branch[data-branch='1']\").click(); return performance.now() - t;",
@@ -414,7 +451,9 @@ fn html_100k_messages_open_and_switch_branches() {
         browser.click("button.branch[data-branch='0']");
         browser.keys("\u{E010}"); // End
         let last = format!("n{long}");
-        let focused = browser.wait_for("const e = document.querySelector('article.focused'); return e && e.dataset.node;");
+        let focused = browser.wait_for(
+            "const e = document.querySelector('article.focused'); return e && e.dataset.node;",
+        );
         assert_eq!(focused, json!(last));
         let loaded = browser.run("return document.documentElement.dataset.ready;", json!([]));
         eprintln!(
@@ -435,7 +474,10 @@ fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
         for i in 0..=chunk.len() {
             out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
         }

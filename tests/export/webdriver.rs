@@ -111,8 +111,7 @@ impl Session {
 
     /// One HTTP request to chromedriver; the parsed JSON answer, or the error it reported.
     fn http(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Value, String> {
-        let mut stream =
-            TcpStream::connect(("127.0.0.1", self.port)).map_err(|e| e.to_string())?;
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).map_err(|e| e.to_string())?;
         stream
             .set_read_timeout(Some(Duration::from_secs(120)))
             .unwrap();
@@ -157,7 +156,9 @@ impl Session {
                 content.truncate(length);
             }
             None => {
-                stream.read_to_end(&mut content).map_err(|e| e.to_string())?;
+                stream
+                    .read_to_end(&mut content)
+                    .map_err(|e| e.to_string())?;
                 if head.contains("transfer-encoding: chunked") {
                     content = unchunk(&content);
                 }
@@ -264,7 +265,8 @@ impl Drop for Session {
 fn unchunk(mut data: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     while let Some(end) = data.windows(2).position(|w| w == b"\r\n") {
-        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..end]).trim(), 16).unwrap_or(0);
+        let size =
+            usize::from_str_radix(String::from_utf8_lossy(&data[..end]).trim(), 16).unwrap_or(0);
         if size == 0 {
             break;
         }
@@ -283,7 +285,10 @@ fn base64_decode(text: &str) -> Vec<u8> {
         b'/' => 63,
         _ => panic!("not base64: {c}"),
     };
-    let bytes: Vec<u8> = text.bytes().filter(|&c| c != b'=' && !c.is_ascii_whitespace()).collect();
+    let bytes: Vec<u8> = text
+        .bytes()
+        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
+        .collect();
     let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
     for group in bytes.chunks(4) {
         let mut n = 0u32;

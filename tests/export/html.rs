@@ -386,6 +386,28 @@ fn html_screenshot_of_the_demo() {
     }
 }
 
+/// Item 2: readable at phone width (the branch list above the conversation, no sideways scrolling)
+/// and in dark mode (the system's colour scheme).
+#[test]
+fn html_at_phone_width_and_in_dark_mode() {
+    let db = demo_db();
+    let (page, _) = export_html(&db, "demo.html", &[]);
+    let Some((_guard, browser)) = browser(390, 844) else {
+        return;
+    };
+    open(&browser, &page);
+    let layout = "const side = document.querySelector('#side').getBoundingClientRect(); const list = document.querySelector('#list').getBoundingClientRect(); return [side.bottom <= list.top, document.documentElement.scrollWidth <= window.innerWidth, getComputedStyle(document.body).backgroundColor];";
+    assert_eq!(
+        browser.run(layout, json!([])),
+        json!([true, true, "rgb(255, 255, 255)"])
+    );
+    browser.dark_mode();
+    assert_eq!(
+        browser.run(layout, json!([])),
+        json!([true, true, "rgb(21, 23, 27)"])
+    );
+}
+
 /// A timeline written straight to a JSON snapshot: `main` of `long` messages and `side`, a branch of
 /// 20 messages forking at n10.
 fn write_long_timeline(path: &Path, long: u64) {

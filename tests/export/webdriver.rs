@@ -21,7 +21,9 @@ pub fn missing(what: &str) -> Option<Session> {
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("{message}");
     }
-    eprintln!("{message}");
+    // One line for the whole test binary, not one per test.
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| eprintln!("{message}"));
     None
 }
 
@@ -242,6 +244,16 @@ impl Session {
             "POST",
             &format!("/element/{element}/value"),
             json!({ "text": text }),
+        );
+    }
+
+    /// Make the page see `prefers-color-scheme: dark` (Chromium's DevTools command, through
+    /// chromedriver).
+    pub fn dark_mode(&self) {
+        self.command(
+            "POST",
+            "/goog/cdp/execute",
+            json!({"cmd": "Emulation.setEmulatedMedia", "params": {"features": [{"name": "prefers-color-scheme", "value": "dark"}]}}),
         );
     }
 

@@ -242,6 +242,14 @@ mod tests {
     }
 
     #[test]
+    fn titles_are_escaped_as_html_text() {
+        assert_eq!(
+            escape_html("</title><script>x('&')</script>\0"),
+            "&lt;/title&gt;&lt;script&gt;x(&#39;&amp;&#39;)&lt;/script&gt;\u{FFFD}"
+        );
+    }
+
+    #[test]
     fn json_strings_cannot_end_the_script_element() {
         assert_eq!(
             json_string("</script><!-- & \u{2028}\u{2029}\0"),

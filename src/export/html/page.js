@@ -352,6 +352,8 @@
   document.addEventListener("keydown", function (event) {
     if (event.target === search || event.ctrlKey || event.metaKey || event.altKey) return;
     var k = event.key;
+    // Enter and space on a button press that button.
+    if (event.target.tagName === "BUTTON" && (k === "Enter" || k === " ")) return;
     if (k === "j" || k === "ArrowDown") setFocus(view.focus + 1, true);
     else if (k === "k" || k === "ArrowUp") setFocus(view.focus - 1, true);
     else if (k === "Home" || k === "g") setFocus(0, true);

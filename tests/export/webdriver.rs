@@ -21,9 +21,12 @@ pub fn missing(what: &str) -> Option<Session> {
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("{message}");
     }
-    // One line for the whole test binary, not one per test.
+    // One line for the whole test binary, not one per test, written to the real standard error
+    // (eprintln! in a passing test is captured and never shown).
     static SAID: std::sync::Once = std::sync::Once::new();
-    SAID.call_once(|| eprintln!("{message}"));
+    SAID.call_once(|| {
+        let _ = writeln!(std::io::stderr(), "\n{message}\n");
+    });
     None
 }
 

@@ -358,6 +358,14 @@ crate::on_both_engines! {
             ),
             json!(["article", "div", "span", "time"])
         );
+        // The policy is in force: a script added to the page later does not run either.
+        assert_eq!(
+            browser.run(
+                "const s = document.createElement('script'); s.textContent = 'window.__pwned = 6'; document.body.append(s); return typeof window.__pwned;",
+                json!([])
+            ),
+            "undefined"
+        );
         // Clicking a text that looks like a link does nothing either.
         browser.click("article[data-node=n4] .text");
         assert_eq!(browser.run("return typeof window.__pwned;", json!([])), "undefined");
@@ -477,6 +485,8 @@ fn html_100k_messages_open_and_switch_branches() {
             "const e = document.querySelector('article.focused'); return e && e.dataset.node;",
         );
         assert_eq!(focused, json!(last));
+        let drawn = browser.run("return document.querySelectorAll('#list article').length;", json!([]));
+        assert!(drawn.as_u64().unwrap() <= 4 * 64, "{drawn} cards drawn at the end of {long} messages");
         let loaded = browser.run("return document.documentElement.dataset.ready;", json!([]));
         eprintln!(
             "html load: {long} messages ({} bytes): ready after {} ms, branch switch {:.0} ms",

@@ -485,8 +485,14 @@ fn html_100k_messages_open_and_switch_branches() {
             "const e = document.querySelector('article.focused'); return e && e.dataset.node;",
         );
         assert_eq!(focused, json!(last));
-        let drawn = browser.run("return document.querySelectorAll('#list article').length;", json!([]));
-        assert!(drawn.as_u64().unwrap() <= 4 * 64, "{drawn} cards drawn at the end of {long} messages");
+        let drawn = browser.run(
+            "return document.querySelectorAll('#list article').length;",
+            json!([]),
+        );
+        assert!(
+            drawn.as_u64().unwrap() <= 4 * 64,
+            "{drawn} cards drawn at the end of {long} messages"
+        );
         let loaded = browser.run("return document.documentElement.dataset.ready;", json!([]));
         eprintln!(
             "html load: {long} messages ({} bytes): ready after {} ms, branch switch {:.0} ms",

@@ -176,11 +176,11 @@ pub fn command() -> clap::Command {
         )
         .subcommand(
             Command::new("export")
-                .about("Export a timeline (draw.io, ASCII tree) or a context (OpenAI, Anthropic, Markdown); read-only.")
+                .about("Export a timeline (draw.io, ASCII tree, HTML page) or a context (OpenAI, Anthropic, Markdown); read-only.")
                 .override_usage("tl export [OPTIONS] --format <EXPORT_FORMAT>")
-                .arg(Arg::new("format").long("format").value_name("EXPORT_FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["drawio", "ascii", "openai", "anthropic", "markdown"])).hide_possible_values(true).help("drawio (needs --output) or ascii: the whole timeline; openai, anthropic or markdown: the context of --node. [drawio, ascii, openai, anthropic, markdown] (required)"))
-                .arg(Arg::new("output").long("output").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).value_hint(ValueHint::FilePath).help("The file to write; it must not exist yet. Without it, every format but drawio is printed."))
-                .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("openai, anthropic and markdown: the last message of the exported context (required for them)."))
+                .arg(Arg::new("format").long("format").value_name("EXPORT_FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["drawio", "ascii", "html", "openai", "anthropic", "markdown"])).hide_possible_values(true).help("drawio or html (both need --output) or ascii: the whole timeline; openai, anthropic or markdown: the context of --node. [drawio, ascii, html, openai, anthropic, markdown] (required)"))
+                .arg(Arg::new("output").long("output").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).value_hint(ValueHint::FilePath).help("The file to write; it must not exist yet. Without it, every format but drawio and html is printed."))
+                .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("openai, anthropic and markdown: the last message of the exported context (required for them); html: the message the page opens at."))
                 .arg(Arg::new("max").long("max").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("openai, anthropic and markdown: export the layout a budget of this many tokens would give (summaries and placeholders as text), computed without writing anything."))
         )
         .subcommand(

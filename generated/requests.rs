@@ -240,16 +240,16 @@ pub struct ImportArgs {
     pub branch: Option<String>,
 }
 
-/// Arguments of `export`: Export a timeline (draw.io, ASCII tree) or a context (OpenAI, Anthropic, Markdown); read-only.
+/// Arguments of `export`: Export a timeline (draw.io, ASCII tree, HTML page) or a context (OpenAI, Anthropic, Markdown); read-only.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExportArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
-    /// drawio (needs --output) or ascii: the whole timeline; openai, anthropic or markdown: the context of --node.
+    /// drawio or html (both need --output) or ascii: the whole timeline; openai, anthropic or markdown: the context of --node.
     pub format: String,
-    /// The file to write; it must not exist yet. Without it, every format but drawio is printed.
+    /// The file to write; it must not exist yet. Without it, every format but drawio and html is printed.
     pub output: Option<String>,
-    /// openai, anthropic and markdown: the last message of the exported context (required for them).
+    /// openai, anthropic and markdown: the last message of the exported context (required for them); html: the message the page opens at.
     pub node: Option<u64>,
     /// openai, anthropic and markdown: export the layout a budget of this many tokens would give (summaries and placeholders as text), computed without writing anything.
     pub max_tokens: Option<u64>,
@@ -346,7 +346,7 @@ pub enum Request {
     RestoreBranch(RestoreBranchArgs),
     /// `import`: Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.
     Import(ImportArgs),
-    /// `export`: Export a timeline (draw.io, ASCII tree) or a context (OpenAI, Anthropic, Markdown); read-only.
+    /// `export`: Export a timeline (draw.io, ASCII tree, HTML page) or a context (OpenAI, Anthropic, Markdown); read-only.
     Export(ExportArgs),
     /// `db_info`: Show the storage engine, file, format version, size, and the counts of timelines and messages.
     DbInfo(DbInfoArgs),

@@ -87,3 +87,18 @@ ci_actionlint() {
   fi
   echo "$venv/bin/actionlint"
 }
+
+# ci_browser: Debian's chromium and chromium-driver, which the HTML export's browser tests drive
+# (tests/export/html.rs); installed with apt-get when /usr/bin/chromium or /usr/bin/chromedriver is
+# missing. Prints how long that took.
+ci_browser() {
+  if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+    echo "chromium and chromedriver are installed: $(/usr/bin/chromium --version 2>/dev/null)"
+    return 0
+  fi
+  local started=$SECONDS
+  echo "installing chromium and chromium-driver (apt-get)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } ||
+    ci_missing "chromium and chromium-driver" "Run (as root, Debian): apt-get update && apt-get install -y chromium chromium-driver"
+  echo "installed chromium and chromium-driver in $((SECONDS - started)) s"
+}

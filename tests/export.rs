@@ -1594,3 +1594,9 @@ fn export_removes_temporary_files_that_killed_exports_left() {
     }
     drop(locked);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The HTML view (issue 27), with its browser tests: tests/export/html.rs.
+
+#[path = "export/html.rs"]
+mod html;

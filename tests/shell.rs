@@ -224,7 +224,10 @@ fn usage_lines_show_required_flags() {
 fn demo_runs_the_tour_in_a_new_database() {
     let db = Db::new();
     let run = db.tl(&["demo"]);
-    let transcript = text_ok(&run).replace(&db.path.display().to_string(), "<DB>");
+    let page = db.path.with_extension("html");
+    let transcript = text_ok(&run)
+        .replace(&page.display().to_string(), "<PAGE>")
+        .replace(&db.path.display().to_string(), "<DB>");
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/demo.txt");
     if std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1") {
         std::fs::write(&golden, &transcript).unwrap();
@@ -234,7 +237,12 @@ fn demo_runs_the_tour_in_a_new_database() {
         std::fs::read_to_string(&golden).unwrap(),
         "run `UPDATE_GOLDEN=1 cargo test --test shell` to rewrite tests/golden/demo.txt after checking the change"
     );
-    // The database is left to explore.
+    // The database is left to explore, and its tree as a page.
+    assert!(
+        std::fs::read_to_string(&page)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
     db.tl(&["branches"]).ok(r#"[{"name":"main","head":"n4","current":false},{"name":"alternative","head":"n5","current":true}]"#);
     // A second run refuses to touch the now existing database.
     let again = db.tl(&["demo"]);
@@ -248,6 +256,25 @@ fn demo_runs_the_tour_in_a_new_database() {
             ))
         ),
     );
+}
+
+#[test]
+fn demo_refuses_to_start_when_its_page_exists() {
+    let db = Db::new();
+    let page = db.path.with_extension("html");
+    std::fs::write(&page, "mine").unwrap();
+    db.tl(&["demo"]).err(
+        1,
+        &format!(
+            "{{\"error\":{}}}",
+            serde_json::Value::String(format!(
+                "{} already exists; the demo ends by writing its tree there as an HTML page and never overwrites a file: pass --db with another path, or leave --db out to use a new temporary directory",
+                page.display()
+            ))
+        ),
+    );
+    assert!(!db.path.exists());
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), "mine");
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! code path as every `tl` command, printing each command and what it answered.
 //!
 //! It never touches an existing database: without `--db` it works in a new temporary directory (and
-//! ignores `TIMELINE_DB`), and a `--db` path must not exist yet. The database is left for you to explore.
+//! ignores `TIMELINE_DB`), and a `--db` path must not exist yet. The database is left for you to explore,
+//! and the tour ends by writing the tree as an HTML page beside it (`<db>` with the extension `.html`),
+//! so the first thing a newcomer opens is a picture of their own tree.
 
 use super::{CliError, run};
 use crate::error::{Error, ErrorKind};
@@ -100,8 +102,20 @@ pub fn run_demo(db: Option<PathBuf>, out: &mut dyn Write) -> Result<(), Error> {
         }
         None => new_temp_dir()?.join("demo.timeline.json"),
     };
+    let page = db.with_extension("html");
+    if page.symlink_metadata().is_ok() {
+        return Err(Error::new(
+            ErrorKind::Output,
+            format!(
+                "{} already exists; the demo ends by writing its tree there as an HTML page and never overwrites a file: pass --db with another path, or leave --db out to use a new temporary directory",
+                page.display()
+            ),
+        ));
+    }
+    let page_str = page.to_string_lossy().into_owned();
+    let last: &[&str] = &["export", "--format", "html", "--output", &page_str];
     let _ = writeln!(out, "Timeline demo: a short tour in {}\n", db.display());
-    for step in STEPS {
+    for &step in STEPS.iter().chain([&last]) {
         let _ = writeln!(out, "$ tl {}", shell_words(step.iter().copied()));
         let mut args: Vec<OsString> = vec!["tl".into(), "--db".into(), db.clone().into_os_string()];
         args.extend(step.iter().map(OsString::from));
@@ -117,6 +131,11 @@ pub fn run_demo(db: Option<PathBuf>, out: &mut dyn Write) -> Result<(), Error> {
         let _ = out.flush();
     }
     let path = shell_words([db.to_string_lossy().as_ref()]);
+    let _ = writeln!(
+        out,
+        "Open the page {} in a browser to see the tree: the branches, the conversation of each, the summaries and a search box.",
+        shell_words([page_str.as_str()])
+    );
     let _ = writeln!(
         out,
         "The demo database is {path}. Explore it, for example:\n  tl --db {path} node --node n6\n  tl --db {path} budget --node n5 --max 60\n(tl on your PATH: see Install in README; from a clone: cargo run -- --db {path} node --node n6)"

@@ -1,15 +1,16 @@
-//! Read-only views of a timeline for people: draw.io diagrams and ASCII trees; and of one context
+//! Read-only views of a timeline for people: draw.io diagrams, ASCII trees and HTML pages; and of one context
 //! for programs and people: OpenAI messages, an Anthropic body, a Markdown transcript (`context`).
 //!
 //! `tl` runs an export through [`execute`]: the timeline is read under the store's shared lock, the
 //! lock is released, and the ASCII tree is written to standard output or to the output file line by
 //! line as it is drawn, so its text is never held in memory whole (the model is). A draw.io diagram is
-//! rendered in memory, then written. [`run`] is the same export for library callers that want the
+//! rendered in memory, then written; an HTML page is written as it is made. [`run`] is the same export for library callers that want the
 //! text back. Export never changes the database.
 
 mod ascii;
 mod context;
 mod drawio;
+mod html;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::Timeline;
@@ -75,6 +76,7 @@ pub fn run(tx: &mut dyn Tx, args: &ExportArgs) -> Result<Output> {
         });
     }
     let row = crate::ops::timeline_of(tx, args.timeline_id)?;
+    check_start(tx, &row, args)?;
     let timeline = tx.load_timeline(row.id)?;
     let mut text = Vec::new();
     Ok(match deliver(&timeline, args, &mut text)? {
@@ -102,6 +104,7 @@ pub fn execute(
     let timeline = store.read(|tx| {
         check_output(args)?;
         let row = crate::ops::timeline_of(tx, args.timeline_id)?;
+        check_start(tx, &row, args)?;
         tx.load_timeline(row.id)
     })?;
     deliver(&timeline, args, stdout)
@@ -109,26 +112,43 @@ pub fn execute(
 
 fn check_output(args: &ExportArgs) -> Result<()> {
     if !context::is_context_format(&args.format) {
-        let given = if args.node.is_some() {
-            Some("--node")
-        } else if args.max_tokens.is_some() {
-            Some("--max")
-        } else {
-            None
-        };
-        if let Some(flag) = given {
+        if args.node.is_some() && args.format != "html" {
             return Err(Error::invalid(format!(
-                "invalid argument {flag}: --format {} exports the whole timeline; {flag} is for the context formats openai, anthropic and markdown",
+                "invalid argument --node: --format {} exports the whole timeline; --node is for the context formats openai, anthropic and markdown, and for html (the message the page opens at)",
+                args.format
+            )));
+        }
+        if args.max_tokens.is_some() {
+            return Err(Error::invalid(format!(
+                "invalid argument --max: --format {} exports the whole timeline; --max is for the context formats openai, anthropic and markdown",
                 args.format
             )));
         }
     }
-    if args.format == "drawio" && args.output.is_none() {
-        return Err(Error::invalid(
-            "invalid argument --output: --format drawio writes a diagram file, so it needs --output FILE (for example --output timeline.drawio); the other formats can print to the terminal",
-        ));
+    let file = match args.format.as_str() {
+        "drawio" => {
+            Some("a diagram file, so it needs --output FILE (for example --output timeline.drawio)")
+        }
+        "html" => {
+            Some("a page file, so it needs --output FILE (for example --output timeline.html)")
+        }
+        _ => None,
+    };
+    if let (Some(file), None) = (file, &args.output) {
+        return Err(Error::invalid(format!(
+            "invalid argument --output: --format {} writes {file}; the other formats can print to the terminal",
+            args.format
+        )));
     }
     Ok(())
+}
+
+/// The message an HTML page opens at must be a message of the exported timeline.
+fn check_start(tx: &mut dyn Tx, row: &crate::store::TimelineRow, args: &ExportArgs) -> Result<()> {
+    match args.node {
+        Some(n) if args.format == "html" => crate::ops::message(tx, row, n).map(|_| ()),
+        _ => Ok(()),
+    }
 }
 
 /// Write an exported context to the output file (and return the JSON result) or to `stdout` (and
@@ -166,9 +186,9 @@ fn deliver(
     stdout: &mut dyn Write,
 ) -> Result<Option<Value>> {
     let format = args.format.as_str();
-    if !matches!(format, "drawio" | "ascii") {
+    if !matches!(format, "drawio" | "ascii" | "html") {
         return Err(Error::invalid(format!(
-            "invalid argument --format: {format:?} is not a format; use drawio or ascii"
+            "invalid argument --format: {format:?} is not a format; use drawio, ascii or html"
         )));
     }
     let Some(output) = args.output.as_deref() else {
@@ -184,7 +204,14 @@ fn deliver(
         };
     };
     let path = Path::new(output);
-    let counts = if format == "drawio" {
+    let counts = if format == "html" {
+        let mut counts = None;
+        write_new_file(path, &mut |out| {
+            counts = Some(html::write(timeline, args.node, out)?);
+            Ok(())
+        })?;
+        counts.expect("written")
+    } else if format == "drawio" {
         let rendered = drawio::render(timeline);
         write_new_file(path, &mut |out| out.write_all(rendered.text.as_bytes()))?;
         Counts {
@@ -199,13 +226,17 @@ fn deliver(
         })?;
         counts.expect("written")
     };
-    Ok(Some(json!({
+    let mut result = json!({
         "format": format,
         "timeline_id": timeline.id_str(),
         "output": output,
         "nodes": counts.nodes,
         "edges": counts.edges,
-    })))
+    });
+    if let (Some(n), "html") = (args.node, format) {
+        result["node"] = json!(crate::model::node_id(n));
+    }
+    Ok(Some(result))
 }
 
 fn exists_error(path: &Path) -> Error {

@@ -20,8 +20,9 @@ use std::io::{BufRead, BufReader, ErrorKind as IoKind, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Brackets nested deeper than this refuse the file (serde_json refuses 128 levels inside one
-/// conversation anyway; this bounds the scanner's own stack on conversations it does not parse).
+/// Brackets nested deeper than this refuse the file. The bound is ours: serde_json's recursion limit
+/// (128) is lifted, and everything that walks a conversation's JSON recursively (parsing,
+/// converting, hashing, dropping) fits this depth on the stack the import runs on.
 pub const MAX_DEPTH: usize = 10_000;
 
 /// One conversation of an input: where it is, and its JSON (or why it was not parsed).
@@ -231,9 +232,77 @@ fn read_zip(
     Ok(())
 }
 
+/// JSON text as a value, nested as deep as [`MAX_DEPTH`] allows: serde_json's own limit (128 levels)
+/// is lifted because the scanner (or, for one request, [`depth_of`]) has bounded the nesting already.
+fn value_of(bytes: &[u8]) -> serde_json::Result<Value> {
+    use serde::Deserialize;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
+    let value = Value::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Whether `bytes` is JSON by its grammar, whatever its strings hold: serde_json refuses an escape
+/// such as a lone `\ud800` when it builds a string, not when it only checks the syntax.
+fn is_json_syntax(bytes: &[u8]) -> bool {
+    use serde::Deserialize;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
+    serde::de::IgnoredAny::deserialize(&mut de).is_ok() && de.end().is_ok()
+}
+
+/// The deepest nesting of brackets in JSON text (outside strings).
+fn depth_of(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Parse one conversation of an export: its value; or, when it is JSON by its grammar but holds a
+/// string that is not Unicode (a lone surrogate escape), the reason it is skipped; anything else
+/// refuses the file.
+fn parse_element(
+    bytes: &[u8],
+    shown: &str,
+    at: (usize, u64),
+) -> Result<std::result::Result<Value, String>> {
+    match value_of(bytes) {
+        Ok(value) => Ok(Ok(value)),
+        Err(e) if is_json_syntax(bytes) => Ok(Err(format!(
+            "it holds a string that is not valid Unicode text ({e})"
+        ))),
+        Err(_) => parse(bytes, shown, Some(at)).map(Ok),
+    }
+}
+
 /// Parse one conversation's (or one file's) JSON text.
 fn parse(bytes: &[u8], shown: &str, at: Option<(usize, u64)>) -> Result<Value> {
-    serde_json::from_slice(bytes).map_err(|e| {
+    if depth_of(bytes) > MAX_DEPTH {
+        return Err(Error::invalid(format!(
+            "invalid argument --input: {shown} nests more than {MAX_DEPTH} levels deep; nothing was imported"
+        )));
+    }
+    value_of(bytes).map_err(|e| {
         let place = match at {
             Some((index, offset)) => {
                 format!(" in conversation {index} (starting at byte {offset})")
@@ -317,7 +386,7 @@ fn scan<R: BufRead>(
                 s.limit >> 20
             ))
         } else {
-            Ok(parse(&buf, shown, Some((index, start)))?)
+            parse_element(&buf, shown, (index, start))?
         };
         buf.clear();
         let messages = each(Element {

@@ -117,6 +117,15 @@ pub fn import(tx: &mut dyn Tx, args: &ImportArgs, ctx: &Ctx) -> Result<Value> {
             );
             return Ok(0);
         }
+        if let Some(reason) = refused_value(&conversation) {
+            if !format.is_export() {
+                return Err(Error::invalid(format!(
+                    "invalid argument --input: {shown} cannot be imported: {reason}; nothing was imported"
+                )));
+            }
+            report.skip(&element, source_id, title, reason);
+            return Ok(0);
+        }
         let mut kinds = conversation.kinds.clone();
         let written = match &target {
             None => write_timeline(tx, format, &conversation, &mut kinds, ctx.now)?,
@@ -213,6 +222,22 @@ pub fn import(tx: &mut dyn Tx, args: &ImportArgs, ctx: &Ctx) -> Result<Value> {
         "skipped_conversations": report.skipped,
         "kinds": report.kinds.to_json(),
     }))
+}
+
+/// Why a converted conversation holds a value that `append` would refuse (the same validation of
+/// the spec's types), or `None`: an import writes only what `append` could have written.
+fn refused_value(conversation: &Conversation) -> Option<String> {
+    conversation.messages.iter().enumerate().find_map(|(i, msg)| {
+        let intent = msg.intent.as_ref()?;
+        let problem = crate::spec::validate::intent_problem(intent)?;
+        let which = match &msg.source_id {
+            Some(id) => format!("message {i} ({id})"),
+            None => format!("message {i}"),
+        };
+        Some(format!(
+            "{which} would get an intent that append refuses: {problem}"
+        ))
+    })
 }
 
 /// The existing timeline and node a single conversation is attached to (`--node`), after checking

@@ -10,7 +10,9 @@
 //! through the zip crate's streaming decompression).
 //!
 //! Any syntax error, truncation, or top level that is not an array (or a single conversation object)
-//! refuses the whole file: the import runs in one transaction and writes nothing then.
+//! refuses the whole file: the import reads an export once with [`Pass::Check`] before it writes
+//! anything. A conversation that is JSON but holds a string that is not Unicode (a lone surrogate
+//! escape) is skipped with its reason. Only regular files are read (a FIFO would never end).
 
 use super::{Format, MAX_CONVERSATION_BYTES};
 use crate::error::{Error, Result};
@@ -35,11 +37,22 @@ pub struct Element {
     pub value: std::result::Result<Value, String>,
 }
 
+/// What a reading of the input does with each conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// Check the whole input's JSON without building any value (each element's value is `null`):
+    /// the first pass of an import, which refuses a broken file before anything is written.
+    Check,
+    /// Parse each conversation and show progress on a terminal.
+    Parse,
+}
+
 /// Call `each` for every conversation of the input at `path`, in file order; `each` returns how
 /// many messages it imported (for the progress line). Errors of `each` stop the reading.
 pub fn read(
     format: Format,
     path: &Path,
+    pass: Pass,
     each: &mut dyn FnMut(Element) -> Result<u64>,
 ) -> Result<()> {
     let shown = path.display().to_string();
@@ -52,6 +65,8 @@ pub fn read(
         )),
     })?;
     let mut progress = Progress::new(&shown);
+    progress.enabled &= pass == Pass::Parse;
+    progress.pass = pass;
     if meta.is_dir() {
         if !format.is_export() {
             return Err(Error::invalid(format!(
@@ -73,6 +88,9 @@ pub fn read(
             })
             .collect();
         files.sort();
+        for file in &files {
+            refuse_special(file)?;
+        }
         if files.is_empty() {
             return Err(Error::invalid(format!(
                 "invalid argument --input: the folder {shown} holds no conversations.json (nor conversations-000.json, ...); pass the export's folder, its .zip or the file itself"
@@ -98,6 +116,7 @@ pub fn read(
         progress.finish();
         return Ok(());
     }
+    refuse_special(path)?;
     let mut file = File::open(path).map_err(|e| {
         Error::invalid(format!(
             "invalid argument --input: cannot open {shown}: {e}"
@@ -158,6 +177,28 @@ pub fn read(
     }
     progress.finish();
     Ok(())
+}
+
+/// Refuse an input that is not a regular file (a FIFO, a device, a socket): opening or reading one
+/// could wait forever or never end. Checked before the file is opened; a link is followed.
+fn refuse_special(path: &Path) -> Result<()> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Error::invalid(format!(
+            "invalid argument --input: cannot read {shown}: {e}"
+        ))
+    })?;
+    if meta.is_file() {
+        return Ok(());
+    }
+    let what = if meta.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file (a pipe, a device or a socket)"
+    };
+    Err(Error::invalid(format!(
+        "invalid argument --input: {shown} is {what}; an import reads regular files only, so copy the data into a file and import that; nothing was imported"
+    )))
 }
 
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -247,6 +288,10 @@ fn value_of(bytes: &[u8]) -> serde_json::Result<Value> {
 /// such as a lone `\ud800` when it builds a string, not when it only checks the syntax.
 fn is_json_syntax(bytes: &[u8]) -> bool {
     use serde::Deserialize;
+    // Bytes that are not UTF-8 are a file in another encoding: refused whole, not skipped.
+    if std::str::from_utf8(bytes).is_err() {
+        return false;
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     de.disable_recursion_limit();
     serde::de::IgnoredAny::deserialize(&mut de).is_ok() && de.end().is_ok()
@@ -385,6 +430,11 @@ fn scan<R: BufRead>(
                 "its JSON is {size} bytes, over the limit of {} MiB for one conversation",
                 s.limit >> 20
             ))
+        } else if progress.pass == Pass::Check {
+            if !is_json_syntax(&buf) {
+                parse(&buf, shown, Some((index, start)))?;
+            }
+            Ok(Value::Null)
         } else {
             parse_element(&buf, shown, (index, start))?
         };
@@ -610,6 +660,8 @@ struct Progress {
     conversations: u64,
     messages: u64,
     last: Option<Instant>,
+    /// Which pass reads the input (a check only needs no values).
+    pass: Pass,
 }
 
 impl Progress {
@@ -623,6 +675,7 @@ impl Progress {
             conversations: 0,
             messages: 0,
             last: None,
+            pass: Pass::Parse,
         }
     }
 

@@ -386,6 +386,27 @@ fn db_convert(store: &mut Store, to: &str) -> Result<Value> {
     let target = PathBuf::from(to);
     let db = store.read(|tx| tx.load_database())?;
     let engine = Store::create_from(&target, &db)?;
+    // What was written must open as it would later (the same checks and load): a copy that cannot
+    // be opened is removed rather than reported as a success.
+    let reopened = Store::open(target.clone()).and_then(|mut written| {
+        let problems = written.check()?;
+        if !problems.is_empty() {
+            return Err(Error::database(problems.join("; ")));
+        }
+        written.read(|tx| tx.load_database()).map(|_| ())
+    });
+    if let Err(e) = reopened {
+        for suffix in ["", "-wal", "-shm", "-journal", ".lock"] {
+            let mut name = target.clone().into_os_string();
+            name.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(name));
+        }
+        return Err(Error::database(format!(
+            "db convert wrote {to}, but the copy does not open as a Timeline database ({}), so it was removed; {} is unchanged. Run db check on it and see docs/storage.md for recovery",
+            e.message,
+            store.path().display()
+        )));
+    }
     let nodes: u64 = db.timelines.iter().map(|t| t.nodes.len() as u64 - 1).sum();
     Ok(json!({
         "from": store.path().display().to_string(),

@@ -706,6 +706,11 @@ impl SqliteStore {
                     }
                 }
                 problems.extend(sql_tx.check_search_index(&db, read_only)?);
+                // The values themselves, by the checks a snapshot's load applies (a non-empty
+                // intent tag, ...): what db convert could not write otherwise.
+                if let Err(problem) = super::json::decode(&super::json::encode(&db)) {
+                    problems.push(problem);
+                }
             }
         }
         let _ = tx.rollback();

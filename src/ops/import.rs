@@ -59,7 +59,13 @@ struct Report {
 }
 
 impl Report {
-    fn skip(&mut self, at: &Prepared, source_id: Option<String>, title: Option<String>, reason: String) {
+    fn skip(
+        &mut self,
+        at: &Prepared,
+        source_id: Option<String>,
+        title: Option<String>,
+        reason: String,
+    ) {
         let mut entry = Map::new();
         entry.insert("file".into(), json!(at.file));
         entry.insert("index".into(), json!(at.index));
@@ -103,7 +109,12 @@ impl Prepared {
                     Ok(conversation) => Content::Ready(conversation),
                     Err(reason) => Content::Mismatch(reason),
                 };
-                (format.source_id(&value), format.title(&value), content, value)
+                (
+                    format.source_id(&value),
+                    format.title(&value),
+                    content,
+                    value,
+                )
             }
         };
         let mut hasher = Sha256::new();
@@ -232,7 +243,9 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
                 let result = read_input(format, path, &queue);
                 queue.finish(result);
             })
-            .map_err(|e| Error::database(format!("cannot start the import's reader thread: {e}")))?;
+            .map_err(|e| {
+                Error::database(format!("cannot start the import's reader thread: {e}"))
+            })?;
         let written = write_all(store, format, args, ctx, &queue, &mut report);
         if written.is_err() {
             queue.stop();
@@ -477,17 +490,21 @@ fn write_one(
 /// Why a converted conversation holds a value that `append` would refuse (the same validation of
 /// the spec's types), or `None`: an import writes only what `append` could have written.
 fn refused_value(conversation: &Conversation) -> Option<String> {
-    conversation.messages.iter().enumerate().find_map(|(i, msg)| {
-        let intent = msg.intent.as_ref()?;
-        let problem = crate::spec::validate::intent_problem(intent)?;
-        let which = match &msg.source_id {
-            Some(id) => format!("message {i} ({id})"),
-            None => format!("message {i}"),
-        };
-        Some(format!(
-            "{which} would get an intent that append refuses: {problem}"
-        ))
-    })
+    conversation
+        .messages
+        .iter()
+        .enumerate()
+        .find_map(|(i, msg)| {
+            let intent = msg.intent.as_ref()?;
+            let problem = crate::spec::validate::intent_problem(intent)?;
+            let which = match &msg.source_id {
+                Some(id) => format!("message {i} ({id})"),
+                None => format!("message {i}"),
+            };
+            Some(format!(
+                "{which} would get an intent that append refuses: {problem}"
+            ))
+        })
 }
 
 /// The existing timeline and node a single conversation is attached to (`--node`), after checking

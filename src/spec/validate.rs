@@ -126,7 +126,11 @@ pub fn intent_problem(intent: &crate::model::Intent) -> Option<String> {
     let def = spec.type_def("intent");
     check_object(spec, def, &Value::Object(value), "intent", Origin::Mcp)
         .err()
-        .map(|e| e.message.trim_start_matches("invalid argument ").to_string())
+        .map(|e| {
+            e.message
+                .trim_start_matches("invalid argument ")
+                .to_string()
+        })
 }
 
 /// The idempotency key rules (1 to `max_idempotency_key_bytes` bytes; refused by operations that

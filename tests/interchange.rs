@@ -636,6 +636,45 @@ on_both_engines! {
         assert_eq!(db.tl(&["db", "info"]).json()["nodes"], json!(15001));
     }
 
+    /// 8,000 conversations sharing one source ID ("") import, and import again as 8,000 skips: each
+    /// conversation looks up its digest and the latest import of its source ID by index, not by
+    /// reading every earlier record (issue 21, item 11). On SQLite the lookup's plan uses the index.
+    #[test]
+    fn many_conversations_sharing_a_source_id() {
+        let db = db();
+        let conversations: Vec<Value> = (0..8000)
+            .map(|c| {
+                let mut conversation = chatgpt_conversation("", &[("user", json!({"content_type": "text", "parts": [format!("conversation {c}")]}))]);
+                conversation["title"] = json!(format!("C{c}"));
+                conversation
+            })
+            .collect();
+        let export = write_export(&db, "shared.json", &conversations);
+        let report = db.tl(&["import", "--format", "chatgpt", "--input", &export]).json();
+        assert_eq!(report["imported"], json!(8000));
+        assert_eq!(
+            report["timelines"][7999],
+            json!({"timeline_id": "tl7999", "source_id": "", "title": "C7999", "messages": 1, "branches": ["main"], "earlier_import": "tl7998"})
+        );
+        let again = db.tl(&["import", "--format", "chatgpt", "--input", &export]).json();
+        assert_eq!((again["imported"].clone(), again["skipped"].clone()), (json!(0), json!(8000)));
+        assert_eq!(
+            again["skipped_conversations"][4321],
+            json!({"file": "shared.json", "index": 4321, "source_id": "", "title": "C4321", "reason": "already imported into tl4321"})
+        );
+        if db.engine() == common::Engine::Sqlite {
+            let conn = rusqlite::Connection::open(&db.path).unwrap();
+            let plan: Vec<String> = conn
+                .prepare("EXPLAIN QUERY PLAN SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 AND digest = ?3 ORDER BY seq LIMIT 1")
+                .unwrap()
+                .query_map(["chatgpt", "", "x"], |r| r.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(plan, vec!["SEARCH imports USING INDEX imports_by_digest (format=? AND source_key=? AND digest=?)".to_string()]);
+        }
+    }
+
     /// An import killed midway (SIGKILL) leaves only whole conversations: every imported timeline
     /// has all its messages and its import record, and importing again adds exactly the rest.
     #[cfg(unix)]

@@ -379,8 +379,8 @@ fn write_one(
     };
     let digest = digest(prepared.hasher.clone(), target);
     let source_key = source_id.clone().unwrap_or_else(|| digest.clone());
-    let earlier = tx.imports_of(format.as_str(), &source_key)?;
-    if let Some(same) = earlier.iter().find(|r| r.digest == digest) {
+    let earlier = tx.earlier_imports(format.as_str(), &source_key, &digest)?;
+    if let Some(same) = &earlier.same {
         let place = match &same.branch {
             Some(branch) => format!("{} as branch {branch:?}", same.timeline),
             None => same.timeline.clone(),
@@ -432,7 +432,7 @@ fn write_one(
         entry.insert("from".into(), json!(node_id(target.node.id)));
     }
     entry.insert("branches".into(), json!(written.branches));
-    if let Some(last) = earlier.last() {
+    if let Some(last) = &earlier.latest {
         entry.insert("earlier_import".into(), json!(last.timeline));
     }
     report.timelines.push(Value::Object(entry));

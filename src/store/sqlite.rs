@@ -143,6 +143,10 @@ CREATE INDEX imports_by_source ON imports (format, source_key, seq);
 "#,
     // 2 → 3 (issue 14, full-text search): the search index, filled from the existing messages.
     MIGRATION_SEARCH_INDEX,
+    // 3 → 4 (issue 21, item 11): an import looks up a conversation's digest by index, not by
+    // reading every earlier record of its source key (linear time for many shared source IDs).
+    // IF NOT EXISTS: tests that rebuild an older schema by dropping tables keep this index.
+    "CREATE INDEX IF NOT EXISTS imports_by_digest ON imports (format, source_key, digest, seq);",
 ];
 
 /// The migration that adds full-text search (issue 14). `search_docs` gives each searchable message a
@@ -1699,11 +1703,25 @@ impl Tx for SqlTx<'_> {
         Ok(())
     }
 
-    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>> {
-        self.import_records(
-            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 ORDER BY seq",
+    fn earlier_imports(
+        &mut self,
+        format: &str,
+        source_key: &str,
+        digest: &str,
+    ) -> Result<crate::model::Earlier> {
+        // One row each, through imports_by_digest and imports_by_source.
+        let same = self.import_records(
+            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 AND digest = ?3 ORDER BY seq LIMIT 1",
+            params![format, source_key, digest],
+        )?;
+        let latest = self.import_records(
+            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 ORDER BY seq DESC LIMIT 1",
             params![format, source_key],
-        )
+        )?;
+        Ok(crate::model::Earlier {
+            same: same.into_iter().next(),
+            latest: latest.into_iter().next(),
+        })
     }
 
     fn put_import(&mut self, record: &ImportRecord) -> Result<()> {

@@ -618,6 +618,62 @@ on_both_engines! {
         assert!(!db.path.exists());
     }
 
+    /// A zip whose entries share compressed data is refused before anything is decompressed; one
+    /// that decompresses to more than 100 times its size, or to more than --max-unzipped-mib in all,
+    /// is refused while it is read, and the flags raise both limits (issue 21, item 10).
+    #[test]
+    fn zip_bombs_are_refused() {
+        let db = db();
+        let text = Value::Array(vec![chatgpt_conversation("z", &[("user", json!({"content_type": "text", "parts": ["zipped"]}))])]).to_string();
+        let padded = format!("{} {}]", &text[..text.len() - 1], " ".repeat(3_000_000));
+        let packed = db.dir.path().join("packed.zip");
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&packed).unwrap());
+        let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        zip.start_file("conversations.json", options).unwrap();
+        std::io::Write::write_all(&mut zip, padded.as_bytes()).unwrap();
+        zip.finish().unwrap();
+        let packed = packed.display().to_string();
+        let refused = |extra: &[&str], why: &str| {
+            let mut args = vec!["import", "--format", "chatgpt", "--input", &packed];
+            args.extend_from_slice(extra);
+            db.tl(&args).err(2, &json!({"error": format!("invalid argument --input: cannot read {packed}:conversations.json: {why}; nothing was imported")}).to_string());
+            assert!(!db.path.exists());
+        };
+        refused(&[], "an entry decompresses to more than 100 times its compressed size, as zip bombs do; if the archive is genuine, raise the limit with --max-zip-ratio");
+        refused(&["--max-zip-ratio", "100000", "--max-unzipped-mib", "2"], "its conversations files decompress to more than 2 MiB in all; if the archive is genuine, raise the limit with --max-unzipped-mib");
+        let report = db.tl(&["import", "--format", "chatgpt", "--input", &packed, "--max-zip-ratio", "100000"]).json();
+        assert_eq!(report["imported"], json!(1));
+        // Two entries of the central directory at one local header: one stored stream read twice.
+        let crc = crc32(text.as_bytes());
+        let name = b"conversations-000.json";
+        let mut local = Vec::new();
+        for field in [0x04034b50u32.to_le_bytes().to_vec(), vec![20, 0, 0, 0, 0, 0, 0, 0, 0, 0], crc.to_le_bytes().to_vec(),
+            (text.len() as u32).to_le_bytes().to_vec(), (text.len() as u32).to_le_bytes().to_vec(), (name.len() as u16).to_le_bytes().to_vec(), vec![0, 0], name.to_vec(), text.as_bytes().to_vec()] {
+            local.extend(field);
+        }
+        let mut central = Vec::new();
+        for entry in ["conversations-000.json", "conversations-001.json"] {
+            for field in [0x02014b50u32.to_le_bytes().to_vec(), vec![20, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0], crc.to_le_bytes().to_vec(),
+                (text.len() as u32).to_le_bytes().to_vec(), (text.len() as u32).to_le_bytes().to_vec(), (entry.len() as u16).to_le_bytes().to_vec(),
+                vec![0; 12], 0u32.to_le_bytes().to_vec(), entry.as_bytes().to_vec()] {
+                central.extend(field);
+            }
+        }
+        let mut bytes = local.clone();
+        bytes.extend(&central);
+        for field in [0x06054b50u32.to_le_bytes().to_vec(), vec![0, 0, 0, 0, 2, 0, 2, 0], (central.len() as u32).to_le_bytes().to_vec(), (local.len() as u32).to_le_bytes().to_vec(), vec![0, 0]] {
+            bytes.extend(field);
+        }
+        let overlap = db.dir.path().join("overlap.zip");
+        std::fs::write(&overlap, bytes).unwrap();
+        let overlap = overlap.display().to_string();
+        db.tl(&["import", "--format", "chatgpt", "--input", &overlap]).err(
+            2,
+            &json!({"error": format!("invalid argument --input: {overlap} is not a well-formed zip archive: its entries \"conversations-000.json\" and \"conversations-001.json\" overlap (they share compressed data, as zip bombs do); nothing was imported")}).to_string(),
+        );
+        assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(1));
+    }
+
     /// While a large import runs, another writer's `append` goes through: the import reads outside
     /// any transaction and writes in short ones (issue 21, item 9). Not timed: the append must
     /// succeed while the import is still running.
@@ -748,6 +804,22 @@ fn db_convert_removes_a_copy_that_does_not_open() {
         .filter(|name| name.starts_with("copy"))
         .collect();
     assert_eq!(left, Vec::<String>::new());
+}
+
+/// CRC-32 (IEEE), for a zip written by hand.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
 }
 
 /// A ChatGPT export's conversation `id`: one message per `(role, content)`, each below the one

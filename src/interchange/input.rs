@@ -47,12 +47,32 @@ pub enum Pass {
     Parse,
 }
 
+/// What a `.zip` may decompress to: in all, and per entry as a multiple of its compressed size.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Bytes that the conversations files of a zip may decompress to, in all.
+    pub unzipped_bytes: u64,
+    /// How many times its compressed size an entry may decompress to.
+    pub zip_ratio: u64,
+}
+
+impl Limits {
+    /// The default limits (16 GiB; 100 times), or those the import was given in MiB and times.
+    pub fn new(unzipped_mib: Option<u64>, zip_ratio: Option<u64>) -> Limits {
+        Limits {
+            unzipped_bytes: unzipped_mib.unwrap_or(16 << 10).saturating_mul(1 << 20),
+            zip_ratio: zip_ratio.unwrap_or(100),
+        }
+    }
+}
+
 /// Call `each` for every conversation of the input at `path`, in file order; `each` returns how
 /// many messages it imported (for the progress line). Errors of `each` stop the reading.
 pub fn read(
     format: Format,
     path: &Path,
     pass: Pass,
+    limits: Limits,
     each: &mut dyn FnMut(Element) -> Result<u64>,
 ) -> Result<()> {
     let shown = path.display().to_string();
@@ -140,7 +160,7 @@ pub fn read(
                 format.as_str()
             )));
         }
-        read_zip(file, &shown, &mut progress, each)?;
+        read_zip(file, &shown, limits, &mut progress, each)?;
         progress.finish();
         return Ok(());
     }
@@ -235,6 +255,7 @@ pub fn is_conversations_file(name: &str) -> bool {
 fn read_zip(
     file: File,
     shown: &str,
+    limits: Limits,
     progress: &mut Progress,
     each: &mut dyn FnMut(Element) -> Result<u64>,
 ) -> Result<()> {
@@ -245,32 +266,93 @@ fn read_zip(
     };
     let mut archive = zip::ZipArchive::new(file).map_err(bad)?;
     let mut entries: Vec<(String, usize, u64)> = Vec::new();
+    // Where each entry's local header starts and how much compressed data follows it.
+    let mut spans: Vec<(u64, u64, String)> = Vec::new();
     for i in 0..archive.len() {
         let entry = archive.by_index_raw(i).map_err(bad)?;
         let name = entry.name().map_err(bad)?.into_owned();
+        spans.push((entry.header_start(), entry.compressed_size(), name.clone()));
         let base = name.rsplit('/').next().unwrap_or_default();
         if !entry.is_dir() && !name.starts_with("__MACOSX/") && is_conversations_file(base) {
             entries.push((name, i, entry.size()));
         }
     }
     entries.sort();
+    refuse_overlaps(&mut spans, shown)?;
     if entries.is_empty() {
         return Err(Error::invalid(format!(
             "invalid argument --input: the zip archive {shown} holds no conversations.json (nor conversations-000.json, ...); is it a ChatGPT or Claude.ai data export?"
         )));
     }
     progress.total = entries.iter().map(|e| e.2).sum();
+    let mut total = 0u64;
     for (name, i, _) in entries {
         let entry = archive.by_index(i).map_err(bad)?;
         let label = format!("{shown}:{name}");
+        let capped = Capped {
+            ratio_limit: entry
+                .compressed_size()
+                .max(1)
+                .saturating_mul(limits.zip_ratio),
+            inner: entry,
+            read: 0,
+            total: &mut total,
+            limits,
+        };
         scan(
-            BufReader::with_capacity(1 << 16, entry),
+            BufReader::with_capacity(1 << 16, capped),
             &label,
             progress,
             each,
         )?;
     }
     Ok(())
+}
+
+/// Refuse entries whose data overlap: a zip bomb points many entries at one compressed stream. Each
+/// entry's data follows its local header (30 bytes and more) before the next entry starts.
+fn refuse_overlaps(spans: &mut [(u64, u64, String)], shown: &str) -> Result<()> {
+    spans.sort();
+    for pair in spans.windows(2) {
+        let ((start, size, first), (next, _, second)) = (&pair[0], &pair[1]);
+        if start.saturating_add(30).saturating_add(*size) > *next {
+            return Err(Error::invalid(format!(
+                "invalid argument --input: {shown} is not a well-formed zip archive: its entries {first:?} and {second:?} overlap (they share compressed data, as zip bombs do); nothing was imported"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A zip entry read within [`Limits`]: reading fails once the entry decompresses to more than its
+/// ratio allows, or the archive's conversations files to more than their total.
+struct Capped<'a, R> {
+    inner: R,
+    read: u64,
+    ratio_limit: u64,
+    total: &'a mut u64,
+    limits: Limits,
+}
+
+impl<R: Read> Read for Capped<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        *self.total += n as u64;
+        if self.read > self.ratio_limit {
+            return Err(std::io::Error::other(format!(
+                "an entry decompresses to more than {} times its compressed size, as zip bombs do; if the archive is genuine, raise the limit with --max-zip-ratio",
+                self.limits.zip_ratio
+            )));
+        }
+        if *self.total > self.limits.unzipped_bytes {
+            return Err(std::io::Error::other(format!(
+                "its conversations files decompress to more than {} MiB in all; if the archive is genuine, raise the limit with --max-unzipped-mib",
+                self.limits.unzipped_bytes >> 20
+            )));
+        }
+        Ok(n)
+    }
 }
 
 /// JSON text as a value, nested as deep as [`MAX_DEPTH`] allows: serde_json's own limit (128 levels)

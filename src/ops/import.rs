@@ -234,13 +234,14 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
     }
     let queue = Queue::default();
     let path = Path::new(&args.input);
+    let limits = input::Limits::new(args.max_unzipped_mib, args.max_zip_ratio);
     let mut report = Report::default();
     let written = std::thread::scope(|scope| {
         let reader = std::thread::Builder::new()
             .name("import-reader".into())
             .stack_size(READER_STACK)
             .spawn_scoped(scope, || {
-                let result = read_input(format, path, &queue);
+                let result = read_input(format, path, limits, &queue);
                 queue.finish(result);
             })
             .map_err(|e| {
@@ -294,11 +295,11 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
 
 /// The reader thread: check a data export whole, then parse and convert each conversation into
 /// the queue.
-fn read_input(format: Format, path: &Path, queue: &Queue) -> Result<()> {
+fn read_input(format: Format, path: &Path, limits: input::Limits, queue: &Queue) -> Result<()> {
     if format.is_export() {
-        input::read(format, path, input::Pass::Check, &mut |_| Ok(0))?;
+        input::read(format, path, input::Pass::Check, limits, &mut |_| Ok(0))?;
     }
-    input::read(format, path, input::Pass::Parse, &mut |element| {
+    input::read(format, path, input::Pass::Parse, limits, &mut |element| {
         let prepared = Prepared::new(format, element);
         let messages = match &prepared.content {
             Content::Ready(c) => c.messages.len() as u64,

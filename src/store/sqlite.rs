@@ -260,6 +260,8 @@ enum ReadOnly {
     Permission,
     /// The file is writable, but SQLite cannot create its -wal and -shm files in the directory.
     Directory,
+    /// Its `-wal` or `-shm` file (the suffix) is a symbolic link, which SQLite does not open.
+    Link(&'static str),
     /// Opened for reading only on purpose (`SqliteStore::reading_only`).
     Requested,
 }
@@ -417,7 +419,8 @@ impl SqliteStore {
         {
             how = match how {
                 Opening::ReadWrite => {
-                    self.read_only = Some(ReadOnly::Directory);
+                    self.read_only =
+                        Some(linked_side_file(&self.path).unwrap_or(ReadOnly::Directory));
                     without_writing
                 }
                 Opening::ReadOnly if !wal_has_changes => Opening::Immutable,
@@ -866,6 +869,12 @@ impl SqliteStore {
             return Ok(());
         };
         let db = self.path.display();
+        if let ReadOnly::Link(_) = why {
+            return Err(Error::database(format!(
+                "cannot change the database {db}: {}. Nothing was written; reading it works",
+                why.reason(&self.path)
+            )));
+        }
         Err(Error::database(format!(
             "cannot change the database {db}: {}. Nothing was written; reading it works. To change it, get write access to the file and its directory, or copy it to a writable place (cp \"{db}\" <new path>) and use the copy",
             why.reason(&self.path)
@@ -903,9 +912,29 @@ impl ReadOnly {
                 "you may not create files in its directory {} (SQLite keeps its -wal and -shm files there while it changes the database)",
                 super::parent_dir(path).display()
             ),
+            ReadOnly::Link(suffix) => {
+                let mut link = path.as_os_str().to_owned();
+                link.push(suffix);
+                let link = Path::new(&link).display().to_string();
+                format!(
+                    "its {suffix} file {link} is a symbolic link, which SQLite never opens (a link there could make it write elsewhere); remove the link (rm \"{link}\") once no tl or tl-mcp process uses the database"
+                )
+            }
             ReadOnly::Requested => "it was opened for reading only".into(),
         }
     }
+}
+
+/// The `-wal` or `-shm` file beside `path` that is a symbolic link, if one is: why SQLite cannot
+/// open the database for writing, which otherwise looks like a directory it may not write.
+fn linked_side_file(path: &Path) -> Option<ReadOnly> {
+    ["-wal", "-shm"].into_iter().find_map(|suffix| {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        std::fs::symlink_metadata(&side)
+            .is_ok_and(|m| m.file_type().is_symlink())
+            .then_some(ReadOnly::Link(suffix))
+    })
 }
 
 /// An SQLite error as a database error that names the file and, where it can, what to do.

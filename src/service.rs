@@ -219,7 +219,9 @@ fn import_in_steps(
     let scope = "database".to_string();
     let request = idempotency_key.as_ref().map(|_| request_digest(op, args));
     let key = idempotency_key.as_deref();
-    if let Some(first) = store.read(|tx| first_result(tx, op, &scope, key, &request, ctx))? {
+    if key.is_some()
+        && let Some(first) = store.read(|tx| first_result(tx, op, &scope, key, &request, ctx))?
+    {
         return Ok(first);
     }
     let result = ops::import(store, import, ctx)?;

@@ -618,6 +618,26 @@ on_both_engines! {
         assert!(!db.path.exists());
     }
 
+    /// An import with an idempotency key, written in several transactions, records the key once it
+    /// is done: the same request again returns the first report (nothing is read or written), and
+    /// the key with another input is a conflict.
+    #[test]
+    fn an_idempotency_key_replays_a_whole_import() {
+        let db = db();
+        let export = write_export(&db, "keyed.json", &many_conversations(3));
+        let first = db.tl(&["import", "--format", "chatgpt", "--input", &export, "--idempotency-key", "import-1"]);
+        assert_eq!(first.json()["imported"], json!(3));
+        std::fs::remove_file(&export).unwrap();
+        let again = db.tl(&["import", "--format", "chatgpt", "--input", &export, "--idempotency-key", "import-1"]);
+        assert_eq!((again.code, again.stdout.as_str()), (0, first.stdout.as_str()));
+        let other = write_export(&db, "other.json", &many_conversations(1));
+        db.tl(&["import", "--format", "chatgpt", "--input", &other, "--idempotency-key", "import-1"]).err(
+            1,
+            r#"{"error":"the idempotency key \"import-1\" was already used on database for another request (import with other arguments) within the last 7 days; nothing was written. Use a new key for a new request","data":{"idempotency_key":"import-1","first_operation":"import"}}"#,
+        );
+        assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(3));
+    }
+
     /// A zip whose entries share compressed data is refused before anything is decompressed; one
     /// that decompresses to more than 100 times its size, or to more than --max-unzipped-mib in all,
     /// is refused while it is read, and the flags raise both limits (issue 21, item 10).

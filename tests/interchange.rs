@@ -2,8 +2,9 @@
 //! engines: ChatGPT and Claude.ai exports (file, folder, zip), OpenAI and Anthropic request bodies,
 //! round trips, double imports, malformed files, the budget layout of an export, a 2,000-message
 //! import, and imports that cannot starve, stall or overflow (issue 21, items 9-13: short
-//! transactions, a killed import, zip and file limits, depth, skipped conversations, linear lookups). The fixtures under tests/fixtures/interchange/ are synthetic and follow
-//! the published formats.
+//! transactions, a killed import, zip and file limits, depth, skipped conversations, linear
+//! lookups). The fixtures under tests/fixtures/interchange/ are synthetic and follow the published
+//! formats.
 
 mod common;
 

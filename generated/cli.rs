@@ -173,6 +173,8 @@ pub fn command() -> clap::Command {
                 .arg(Arg::new("input").long("input").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).value_hint(ValueHint::FilePath).help("The file to read (for chatgpt and claude also the export's folder or .zip). (required)"))
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("openai and anthropic only: attach the messages as a new branch from this node of the timeline (--timeline, default the first) instead of making a new timeline."))
                 .arg(Arg::new("branch").long("branch").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("With --node: the new branch's name. Default: import-1, import-2, ... (the first that is free)."))
+                .arg(Arg::new("max-unzipped-mib").long("max-unzipped-mib").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("A .zip only: the most its conversations files may decompress to, in MiB, in all; a bigger archive is refused. Default: 16384 (16 GiB)."))
+                .arg(Arg::new("max-zip-ratio").long("max-zip-ratio").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("A .zip only: the most an entry may decompress to, as a multiple of its compressed size; more is refused as a zip bomb. Default: 100."))
         )
         .subcommand(
             Command::new("export")

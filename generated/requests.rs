@@ -238,6 +238,10 @@ pub struct ImportArgs {
     pub node: Option<u64>,
     /// With --node: the new branch's name. Default: import-1, import-2, ... (the first that is free).
     pub branch: Option<String>,
+    /// A .zip only: the most its conversations files may decompress to, in MiB, in all; a bigger archive is refused. Default: 16384 (16 GiB).
+    pub max_unzipped_mib: Option<u64>,
+    /// A .zip only: the most an entry may decompress to, as a multiple of its compressed size; more is refused as a zip bomb. Default: 100.
+    pub max_zip_ratio: Option<u64>,
 }
 
 /// Arguments of `export`: Export a timeline (draw.io, ASCII tree, HTML page) or a context (OpenAI, Anthropic, Markdown); read-only.
@@ -479,6 +483,8 @@ impl Request {
                 input: args.str("input").map(str::to_string).unwrap_or_default(),
                 node: args.id("node"),
                 branch: args.str("branch").map(str::to_string),
+                max_unzipped_mib: args.u64("max_unzipped_mib"),
+                max_zip_ratio: args.u64("max_zip_ratio"),
             }),
             "export" => Request::Export(ExportArgs {
                 timeline_id: args.id("timeline_id"),

@@ -171,6 +171,9 @@ pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
         ops::Request::DbCheck(check) => db_check(store, check.repair).map(Output::Json),
         ops::Request::DbConvert(convert) => db_convert(store, &convert.to).map(Output::Json),
         ops::Request::DbBackup(backup) => db_backup(store, &backup.to).map(Output::Json),
+        ops::Request::Import(import) => {
+            import_in_steps(store, op, import, &args, idempotency_key, &ctx).map(Output::Json)
+        }
         // A dry-run budget is a read of a mutating operation: an idempotency key has no effect.
         _ if !op.mutating || ops::reads_only(&typed) => store
             .read(|tx| ops::run(tx, &typed, &ctx))
@@ -190,17 +193,63 @@ fn keyed_write(
     idempotency_key: Option<String>,
     ctx: &Ctx,
 ) -> Result<Outcome<Value>> {
-    let window = spec().constants.idempotency_window_seconds;
     let scope = match op.idempotency {
         KeyUse::Database => "database".to_string(),
         _ => crate::model::timeline_id(ops::timeline_of(tx, args.id("timeline_id"))?.id),
     };
     let request = idempotency_key.as_ref().map(|_| request_digest(op, args));
-    if let Some(key) = &idempotency_key
-        && let Some(entry) = tx.idempotency(&scope, key)?
+    if let Some(first) = first_result(tx, op, &scope, idempotency_key.as_deref(), &request, ctx)? {
+        return Ok(Outcome::Unchanged(first));
+    }
+    let result = ops::run(tx, typed, ctx)?;
+    record_key(tx, op, scope, idempotency_key, request, &result, ctx)?;
+    Ok(Outcome::Commit(result))
+}
+
+/// An import: a series of short transactions (see `ops::import`), then one that records its
+/// idempotency key. A replayed key is looked up before anything is read.
+fn import_in_steps(
+    store: &mut Store,
+    op: &Operation,
+    import: &ops::ImportArgs,
+    args: &Args,
+    idempotency_key: Option<String>,
+    ctx: &Ctx,
+) -> Result<Value> {
+    let scope = "database".to_string();
+    let request = idempotency_key.as_ref().map(|_| request_digest(op, args));
+    let key = idempotency_key.as_deref();
+    if key.is_some()
+        && let Some(first) = store.read(|tx| first_result(tx, op, &scope, key, &request, ctx))?
+    {
+        return Ok(first);
+    }
+    let result = ops::import(store, import, ctx)?;
+    if idempotency_key.is_some() {
+        store.write(|tx| {
+            record_key(tx, op, scope, idempotency_key, request, &result, ctx)?;
+            Ok(Outcome::Commit(()))
+        })?;
+    }
+    Ok(result)
+}
+
+/// The first result of a key used within the window for the same request; a conflict when it was
+/// used for another.
+fn first_result(
+    tx: &mut dyn Tx,
+    op: &Operation,
+    scope: &str,
+    key: Option<&str>,
+    request: &Option<String>,
+    ctx: &Ctx,
+) -> Result<Option<Value>> {
+    let window = spec().constants.idempotency_window_seconds;
+    if let Some(key) = key
+        && let Some(entry) = tx.idempotency(scope, key)?
         && ctx.now.saturating_sub(entry.ts) < window
     {
-        let same = entry.op == op.name && (entry.request.is_none() || entry.request == request);
+        let same = entry.op == op.name && (entry.request.is_none() || &entry.request == request);
         if !same {
             return Err(Error::conflict(format!(
                 "the idempotency key {key:?} was already used on {scope} for another request ({} with other arguments) within the last 7 days; nothing was written. Use a new key for a new request",
@@ -208,14 +257,27 @@ fn keyed_write(
             ))
             .with_data(json!({ "idempotency_key": key, "first_operation": entry.op })));
         }
-        return Ok(Outcome::Unchanged(replay(tx, &entry)?));
+        return Ok(Some(replay(tx, &entry)?));
     }
-    let result = ops::run(tx, typed, ctx)?;
+    Ok(None)
+}
+
+/// After a change: purge keys older than the window, and record the request's key with its result.
+fn record_key(
+    tx: &mut dyn Tx,
+    op: &Operation,
+    scope: String,
+    idempotency_key: Option<String>,
+    request: Option<String>,
+    result: &Value,
+    ctx: &Ctx,
+) -> Result<()> {
+    let window = spec().constants.idempotency_window_seconds;
     if ctx.now >= window {
         tx.purge_idempotency(ctx.now - window)?;
     }
     if let Some(key) = idempotency_key {
-        let stored = audit_form(&result);
+        let stored = audit_form(result);
         tx.put_idempotency(&IdempotencyEntry {
             scope: scope.clone(),
             key: key.clone(),
@@ -237,7 +299,7 @@ fn keyed_write(
             },
         )?;
     }
-    Ok(Outcome::Commit(result))
+    Ok(())
 }
 
 /// The digest of an operation and its validated arguments: what a replayed key must match.
@@ -326,6 +388,27 @@ fn db_convert(store: &mut Store, to: &str) -> Result<Value> {
     let target = PathBuf::from(to);
     let db = store.read(|tx| tx.load_database())?;
     let engine = Store::create_from(&target, &db)?;
+    // What was written must open as it would later (the same checks and load): a copy that cannot
+    // be opened is removed rather than reported as a success.
+    let reopened = Store::open(target.clone()).and_then(|mut written| {
+        let problems = written.check()?;
+        if !problems.is_empty() {
+            return Err(Error::database(problems.join("; ")));
+        }
+        written.read(|tx| tx.load_database()).map(|_| ())
+    });
+    if let Err(e) = reopened {
+        for suffix in ["", "-wal", "-shm", "-journal", ".lock"] {
+            let mut name = target.clone().into_os_string();
+            name.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(name));
+        }
+        return Err(Error::database(format!(
+            "db convert wrote {to}, but the copy does not open as a Timeline database ({}), so it was removed; {} is unchanged. Run db check on it and see docs/storage.md for recovery",
+            e.message,
+            store.path().display()
+        )));
+    }
     let nodes: u64 = db.timelines.iter().map(|t| t.nodes.len() as u64 - 1).sum();
     Ok(json!({
         "from": store.path().display().to_string(),

@@ -1,8 +1,10 @@
 //! Import and export in other tools' formats (issue 15), through the real `tl` on both storage
 //! engines: ChatGPT and Claude.ai exports (file, folder, zip), OpenAI and Anthropic request bodies,
-//! round trips, double imports, malformed files, the budget layout of an export, and a 2,000-message
-//! import in one transaction. The fixtures under tests/fixtures/interchange/ are synthetic and follow
-//! the published formats.
+//! round trips, double imports, malformed files, the budget layout of an export, a 2,000-message
+//! import, and imports that cannot starve, stall or overflow (issue 21, items 9-13: short
+//! transactions, a killed import, zip and file limits, depth, skipped conversations, linear
+//! lookups). The fixtures under tests/fixtures/interchange/ are synthetic and follow the published
+//! formats.
 
 mod common;
 
@@ -471,7 +473,7 @@ on_both_engines! {
     /// 2,000 messages in 20 conversations import in one transaction; the same file with its last
     /// conversation cut short imports nothing at all.
     #[test]
-    fn two_thousand_messages_in_one_transaction() {
+    fn two_thousand_messages_imported() {
         let db = db();
         let conversations: Vec<Value> = (0..20)
             .map(|c| {
@@ -509,11 +511,462 @@ on_both_engines! {
         let info = db.tl(&["db", "info"]).json();
         assert_eq!((info["timelines"].clone(), info["nodes"].clone()), (json!(20), json!(2000)));
         db.tl(&["--timeline", "tl19", "context", "--node", "n100"]).json();
-        if db.engine() == common::Engine::Json {
-            // One transaction, one snapshot: the first write of a JSON database leaves no backup.
-            assert!(!db.backup_path().exists());
+    }
+
+    /// Names from the source that are no tag `append` accepts (an empty content_type or role, a
+    /// 1.2 MB content_type) give the tag `original`: the database, its check and its conversion to
+    /// the other engine accept everything imported (issue 21, item 12).
+    #[test]
+    fn imported_values_pass_the_checks_of_append() {
+        let db = db();
+        let huge = "x".repeat(1_200_000);
+        let export = write_export(&db, "tags.json", &[
+            chatgpt_conversation("empty-type", &[("user", json!({"content_type": "", "text": "what an empty type says"}))]),
+            chatgpt_conversation("empty-role", &[("", json!({"content_type": "text", "parts": ["from nobody"]}))]),
+            chatgpt_conversation("huge-type", &[("user", json!({"content_type": huge, "text": "a huge type"}))]),
+        ]);
+        let report = db.tl(&["import", "--format", "chatgpt", "--input", &export]).json();
+        assert_eq!((report["imported"].clone(), report["skipped"].clone()), (json!(3), json!(0)));
+        db.tl(&["--timeline", "tl0", "context", "--node", "n1"]).ok(
+            r#"[{"node":"n1","role":"user","text":"[]\nwhat an empty type says","tokens":7,"intent_tag":"original"}]"#,
+        );
+        db.tl(&["--timeline", "tl1", "context", "--node", "n1"]).ok(
+            r#"[{"node":"n1","role":"user","text":"[]\n\nfrom nobody","tokens":4,"intent_tag":"original"}]"#,
+        );
+        let node = db.tl(&["--timeline", "tl2", "node", "--node", "n1"]).json();
+        assert_eq!(node["intent"], json!({"tag": "original", "note": "{\"import\":\"chatgpt\",\"original_bytes\":1200108}"}));
+        assert_eq!(db.tl(&["db", "check"]).json()["ok"], json!(true));
+        let other = match db.engine() {
+            common::Engine::Json => "copy.db",
+            common::Engine::Sqlite => "copy.json",
+        };
+        let copy = db.dir.path().join(other).display().to_string();
+        let converted = db.tl(&["db", "convert", "--to", &copy]).json();
+        assert_eq!((converted["timelines"].clone(), converted["nodes"].clone()), (json!(3), json!(4)));
+        let mut reopened = self::db();
+        reopened.path = PathBuf::from(&copy);
+        reopened.tl(&["--timeline", "tl1", "context", "--node", "n1"]).ok(r#"[{"node":"n1","role":"user","text":"[]\n\nfrom nobody","tokens":4,"intent_tag":"original"}]"#);
+    }
+
+    /// An Anthropic body's empty messages and empty system prompt are left out, as the other
+    /// importers leave out empty messages (issue 21, item 13).
+    #[test]
+    fn anthropic_empty_messages_are_left_out() {
+        let db = db();
+        let body = db.dir.path().join("body.json");
+        std::fs::write(&body, json!({"system": "", "messages": [
+            {"role": "user", "content": []},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": ""},
+            {"role": "assistant", "content": [{"type": "text", "text": ""}]},
+            {"role": "assistant", "content": "hello"}
+        ]}).to_string()).unwrap();
+        let report = db.tl(&["import", "--format", "anthropic", "--input", &body.display().to_string()]).json();
+        assert_eq!(report["messages"], json!(2));
+        assert_eq!(report["kinds"], json!({"roles": {"assistant": 1, "user": 1}, "parts": {"text": 2}, "skipped": {"empty_message": 3, "empty_system": 1}}));
+        db.tl(&["context", "--node", "n2"]).ok(
+            r#"[{"node":"n1","role":"user","text":"hi","tokens":1},{"node":"n2","role":"assistant","text":"hello","tokens":2}]"#,
+        );
+    }
+
+    /// JSON nested as deep as the documented 10,000 levels imports; one level more refuses the
+    /// file, naming the limit; a lone surrogate escape skips only its conversation, with the reason
+    /// (issue 21, item 13).
+    #[test]
+    fn documented_depth_and_a_lone_surrogate() {
+        let db = db();
+        // The conversation's object is one level; its field "extra" holds the others.
+        let nested = |levels: usize| -> String {
+            let mut conversation = chatgpt_conversation("deep", &[("user", json!({"content_type": "text", "parts": ["deep"]}))]);
+            conversation["extra"] = json!("PLACEHOLDER");
+            let text = format!("{}{}", "[".repeat(levels - 1), "]".repeat(levels - 1));
+            conversation.to_string().replace("\"PLACEHOLDER\"", &text)
+        };
+        let write_raw = |name: &str, parts: &[String]| {
+            let path = db.dir.path().join(name);
+            std::fs::write(&path, format!("[{}]", parts.join(","))).unwrap();
+            path.display().to_string()
+        };
+        let deepest = nested(10_000);
+        let plain = chatgpt_conversation("plain", &[("user", json!({"content_type": "text", "parts": ["plain"]}))]).to_string();
+        let lone = chatgpt_conversation("lone", &[("user", json!({"content_type": "text", "parts": ["PLACEHOLDER"]}))])
+            .to_string()
+            .replace("PLACEHOLDER", "half \\ud800 of a pair");
+        let ok = write_raw("deep.json", &[deepest, lone, plain.clone()]);
+        let report = db.tl(&["import", "--format", "chatgpt", "--input", &ok]).json();
+        assert_eq!((report["imported"].clone(), report["messages"].clone()), (json!(2), json!(2)));
+        assert_eq!(
+            report["skipped_conversations"],
+            json!([{"file": "deep.json", "index": 1, "reason": "it holds a string that is not valid Unicode text (unexpected end of hex escape at line 1 column 254)"}])
+        );
+        let too_deep = write_raw("deeper.json", &[plain, nested(10_001)]);
+        let run = db.tl(&["import", "--format", "chatgpt", "--input", &too_deep]);
+        assert_eq!(run.code, 2, "{run:?}");
+        assert!(run.stderr.contains(&format!("{too_deep} nests more than 10000 levels deep (conversation 1, byte ")), "{run:?}");
+        assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(2));
+    }
+
+    /// A FIFO named conversations.json in an export folder is refused at once, not read forever
+    /// (issue 21, item 10).
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_in_an_export_folder_is_refused() {
+        let db = db();
+        let folder = db.dir.path().join("export");
+        std::fs::create_dir(&folder).unwrap();
+        let fifo = folder.join("conversations.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let run = spawn_tl(&db, &["import", "--format", "chatgpt", "--input", &folder.display().to_string()]).finish_within(60);
+        run.err(2, &json!({"error": format!("invalid argument --input: {} is not a regular file (a pipe, a device or a socket); an import reads regular files only, so copy the data into a file and import that; nothing was imported", fifo.display())}).to_string());
+        assert!(!db.path.exists());
+    }
+
+    /// An import with an idempotency key, written in several transactions, records the key once it
+    /// is done: the same request again returns the first report (nothing is read or written), and
+    /// the key with another input is a conflict.
+    #[test]
+    fn an_idempotency_key_replays_a_whole_import() {
+        let db = db();
+        let export = write_export(&db, "keyed.json", &many_conversations(3));
+        let first = db.tl(&["import", "--format", "chatgpt", "--input", &export, "--idempotency-key", "import-1"]);
+        assert_eq!(first.json()["imported"], json!(3));
+        std::fs::remove_file(&export).unwrap();
+        let again = db.tl(&["import", "--format", "chatgpt", "--input", &export, "--idempotency-key", "import-1"]);
+        assert_eq!((again.code, again.stdout.as_str()), (0, first.stdout.as_str()));
+        let other = write_export(&db, "other.json", &many_conversations(1));
+        db.tl(&["import", "--format", "chatgpt", "--input", &other, "--idempotency-key", "import-1"]).err(
+            1,
+            r#"{"error":"the idempotency key \"import-1\" was already used on database for another request (import with other arguments) within the last 7 days; nothing was written. Use a new key for a new request","data":{"idempotency_key":"import-1","first_operation":"import"}}"#,
+        );
+        assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(3));
+    }
+
+    /// A zip whose entries share compressed data is refused before anything is decompressed; one
+    /// that decompresses to more than 100 times its size, or to more than --max-unzipped-mib in all,
+    /// is refused while it is read, and the flags raise both limits (issue 21, item 10).
+    #[test]
+    fn zip_bombs_are_refused() {
+        let db = db();
+        let text = Value::Array(vec![chatgpt_conversation("z", &[("user", json!({"content_type": "text", "parts": ["zipped"]}))])]).to_string();
+        let padded = format!("{} {}]", &text[..text.len() - 1], " ".repeat(3_000_000));
+        let packed = db.dir.path().join("packed.zip");
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&packed).unwrap());
+        let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        zip.start_file("conversations.json", options).unwrap();
+        std::io::Write::write_all(&mut zip, padded.as_bytes()).unwrap();
+        zip.finish().unwrap();
+        let packed = packed.display().to_string();
+        let refused = |extra: &[&str], why: &str| {
+            let mut args = vec!["import", "--format", "chatgpt", "--input", &packed];
+            args.extend_from_slice(extra);
+            db.tl(&args).err(2, &json!({"error": format!("invalid argument --input: cannot read {packed}:conversations.json: {why}; nothing was imported")}).to_string());
+            assert!(!db.path.exists());
+        };
+        refused(&[], "an entry decompresses to more than 100 times its compressed size, as zip bombs do; if the archive is genuine, raise the limit with --max-zip-ratio");
+        refused(&["--max-zip-ratio", "100000", "--max-unzipped-mib", "2"], "its conversations files decompress to more than 2 MiB in all; if the archive is genuine, raise the limit with --max-unzipped-mib");
+        let report = db.tl(&["import", "--format", "chatgpt", "--input", &packed, "--max-zip-ratio", "100000"]).json();
+        assert_eq!(report["imported"], json!(1));
+        // Two entries of the central directory at one local header: one stored stream read twice.
+        let crc = crc32(text.as_bytes());
+        let name = b"conversations-000.json";
+        let mut local = Vec::new();
+        for field in [0x04034b50u32.to_le_bytes().to_vec(), vec![20, 0, 0, 0, 0, 0, 0, 0, 0, 0], crc.to_le_bytes().to_vec(),
+            (text.len() as u32).to_le_bytes().to_vec(), (text.len() as u32).to_le_bytes().to_vec(), (name.len() as u16).to_le_bytes().to_vec(), vec![0, 0], name.to_vec(), text.as_bytes().to_vec()] {
+            local.extend(field);
+        }
+        let mut central = Vec::new();
+        for entry in ["conversations-000.json", "conversations-001.json"] {
+            for field in [0x02014b50u32.to_le_bytes().to_vec(), vec![20, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0], crc.to_le_bytes().to_vec(),
+                (text.len() as u32).to_le_bytes().to_vec(), (text.len() as u32).to_le_bytes().to_vec(), (entry.len() as u16).to_le_bytes().to_vec(),
+                vec![0; 12], 0u32.to_le_bytes().to_vec(), entry.as_bytes().to_vec()] {
+                central.extend(field);
+            }
+        }
+        let mut bytes = local.clone();
+        bytes.extend(&central);
+        for field in [0x06054b50u32.to_le_bytes().to_vec(), vec![0, 0, 0, 0, 2, 0, 2, 0], (central.len() as u32).to_le_bytes().to_vec(), (local.len() as u32).to_le_bytes().to_vec(), vec![0, 0]] {
+            bytes.extend(field);
+        }
+        let overlap = db.dir.path().join("overlap.zip");
+        std::fs::write(&overlap, bytes).unwrap();
+        let overlap = overlap.display().to_string();
+        db.tl(&["import", "--format", "chatgpt", "--input", &overlap]).err(
+            2,
+            &json!({"error": format!("invalid argument --input: {overlap} is not a well-formed zip archive: its entries \"conversations-000.json\" and \"conversations-001.json\" overlap (they share compressed data, as zip bombs do); nothing was imported")}).to_string(),
+        );
+        assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(1));
+    }
+
+    /// While a large import runs, another writer's `append` goes through: the import reads outside
+    /// any transaction and writes in short ones (issue 21, item 9). Not timed: the append must
+    /// succeed while the import is still running.
+    #[test]
+    fn an_append_goes_through_while_an_import_runs() {
+        let db = db();
+        db.tl(&["create"]).json();
+        let export = write_export(&db, "big.json", &many_conversations(1500));
+        let mut import = spawn_import(&db, &export);
+        wait_for_timelines(&db, &mut import, 3);
+        let appended = db.tl(&["--timeline", "tl0", "append", "--role", "user", "--text", "meanwhile"]);
+        assert_eq!(appended.json()["node"], json!("n1"));
+        assert!(import.running(), "the import ended before the append; make the input larger");
+        let report = import.finish_within(600).json();
+        assert_eq!((report["imported"].clone(), report["messages"].clone()), (json!(1500), json!(15000)));
+        assert_eq!(db.tl(&["db", "info"]).json()["nodes"], json!(15001));
+    }
+
+    /// 8,000 conversations sharing one source ID ("") import, and import again as 8,000 skips: each
+    /// conversation looks up its digest and the latest import of its source ID by index, not by
+    /// reading every earlier record (issue 21, item 11). On SQLite the lookup's plan uses the index.
+    #[test]
+    fn many_conversations_sharing_a_source_id() {
+        let db = db();
+        let conversations: Vec<Value> = (0..8000)
+            .map(|c| {
+                let mut conversation = chatgpt_conversation("", &[("user", json!({"content_type": "text", "parts": [format!("conversation {c}")]}))]);
+                conversation["title"] = json!(format!("C{c}"));
+                conversation
+            })
+            .collect();
+        let export = write_export(&db, "shared.json", &conversations);
+        let report = db.tl(&["import", "--format", "chatgpt", "--input", &export]).json();
+        assert_eq!(report["imported"], json!(8000));
+        assert_eq!(
+            report["timelines"][7999],
+            json!({"timeline_id": "tl7999", "source_id": "", "title": "C7999", "messages": 1, "branches": ["main"], "earlier_import": "tl7998"})
+        );
+        let again = db.tl(&["import", "--format", "chatgpt", "--input", &export]).json();
+        assert_eq!((again["imported"].clone(), again["skipped"].clone()), (json!(0), json!(8000)));
+        assert_eq!(
+            again["skipped_conversations"][4321],
+            json!({"file": "shared.json", "index": 4321, "source_id": "", "title": "C4321", "reason": "already imported into tl4321"})
+        );
+        if db.engine() == common::Engine::Sqlite {
+            let conn = rusqlite::Connection::open(&db.path).unwrap();
+            let plan: Vec<String> = conn
+                .prepare("EXPLAIN QUERY PLAN SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 AND digest = ?3 ORDER BY seq LIMIT 1")
+                .unwrap()
+                .query_map(["chatgpt", "", "x"], |r| r.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(plan, vec!["SEARCH imports USING INDEX imports_by_digest (format=? AND source_key=? AND digest=?)".to_string()]);
         }
     }
+
+    /// An import killed midway (SIGKILL) leaves only whole conversations: every imported timeline
+    /// has all its messages and its import record, and importing again adds exactly the rest.
+    #[cfg(unix)]
+    #[test]
+    fn a_killed_import_leaves_whole_conversations() {
+        let db = db();
+        let export = write_export(&db, "big.json", &many_conversations(1500));
+        let mut import = spawn_import(&db, &export);
+        wait_for_timelines(&db, &mut import, 3);
+        import.child.kill().unwrap();
+        import.child.wait().unwrap();
+        let timelines = db.tl(&["timelines"]).json();
+        let timelines = timelines.as_array().unwrap();
+        assert!(timelines.len() < 1500, "the import finished before it was killed");
+        for timeline in timelines {
+            assert_eq!(timeline["messages"], json!(10), "{timeline}");
+        }
+        assert_eq!(db.tl(&["db", "check"]).json()["ok"], json!(true));
+        let report = db.tl(&["import", "--format", "chatgpt", "--input", &export]).json();
+        assert_eq!(
+            (report["imported"].clone(), report["skipped"].clone()),
+            (json!(1500 - timelines.len()), json!(timelines.len()))
+        );
+        assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(1500));
+    }
+}
+
+/// A SQLite database holding an empty intent tag (written with another tool): `db check` reports it,
+/// and `db convert` removes the snapshot it wrote, which would not open, instead of reporting
+/// success (issue 21, item 12). SQLite only: a snapshot with such a tag does not open at all.
+#[test]
+fn db_convert_removes_a_copy_that_does_not_open() {
+    common::use_engine(common::Engine::Sqlite);
+    let db = db();
+    db.tl(&["create"]).json();
+    db.tl(&[
+        "append",
+        "--role",
+        "user",
+        "--text",
+        "hi",
+        "--intent-tag",
+        "x",
+    ])
+    .json();
+    rusqlite::Connection::open(&db.path)
+        .unwrap()
+        .execute(
+            "UPDATE nodes SET intent_tag = '' WHERE intent_tag = 'x'",
+            [],
+        )
+        .unwrap();
+    let problem = "invalid content (timeline tl0: node n1 has an invalid intent: the tag must be a non-empty string)";
+    let shown = db.path.display().to_string();
+    let run = db.tl(&["db", "check"]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(
+        run.stderr.contains(&format!(
+            "the database {shown} has 1 problem(s): {problem}."
+        )),
+        "{run:?}"
+    );
+    let copy = db.dir.path().join("copy.json").display().to_string();
+    db.tl(&["db", "convert", "--to", &copy]).err(
+        3,
+        &json!({"error": format!("db convert wrote {copy}, but the copy does not open as a Timeline database ({problem}), so it was removed; {shown} is unchanged. Run db check on it and see docs/storage.md for recovery")}).to_string(),
+    );
+    let left: Vec<_> = std::fs::read_dir(db.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.starts_with("copy"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+}
+
+/// CRC-32 (IEEE), for a zip written by hand.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// A ChatGPT export's conversation `id`: one message per `(role, content)`, each below the one
+/// before.
+fn chatgpt_conversation(id: &str, messages: &[(&str, Value)]) -> Value {
+    let mut mapping = serde_json::Map::new();
+    mapping.insert(
+        "root".into(),
+        json!({"id": "root", "message": null, "parent": null, "children": ["m0"]}),
+    );
+    for (i, (role, content)) in messages.iter().enumerate() {
+        let parent = if i == 0 {
+            "root".to_string()
+        } else {
+            format!("m{}", i - 1)
+        };
+        let children = if i + 1 == messages.len() {
+            json!([])
+        } else {
+            json!([format!("m{}", i + 1)])
+        };
+        mapping.insert(
+            format!("m{i}"),
+            json!({"id": format!("m{i}"), "parent": parent, "children": children,
+            "message": {"id": format!("m{i}"), "author": {"role": role}, "content": content}}),
+        );
+    }
+    json!({"id": id, "title": id, "mapping": mapping})
+}
+
+/// `count` conversations of ten short messages each.
+fn many_conversations(count: usize) -> Vec<Value> {
+    (0..count)
+        .map(|c| {
+            let messages: Vec<(&str, Value)> = (0..10)
+                .map(|m| {
+                    let role = if m % 2 == 0 { "user" } else { "assistant" };
+                    (role, json!({"content_type": "text", "parts": [format!("message {m} of conversation {c}")]}))
+                })
+                .collect();
+            chatgpt_conversation(&format!("conv-{c}"), &messages)
+        })
+        .collect()
+}
+
+/// An export file of `conversations` in the database's directory; its path.
+fn write_export(db: &Db, name: &str, conversations: &[Value]) -> String {
+    let path = db.dir.path().join(name);
+    std::fs::write(&path, Value::Array(conversations.to_vec()).to_string()).unwrap();
+    path.display().to_string()
+}
+
+/// A `tl` run in the background; its output goes to files, so a long report never blocks it.
+struct Running {
+    child: std::process::Child,
+    out: PathBuf,
+    err: PathBuf,
+}
+
+/// Start `tl --db <db> <args>`.
+fn spawn_tl(db: &Db, args: &[&str]) -> Running {
+    let out = db.dir.path().join(format!("stdout-{}", args.len()));
+    let err = db.dir.path().join(format!("stderr-{}", args.len()));
+    let child = db
+        .command(common::TL)
+        .arg("--db")
+        .arg(&db.path)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    Running { child, out, err }
+}
+
+/// `tl import --format chatgpt --input <export>`, running.
+fn spawn_import(db: &Db, export: &str) -> Running {
+    spawn_tl(db, &["import", "--format", "chatgpt", "--input", export])
+}
+
+impl Running {
+    fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Its outcome; killed (and the test failed) if it runs longer than `seconds`.
+    #[track_caller]
+    fn finish_within(mut self, seconds: u64) -> Run {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+        while self.running() {
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("the command ran longer than {seconds} s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let status = self.child.wait().unwrap();
+        Run {
+            stdout: std::fs::read_to_string(&self.out).unwrap(),
+            stderr: std::fs::read_to_string(&self.err).unwrap(),
+            code: status.code().unwrap_or(-1),
+        }
+    }
+}
+
+/// Wait until the database holds at least `count` timelines, while `import` runs.
+#[track_caller]
+fn wait_for_timelines(db: &Db, import: &mut Running, count: usize) {
+    for _ in 0..6000 {
+        assert!(
+            import.running(),
+            "the import ended before it had written {count} timelines"
+        );
+        if db.path.exists() {
+            let run = db.tl(&["timelines"]);
+            if run.code == 0 && run.json().as_array().is_some_and(|t| t.len() >= count) {
+                return;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("the import wrote fewer than {count} timelines in a minute");
 }
 
 /// A second database of the same engine in its own directory.

@@ -2822,4 +2822,34 @@ rm m/fill
             assert_eq!(left, Vec::<String>::new());
         }
     }
+
+/// A `-wal` or `-shm` file that is a symbolic link is named in the refusal (not reported as a
+/// directory one may not write), for `append` and `import` alike, and nothing is written through
+/// it (issue 21, item 13). SQLite only: a JSON snapshot keeps no such files.
+#[cfg(unix)]
+#[test]
+fn a_linked_wal_or_shm_file_is_named() {
+    common::use_engine(common::Engine::Sqlite);
+    let db = Db::new();
+    db.tl(&["create"]).json();
+    let export = db.dir.path().join("messages.json");
+    fs::write(&export, r#"[{"role": "user", "content": "imported"}]"#).unwrap();
+    let elsewhere = db.dir.path().join("elsewhere");
+    for suffix in ["-wal", "-shm"] {
+        let mut link = db.path.clone().into_os_string();
+        link.push(suffix);
+        let link = PathBuf::from(link);
+        let _ = fs::remove_file(&link);
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        let refused = json!({"error": format!("cannot change the database {}: its {suffix} file {} is a symbolic link, which SQLite never opens (a link there could make it write elsewhere); remove the link (rm \"{}\") once no tl or tl-mcp process uses the database. Nothing was written; reading it works", db.path.display(), link.display(), link.display())}).to_string();
+        db.tl(&["append", "--role", "user", "--text", "through a link"])
+            .err(3, &refused);
+        let input = export.display().to_string();
+        db.tl(&["import", "--format", "openai", "--input", &input])
+            .err(3, &refused);
+        assert!(!elsewhere.exists());
+        fs::remove_file(&link).unwrap();
+    }
+    db.tl(&["timelines"]).json();
+    assert_eq!(db.tl(&["db", "info"]).json()["nodes"], json!(0));
 }

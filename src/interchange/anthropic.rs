@@ -154,6 +154,8 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
     };
     match system {
         None | Some(Value::Null) => {}
+        // An empty system prompt is left out, as the other importers leave out empty messages.
+        Some(Value::String(text)) if text.trim().is_empty() => kinds.skip("empty_system"),
         Some(Value::String(text)) => {
             kinds.role("system");
             kinds.part("text");
@@ -164,11 +166,16 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
             for block in items {
                 render_block(block, &mut r);
             }
-            let (text, met) = r.finish(&mut kinds);
-            kinds.role("system");
-            let tag = tag_for(None, &met);
-            let kept = intent_with(Format::Anthropic, "system", tag, blocks.clone(), &mut kinds);
-            push(&mut out, Role::System, text, Some(kept));
+            if r.is_empty() {
+                kinds.skip("empty_system");
+            } else {
+                let (text, met) = r.finish(&mut kinds);
+                kinds.role("system");
+                let tag = tag_for(None, &met);
+                let intent =
+                    intent_with(Format::Anthropic, "system", tag, blocks.clone(), &mut kinds);
+                push(&mut out, Role::System, text, Some(intent));
+            }
         }
         Some(_) => return Err("its system is neither a string nor an array of blocks".into()),
     }
@@ -190,6 +197,16 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
                     "message {i} has content that is neither a string nor an array of blocks"
                 ));
             }
+        }
+        // A message with nothing to show (`content: []`, `""`) is left out, as the other
+        // importers leave it out; the next message hangs from the one before it.
+        if r.is_empty() {
+            kinds.skip(if role == Role::System {
+                "empty_system"
+            } else {
+                "empty_message"
+            });
+            continue;
         }
         kinds.role(original_role);
         let (text, met) = r.finish(&mut kinds);

@@ -10,7 +10,9 @@
 //! through the zip crate's streaming decompression).
 //!
 //! Any syntax error, truncation, or top level that is not an array (or a single conversation object)
-//! refuses the whole file: the import runs in one transaction and writes nothing then.
+//! refuses the whole file: the import reads an export once with [`Pass::Check`] before it writes
+//! anything. A conversation that is JSON but holds a string that is not Unicode (a lone surrogate
+//! escape) is skipped with its reason. Only regular files are read (a FIFO would never end).
 
 use super::{Format, MAX_CONVERSATION_BYTES};
 use crate::error::{Error, Result};
@@ -20,8 +22,9 @@ use std::io::{BufRead, BufReader, ErrorKind as IoKind, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Brackets nested deeper than this refuse the file (serde_json refuses 128 levels inside one
-/// conversation anyway; this bounds the scanner's own stack on conversations it does not parse).
+/// Brackets nested deeper than this refuse the file. The bound is ours: serde_json's recursion limit
+/// (128) is lifted, and everything that walks a conversation's JSON recursively (parsing,
+/// converting, hashing, dropping) fits this depth on the stack the import runs on.
 pub const MAX_DEPTH: usize = 10_000;
 
 /// One conversation of an input: where it is, and its JSON (or why it was not parsed).
@@ -34,11 +37,42 @@ pub struct Element {
     pub value: std::result::Result<Value, String>,
 }
 
+/// What a reading of the input does with each conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// Check the whole input's JSON without building any value (each element's value is `null`):
+    /// the first pass of an import, which refuses a broken file before anything is written.
+    Check,
+    /// Parse each conversation and show progress on a terminal.
+    Parse,
+}
+
+/// What a `.zip` may decompress to: in all, and per entry as a multiple of its compressed size.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Bytes that the conversations files of a zip may decompress to, in all.
+    pub unzipped_bytes: u64,
+    /// How many times its compressed size an entry may decompress to.
+    pub zip_ratio: u64,
+}
+
+impl Limits {
+    /// The default limits (16 GiB; 100 times), or those the import was given in MiB and times.
+    pub fn new(unzipped_mib: Option<u64>, zip_ratio: Option<u64>) -> Limits {
+        Limits {
+            unzipped_bytes: unzipped_mib.unwrap_or(16 << 10).saturating_mul(1 << 20),
+            zip_ratio: zip_ratio.unwrap_or(100),
+        }
+    }
+}
+
 /// Call `each` for every conversation of the input at `path`, in file order; `each` returns how
 /// many messages it imported (for the progress line). Errors of `each` stop the reading.
 pub fn read(
     format: Format,
     path: &Path,
+    pass: Pass,
+    limits: Limits,
     each: &mut dyn FnMut(Element) -> Result<u64>,
 ) -> Result<()> {
     let shown = path.display().to_string();
@@ -51,6 +85,8 @@ pub fn read(
         )),
     })?;
     let mut progress = Progress::new(&shown);
+    progress.enabled &= pass == Pass::Parse;
+    progress.pass = pass;
     if meta.is_dir() {
         if !format.is_export() {
             return Err(Error::invalid(format!(
@@ -72,6 +108,9 @@ pub fn read(
             })
             .collect();
         files.sort();
+        for file in &files {
+            refuse_special(file)?;
+        }
         if files.is_empty() {
             return Err(Error::invalid(format!(
                 "invalid argument --input: the folder {shown} holds no conversations.json (nor conversations-000.json, ...); pass the export's folder, its .zip or the file itself"
@@ -97,6 +136,7 @@ pub fn read(
         progress.finish();
         return Ok(());
     }
+    refuse_special(path)?;
     let mut file = File::open(path).map_err(|e| {
         Error::invalid(format!(
             "invalid argument --input: cannot open {shown}: {e}"
@@ -120,7 +160,7 @@ pub fn read(
                 format.as_str()
             )));
         }
-        read_zip(file, &shown, &mut progress, each)?;
+        read_zip(file, &shown, limits, &mut progress, each)?;
         progress.finish();
         return Ok(());
     }
@@ -159,6 +199,28 @@ pub fn read(
     Ok(())
 }
 
+/// Refuse an input that is not a regular file (a FIFO, a device, a socket): opening or reading one
+/// could wait forever or never end. Checked before the file is opened; a link is followed.
+fn refuse_special(path: &Path) -> Result<()> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Error::invalid(format!(
+            "invalid argument --input: cannot read {shown}: {e}"
+        ))
+    })?;
+    if meta.is_file() {
+        return Ok(());
+    }
+    let what = if meta.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file (a pipe, a device or a socket)"
+    };
+    Err(Error::invalid(format!(
+        "invalid argument --input: {shown} is {what}; an import reads regular files only, so copy the data into a file and import that; nothing was imported"
+    )))
+}
+
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
@@ -193,6 +255,7 @@ pub fn is_conversations_file(name: &str) -> bool {
 fn read_zip(
     file: File,
     shown: &str,
+    limits: Limits,
     progress: &mut Progress,
     each: &mut dyn FnMut(Element) -> Result<u64>,
 ) -> Result<()> {
@@ -203,26 +266,41 @@ fn read_zip(
     };
     let mut archive = zip::ZipArchive::new(file).map_err(bad)?;
     let mut entries: Vec<(String, usize, u64)> = Vec::new();
+    // Where each entry's local header starts and how much compressed data follows it.
+    let mut spans: Vec<(u64, u64, String)> = Vec::new();
     for i in 0..archive.len() {
         let entry = archive.by_index_raw(i).map_err(bad)?;
         let name = entry.name().map_err(bad)?.into_owned();
+        spans.push((entry.header_start(), entry.compressed_size(), name.clone()));
         let base = name.rsplit('/').next().unwrap_or_default();
         if !entry.is_dir() && !name.starts_with("__MACOSX/") && is_conversations_file(base) {
             entries.push((name, i, entry.size()));
         }
     }
     entries.sort();
+    refuse_overlaps(&mut spans, shown)?;
     if entries.is_empty() {
         return Err(Error::invalid(format!(
             "invalid argument --input: the zip archive {shown} holds no conversations.json (nor conversations-000.json, ...); is it a ChatGPT or Claude.ai data export?"
         )));
     }
     progress.total = entries.iter().map(|e| e.2).sum();
+    let mut total = 0u64;
     for (name, i, _) in entries {
         let entry = archive.by_index(i).map_err(bad)?;
         let label = format!("{shown}:{name}");
+        let capped = Capped {
+            ratio_limit: entry
+                .compressed_size()
+                .max(1)
+                .saturating_mul(limits.zip_ratio),
+            inner: entry,
+            read: 0,
+            total: &mut total,
+            limits,
+        };
         scan(
-            BufReader::with_capacity(1 << 16, entry),
+            BufReader::with_capacity(1 << 16, capped),
             &label,
             progress,
             each,
@@ -231,9 +309,127 @@ fn read_zip(
     Ok(())
 }
 
+/// Refuse entries whose data overlap: a zip bomb points many entries at one compressed stream. Each
+/// entry's data follows its local header (30 bytes and more) before the next entry starts.
+fn refuse_overlaps(spans: &mut [(u64, u64, String)], shown: &str) -> Result<()> {
+    spans.sort();
+    for pair in spans.windows(2) {
+        let ((start, size, first), (next, _, second)) = (&pair[0], &pair[1]);
+        if start.saturating_add(30).saturating_add(*size) > *next {
+            return Err(Error::invalid(format!(
+                "invalid argument --input: {shown} is not a well-formed zip archive: its entries {first:?} and {second:?} overlap (they share compressed data, as zip bombs do); nothing was imported"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A zip entry read within [`Limits`]: reading fails once the entry decompresses to more than its
+/// ratio allows, or the archive's conversations files to more than their total.
+struct Capped<'a, R> {
+    inner: R,
+    read: u64,
+    ratio_limit: u64,
+    total: &'a mut u64,
+    limits: Limits,
+}
+
+impl<R: Read> Read for Capped<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        *self.total += n as u64;
+        if self.read > self.ratio_limit {
+            return Err(std::io::Error::other(format!(
+                "an entry decompresses to more than {} times its compressed size, as zip bombs do; if the archive is genuine, raise the limit with --max-zip-ratio",
+                self.limits.zip_ratio
+            )));
+        }
+        if *self.total > self.limits.unzipped_bytes {
+            return Err(std::io::Error::other(format!(
+                "its conversations files decompress to more than {} MiB in all; if the archive is genuine, raise the limit with --max-unzipped-mib",
+                self.limits.unzipped_bytes >> 20
+            )));
+        }
+        Ok(n)
+    }
+}
+
+/// JSON text as a value, nested as deep as [`MAX_DEPTH`] allows: serde_json's own limit (128 levels)
+/// is lifted because the scanner (or, for one request, [`depth_of`]) has bounded the nesting already.
+fn value_of(bytes: &[u8]) -> serde_json::Result<Value> {
+    use serde::Deserialize;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
+    let value = Value::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Whether `bytes` is JSON by its grammar, whatever its strings hold: serde_json refuses an escape
+/// such as a lone `\ud800` when it builds a string, not when it only checks the syntax.
+fn is_json_syntax(bytes: &[u8]) -> bool {
+    use serde::Deserialize;
+    // Bytes that are not UTF-8 are a file in another encoding: refused whole, not skipped.
+    if std::str::from_utf8(bytes).is_err() {
+        return false;
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
+    serde::de::IgnoredAny::deserialize(&mut de).is_ok() && de.end().is_ok()
+}
+
+/// The deepest nesting of brackets in JSON text (outside strings).
+fn depth_of(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Parse one conversation of an export: its value; or, when it is JSON by its grammar but holds a
+/// string that is not Unicode (a lone surrogate escape), the reason it is skipped; anything else
+/// refuses the file.
+fn parse_element(
+    bytes: &[u8],
+    shown: &str,
+    at: (usize, u64),
+) -> Result<std::result::Result<Value, String>> {
+    match value_of(bytes) {
+        Ok(value) => Ok(Ok(value)),
+        Err(e) if is_json_syntax(bytes) => Ok(Err(format!(
+            "it holds a string that is not valid Unicode text ({e})"
+        ))),
+        Err(_) => parse(bytes, shown, Some(at)).map(Ok),
+    }
+}
+
 /// Parse one conversation's (or one file's) JSON text.
 fn parse(bytes: &[u8], shown: &str, at: Option<(usize, u64)>) -> Result<Value> {
-    serde_json::from_slice(bytes).map_err(|e| {
+    if depth_of(bytes) > MAX_DEPTH {
+        return Err(Error::invalid(format!(
+            "invalid argument --input: {shown} nests more than {MAX_DEPTH} levels deep; nothing was imported"
+        )));
+    }
+    value_of(bytes).map_err(|e| {
         let place = match at {
             Some((index, offset)) => {
                 format!(" in conversation {index} (starting at byte {offset})")
@@ -316,8 +512,13 @@ fn scan<R: BufRead>(
                 "its JSON is {size} bytes, over the limit of {} MiB for one conversation",
                 s.limit >> 20
             ))
+        } else if progress.pass == Pass::Check {
+            if !is_json_syntax(&buf) {
+                parse(&buf, shown, Some((index, start)))?;
+            }
+            Ok(Value::Null)
         } else {
-            Ok(parse(&buf, shown, Some((index, start)))?)
+            parse_element(&buf, shown, (index, start))?
         };
         buf.clear();
         let messages = each(Element {
@@ -541,6 +742,8 @@ struct Progress {
     conversations: u64,
     messages: u64,
     last: Option<Instant>,
+    /// Which pass reads the input (a check only needs no values).
+    pass: Pass,
 }
 
 impl Progress {
@@ -554,6 +757,7 @@ impl Progress {
             conversations: 0,
             messages: 0,
             last: None,
+            pass: Pass::Parse,
         }
     }
 
@@ -652,7 +856,6 @@ mod tests {
             ("[{\"a\":1} {}]", "expected , or ]"),
             ("[{\"a\":1}] x", "has data after"),
             ("[{\"a\":tru}]", "is not valid JSON in conversation 0"),
-            ("[{\"a\":\"\\ud800\"}]", "in conversation 0"),
             ("42", "is not a JSON array"),
         ] {
             let err = elements(text).unwrap_err();
@@ -664,6 +867,16 @@ mod tests {
             "]".repeat(MAX_DEPTH + 1)
         );
         assert!(elements(&deep).unwrap_err().message.contains("levels deep"));
+        // Grammatical JSON with a string serde_json does not build: only that element is skipped.
+        let got = elements("[{\"a\":\"\\ud800\"}, 1]").unwrap();
+        assert_eq!(
+            got,
+            vec![
+                Err("it holds a string that is not valid Unicode text (unexpected end of hex escape at line 1 column 13)".into()),
+                Ok(serde_json::json!(1))
+            ]
+        );
+        assert_eq!(depth_of(b"[{\"a\": \"[[[\"}, [[]]]"), 3);
     }
 
     #[test]

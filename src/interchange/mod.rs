@@ -257,8 +257,17 @@ impl Rendering {
 /// The intent tag of a message that is not plain text in one of Timeline's roles: the original role
 /// when Timeline has no such role, else a tool call or result, else the first other kind met, else
 /// `original` (fields Timeline has no place for, kept in the note).
+/// A name from the source that is not a tag `append` accepts (empty, or over the tag size limit) is
+/// passed over, so `original` is the tag when nothing else fits.
 pub(crate) fn tag_for(original_role: Option<&str>, kinds: &[String]) -> String {
-    if let Some(role) = original_role {
+    let fits = |tag: &str| {
+        crate::spec::validate::intent_problem(&Intent {
+            tag: tag.to_string(),
+            note: None,
+        })
+        .is_none()
+    };
+    if let Some(role) = original_role.filter(|r| fits(r)) {
         return role.to_string();
     }
     for preferred in ["tool_call", "tool_result"] {
@@ -267,7 +276,8 @@ pub(crate) fn tag_for(original_role: Option<&str>, kinds: &[String]) -> String {
         }
     }
     kinds
-        .first()
+        .iter()
+        .find(|k| fits(k))
         .cloned()
         .unwrap_or_else(|| "original".to_string())
 }

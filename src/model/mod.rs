@@ -245,13 +245,27 @@ pub struct Database {
     pub audit: Vec<AuditEntry>,
     /// Conversations brought in by `import`, oldest first.
     pub imports: Vec<ImportRecord>,
-    /// Derived: `import_key(format, source_key)` → positions in `imports`, oldest first.
+    /// Derived: `import_key(format, source_key, None)` → positions in `imports`, oldest first, and
+    /// `import_key(format, source_key, Some(digest))` → the positions with that digest, so that a
+    /// lookup never reads every earlier record of a source key.
     pub import_index: HashMap<String, Vec<usize>>,
 }
 
-/// The key of `Database::import_index`.
-pub fn import_key(format: &str, source_key: &str) -> String {
-    format!("{format}\n{source_key}")
+/// The earlier imports of a conversation that an import looks up.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Earlier {
+    /// The first import with the same digest: the conversation was imported already.
+    pub same: Option<ImportRecord>,
+    /// The latest import of the same source key.
+    pub latest: Option<ImportRecord>,
+}
+
+/// A key of `Database::import_index` (the leading letter keeps the two kinds apart).
+pub fn import_key(format: &str, source_key: &str, digest: Option<&str>) -> String {
+    match digest {
+        None => format!("s{format}\n{source_key}"),
+        Some(digest) => format!("d{format}\n{digest}\n{source_key}"),
+    }
 }
 
 /// The ID string of node number `n` (`n12`).
@@ -705,30 +719,43 @@ impl Database {
 
     /// Record an import and index it.
     pub fn add_import(&mut self, record: ImportRecord) {
-        self.import_index
-            .entry(import_key(&record.format, &record.source_key))
-            .or_default()
-            .push(self.imports.len());
+        self.index_import(&record, self.imports.len());
         self.imports.push(record);
     }
 
-    /// The imports of one conversation (same format and source key), oldest first.
-    pub fn imports_of(&self, format: &str, source_key: &str) -> Vec<ImportRecord> {
-        self.import_index
-            .get(&import_key(format, source_key))
-            .map(|at| at.iter().map(|&i| self.imports[i].clone()).collect())
-            .unwrap_or_default()
+    fn index_import(&mut self, record: &ImportRecord, at: usize) {
+        for digest in [None, Some(record.digest.as_str())] {
+            self.import_index
+                .entry(import_key(&record.format, &record.source_key, digest))
+                .or_default()
+                .push(at);
+        }
+    }
+
+    /// The earlier imports of one conversation (same format and source key): the first with this
+    /// digest, and the latest; each found through the index, whatever the number of records.
+    pub fn earlier_imports(&self, format: &str, source_key: &str, digest: &str) -> Earlier {
+        let first = |digest: Option<&str>, last: bool| {
+            let at = self
+                .import_index
+                .get(&import_key(format, source_key, digest))?;
+            let i = if last { at.last() } else { at.first() }?;
+            Some(self.imports[*i].clone())
+        };
+        Earlier {
+            same: first(Some(digest), false),
+            latest: first(None, true),
+        }
     }
 
     /// Rebuild `import_index` from `imports`.
     pub fn index_imports(&mut self) {
         self.import_index.clear();
-        for (i, record) in self.imports.iter().enumerate() {
-            self.import_index
-                .entry(import_key(&record.format, &record.source_key))
-                .or_default()
-                .push(i);
+        let imports = std::mem::take(&mut self.imports);
+        for (i, record) in imports.iter().enumerate() {
+            self.index_import(record, i);
         }
+        self.imports = imports;
     }
 
     /// Append an audit entry with a timestamp that never goes below the previous one.

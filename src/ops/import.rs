@@ -1,8 +1,13 @@
 //! The import operation: conversations from a file (see `crate::interchange`) written as new
-//! timelines, or one conversation as a new branch of an existing timeline, all in the caller's one
-//! transaction. Each imported conversation leaves an import record (its source ID, a digest of its
-//! content, its title and times) and an audit entry; a conversation whose digest was imported before
-//! is skipped, so importing the same file twice adds nothing the second time.
+//! timelines, or one conversation as a new branch of an existing timeline. Each imported
+//! conversation leaves an import record (its source ID, a digest of its content, its title and
+//! times) and an audit entry; a conversation whose digest was imported before is skipped, so
+//! importing the same file twice adds nothing the second time.
+//!
+//! The input is read and converted outside any transaction, by a reader thread, and written in
+//! short transactions of whole conversations, so that other writers wait for one batch at most and
+//! a killed import leaves only whole conversations. A data export is checked whole first (its JSON,
+//! without building values), so a broken file is refused before anything is written.
 
 use super::{Ctx, ImportArgs, existing, message, timeline_of};
 use crate::error::{Error, ErrorKind, Message, Result, Step};
@@ -10,9 +15,26 @@ use crate::interchange::{self, Conversation, Format, Kinds, input};
 use crate::model::file::{AuditEntry, ImportRecord};
 use crate::model::{Branch, Node, ROOT, Role, estimate_tokens, node_id, timeline_id};
 use crate::spec::spec;
-use crate::store::{NodeRow, TimelineRow, Tx};
+use crate::store::{NodeRow, Outcome, Store, TimelineRow, Tx};
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::VecDeque;
 use std::path::Path;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long one write transaction of an import goes on taking conversations that are ready; the
+/// conversation it is writing is always finished. Other writers wait about this long at most.
+const BATCH_TIME: Duration = Duration::from_millis(200);
+
+/// Converted conversations waiting to be written hold about this many bytes at most (one bigger
+/// conversation is let in alone): what bounds an import's memory besides the conversation being
+/// read.
+const QUEUE_BYTES: usize = 16 << 20;
+
+/// The reader thread's stack: parsing, converting, hashing and dropping a conversation's JSON
+/// recurse once per level of nesting, up to `input::MAX_DEPTH` levels.
+const READER_STACK: usize = 256 << 20;
 
 /// Where a single conversation goes when it is attached to an existing timeline.
 struct Target {
@@ -32,19 +54,21 @@ struct Report {
     mismatched: u64,
     first_mismatch: Option<String>,
     kinds: Kinds,
+    /// Conversations imported by the transactions committed so far.
+    committed: u64,
 }
 
 impl Report {
     fn skip(
         &mut self,
-        element: &input::Element,
+        at: &Prepared,
         source_id: Option<String>,
         title: Option<String>,
         reason: String,
     ) {
         let mut entry = Map::new();
-        entry.insert("file".into(), json!(element.file));
-        entry.insert("index".into(), json!(element.index));
+        entry.insert("file".into(), json!(at.file));
+        entry.insert("index".into(), json!(at.index));
         if let Some(id) = source_id {
             entry.insert("source_id".into(), json!(id));
         }
@@ -56,146 +80,200 @@ impl Report {
     }
 }
 
-pub fn import(tx: &mut dyn Tx, args: &ImportArgs, ctx: &Ctx) -> Result<Value> {
+/// One conversation of the input as the reader thread left it: converted (or why not), with what
+/// the writer needs of its JSON.
+struct Prepared {
+    file: String,
+    index: usize,
+    source_id: Option<String>,
+    title: Option<String>,
+    /// The digest's state after the format and the conversation's JSON (see [`digest`]).
+    hasher: Sha256,
+    content: Content,
+}
+
+enum Content {
+    /// Not parsed (too large, not Unicode): the reason.
+    Unread(String),
+    /// Not of the named format: the reason.
+    Mismatch(String),
+    Ready(Conversation),
+}
+
+impl Prepared {
+    fn new(format: Format, element: input::Element) -> Prepared {
+        let (source_id, title, content, value) = match element.value {
+            Err(reason) => (None, None, Content::Unread(reason), Value::Null),
+            Ok(value) => {
+                let content = match format.convert(&value) {
+                    Ok(conversation) => Content::Ready(conversation),
+                    Err(reason) => Content::Mismatch(reason),
+                };
+                (
+                    format.source_id(&value),
+                    format.title(&value),
+                    content,
+                    value,
+                )
+            }
+        };
+        let mut hasher = Sha256::new();
+        hasher.update(format.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update(value.to_string().as_bytes());
+        Prepared {
+            file: element.file,
+            index: element.index,
+            source_id,
+            title,
+            hasher,
+            content,
+        }
+    }
+
+    /// About how many bytes it holds.
+    fn bytes(&self) -> usize {
+        match &self.content {
+            Content::Ready(c) => c
+                .messages
+                .iter()
+                .map(|m| {
+                    256 + m.text.len()
+                        + m.intent
+                            .as_ref()
+                            .map_or(0, |i| i.tag.len() + i.note.as_ref().map_or(0, String::len))
+                })
+                .sum(),
+            Content::Unread(r) | Content::Mismatch(r) => 256 + r.len(),
+        }
+    }
+}
+
+/// The conversations between the reader thread and the writer, bounded by [`QUEUE_BYTES`].
+#[derive(Default)]
+struct Queue {
+    state: Mutex<QueueState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    items: VecDeque<Prepared>,
+    bytes: usize,
+    /// The reader is done: how its reading ended.
+    done: Option<Result<()>>,
+    /// The writer failed: the reader stops.
+    stop: bool,
+}
+
+/// The reader's error when the writer has stopped (never shown: the writer's error is).
+fn stopped() -> Error {
+    Error::database("the import stopped")
+}
+
+impl Queue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Add a conversation, waiting while the queue is full.
+    fn push(&self, item: Prepared) -> Result<()> {
+        let size = item.bytes();
+        let mut state = self.lock();
+        while !state.stop && !state.items.is_empty() && state.bytes + size > QUEUE_BYTES {
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        if state.stop {
+            return Err(stopped());
+        }
+        state.bytes += size;
+        state.items.push_back(item);
+        self.changed.notify_all();
+        Ok(())
+    }
+
+    /// The next conversation; when `wait`, waits for one unless the reader is done.
+    fn pop(&self, wait: bool) -> Option<Prepared> {
+        let mut state = self.lock();
+        loop {
+            if let Some(item) = state.items.pop_front() {
+                state.bytes -= item.bytes();
+                self.changed.notify_all();
+                return Some(item);
+            }
+            if !wait || state.done.is_some() {
+                return None;
+            }
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn finish(&self, result: Result<()>) {
+        self.lock().done = Some(result);
+        self.changed.notify_all();
+    }
+
+    fn stop(&self) {
+        self.lock().stop = true;
+        self.changed.notify_all();
+    }
+}
+
+/// Import the conversations of `args.input` into `store` (see the module's comment); the result
+/// lists what was imported and what was skipped, and why.
+pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> {
     let format = Format::parse(&args.format).ok_or_else(|| {
         Error::invalid(format!(
             "invalid argument --format: {:?} is not an import format; use chatgpt, claude, openai or anthropic",
             args.format
         ))
     })?;
-    let target = resolve_target(tx, format, args)?;
+    // The options are checked before the input is read (and again in each write).
+    if args.node.is_some() || args.branch.is_some() || args.timeline_id.is_some() {
+        store.read(|tx| resolve_target(tx, format, args).map(|_| ()))?;
+    }
+    let queue = Queue::default();
+    let path = Path::new(&args.input);
+    let limits = input::Limits::new(args.max_unzipped_mib, args.max_zip_ratio);
     let mut report = Report::default();
-    let shown = args.input.clone();
-    input::read(format, Path::new(&args.input), &mut |element| {
-        report.conversations += 1;
-        let value = match &element.value {
-            Ok(value) => value,
-            Err(reason) => {
-                report.skip(&element, None, None, reason.clone());
-                return Ok(0);
-            }
-        };
-        let source_id = format.source_id(value);
-        let title = format.title(value);
-        let digest = digest(format, value, target.as_ref());
-        let source_key = source_id.clone().unwrap_or_else(|| digest.clone());
-        let earlier = tx.imports_of(format.as_str(), &source_key)?;
-        if let Some(same) = earlier.iter().find(|r| r.digest == digest) {
-            let place = match &same.branch {
-                Some(branch) => format!("{} as branch {branch:?}", same.timeline),
-                None => same.timeline.clone(),
-            };
-            report.skip(
-                &element,
-                source_id,
-                title,
-                format!("already imported into {place}"),
-            );
-            return Ok(0);
+    let written = std::thread::scope(|scope| {
+        let reader = std::thread::Builder::new()
+            .name("import-reader".into())
+            .stack_size(READER_STACK)
+            .spawn_scoped(scope, || {
+                let result = read_input(format, path, limits, &queue);
+                queue.finish(result);
+            })
+            .map_err(|e| {
+                Error::database(format!("cannot start the import's reader thread: {e}"))
+            })?;
+        let written = write_all(store, format, args, ctx, &queue, &mut report);
+        if written.is_err() {
+            queue.stop();
         }
-        let conversation = match format.convert(value) {
-            Ok(conversation) => conversation,
-            Err(reason) if !format.is_export() => {
-                return Err(Error::invalid(format!(
-                    "invalid argument --input: {shown} is not {}: {reason}; nothing was imported",
-                    format.label()
-                )));
-            }
-            Err(reason) => {
-                report.mismatched += 1;
-                report.first_mismatch.get_or_insert_with(|| reason.clone());
-                report.skip(&element, source_id, title, reason);
-                return Ok(0);
-            }
-        };
-        if conversation.messages.is_empty() {
-            report.skip(
-                &element,
-                source_id,
-                title,
-                "it has no messages with any content".into(),
-            );
-            return Ok(0);
+        if reader.join().is_err() {
+            return Err(Error::database(
+                "internal error: the import's reader thread failed; see the message above. Please report this",
+            ));
         }
-        let mut kinds = conversation.kinds.clone();
-        let written = match &target {
-            None => write_timeline(tx, format, &conversation, &mut kinds, ctx.now)?,
-            Some(target) => {
-                write_branch(tx, format, &conversation, target, args, &mut kinds, ctx.now)?
-            }
-        };
-        let mut entry = Map::new();
-        entry.insert("timeline_id".into(), json!(written.timeline));
-        if let Some(id) = &source_id {
-            entry.insert("source_id".into(), json!(id));
+        written
+    });
+    let read = queue.lock().done.take().unwrap_or(Ok(()));
+    let outcome = written.and(read);
+    if let Err(e) = outcome {
+        if report.committed == 0 {
+            return Err(e);
         }
-        if let Some(title) = &conversation.title {
-            entry.insert("title".into(), json!(title));
-        }
-        if let Some(time) = conversation.create_time_ms {
-            entry.insert("create_time_ms".into(), json!(time));
-        }
-        entry.insert("messages".into(), json!(written.nodes));
-        if let Some(target) = &target {
-            entry.insert("from".into(), json!(node_id(target.node.id)));
-        }
-        entry.insert("branches".into(), json!(written.branches));
-        if let Some(last) = earlier.last() {
-            entry.insert("earlier_import".into(), json!(last.timeline));
-        }
-        report.timelines.push(Value::Object(entry));
-        let record = ImportRecord {
-            format: format.as_str().into(),
-            source_key,
-            digest,
-            timeline: written.timeline.clone(),
-            branch: target
-                .as_ref()
-                .and_then(|_| written.branches.first().cloned()),
-            first_node: node_id(written.first),
-            nodes: written.nodes,
-            title: conversation.title.clone(),
-            create_time_ms: conversation.create_time_ms,
-            update_time_ms: conversation.update_time_ms,
-            message_ids: if written.ids.iter().all(Option::is_none) {
-                Vec::new()
-            } else {
-                written.ids
-            },
-            message_times_ms: if written.times.iter().all(Option::is_none) {
-                Vec::new()
-            } else {
-                written.times
-            },
-            ts: ctx.now,
-        };
-        tx.put_import(&record)?;
-        let mut summary = Map::new();
-        summary.insert("format".into(), json!(format.as_str()));
-        if let Some(id) = &source_id {
-            summary.insert("source_id".into(), json!(id));
-        }
-        if let Some(title) = &conversation.title {
-            summary.insert("title".into(), json!(title));
-        }
-        summary.insert("messages".into(), json!(written.nodes));
-        tx.append_audit(
-            ctx.now,
-            AuditEntry {
-                op: "import".into(),
-                timeline: Some(written.timeline.clone()),
-                from: Some(node_id(written.first)),
-                to: Some(node_id(written.first + written.nodes - 1)),
-                branch: record.branch.clone(),
-                result: Some(Value::Object(summary)),
-                ..AuditEntry::default()
-            },
-        )?;
-        report.imported += 1;
-        report.messages += written.nodes;
-        report.kinds.add(&kinds);
-        Ok(written.nodes)
-    })?;
+        let message = e.message.replace("; nothing was imported", "");
+        return Err(Error::new(
+            e.kind,
+            format!(
+                "{message}; the {} conversation(s) before it were imported. Import the file again once this is fixed: what was imported is skipped then",
+                report.committed
+            ),
+        ));
+    }
+    let shown = &args.input;
     if report.conversations > 0 && report.mismatched == report.conversations {
         return Err(Error::invalid(format!(
             "invalid argument --input: {shown} is not {}: none of its {} conversation(s) could be read (the first: {}); check --format; nothing was imported",
@@ -213,6 +291,221 @@ pub fn import(tx: &mut dyn Tx, args: &ImportArgs, ctx: &Ctx) -> Result<Value> {
         "skipped_conversations": report.skipped,
         "kinds": report.kinds.to_json(),
     }))
+}
+
+/// The reader thread: check a data export whole, then parse and convert each conversation into
+/// the queue.
+fn read_input(format: Format, path: &Path, limits: input::Limits, queue: &Queue) -> Result<()> {
+    if format.is_export() {
+        input::read(format, path, input::Pass::Check, limits, &mut |_| Ok(0))?;
+    }
+    input::read(format, path, input::Pass::Parse, limits, &mut |element| {
+        let prepared = Prepared::new(format, element);
+        let messages = match &prepared.content {
+            Content::Ready(c) => c.messages.len() as u64,
+            _ => 0,
+        };
+        queue.push(prepared)?;
+        Ok(messages)
+    })
+}
+
+/// The writer: short transactions of the conversations the reader has ready, until it is done.
+fn write_all(
+    store: &mut Store,
+    format: Format,
+    args: &ImportArgs,
+    ctx: &Ctx,
+    queue: &Queue,
+    report: &mut Report,
+) -> Result<()> {
+    while let Some(first) = queue.pop(true) {
+        store.write(|tx| {
+            let started = Instant::now();
+            let target = resolve_target(tx, format, args)?;
+            let before = report.imported;
+            let mut next = Some(first);
+            while let Some(prepared) = next {
+                write_one(tx, format, args, ctx, target.as_ref(), prepared, report)?;
+                next = if started.elapsed() < BATCH_TIME {
+                    queue.pop(false)
+                } else {
+                    None
+                };
+            }
+            // A batch of skipped conversations writes nothing (nor creates the database).
+            Ok(if report.imported == before {
+                Outcome::Unchanged(())
+            } else {
+                Outcome::Commit(())
+            })
+        })?;
+        report.committed = report.imported;
+    }
+    Ok(())
+}
+
+/// Write one conversation (or record why it is skipped), inside a transaction.
+fn write_one(
+    tx: &mut dyn Tx,
+    format: Format,
+    args: &ImportArgs,
+    ctx: &Ctx,
+    target: Option<&Target>,
+    prepared: Prepared,
+    report: &mut Report,
+) -> Result<()> {
+    let shown = &args.input;
+    report.conversations += 1;
+    let source_id = prepared.source_id.clone();
+    let title = prepared.title.clone();
+    let conversation = match &prepared.content {
+        Content::Unread(reason) => {
+            report.skip(&prepared, None, None, reason.clone());
+            return Ok(());
+        }
+        Content::Mismatch(reason) if !format.is_export() => {
+            return Err(Error::invalid(format!(
+                "invalid argument --input: {shown} is not {}: {reason}; nothing was imported",
+                format.label()
+            )));
+        }
+        Content::Mismatch(reason) => {
+            report.mismatched += 1;
+            report.first_mismatch.get_or_insert_with(|| reason.clone());
+            report.skip(&prepared, source_id, title, reason.clone());
+            return Ok(());
+        }
+        Content::Ready(conversation) => conversation,
+    };
+    let digest = digest(prepared.hasher.clone(), target);
+    let source_key = source_id.clone().unwrap_or_else(|| digest.clone());
+    let earlier = tx.earlier_imports(format.as_str(), &source_key, &digest)?;
+    if let Some(same) = &earlier.same {
+        let place = match &same.branch {
+            Some(branch) => format!("{} as branch {branch:?}", same.timeline),
+            None => same.timeline.clone(),
+        };
+        report.skip(
+            &prepared,
+            source_id,
+            title,
+            format!("already imported into {place}"),
+        );
+        return Ok(());
+    }
+    if conversation.messages.is_empty() {
+        report.skip(
+            &prepared,
+            source_id,
+            title,
+            "it has no messages with any content".into(),
+        );
+        return Ok(());
+    }
+    if let Some(reason) = refused_value(conversation) {
+        if !format.is_export() {
+            return Err(Error::invalid(format!(
+                "invalid argument --input: {shown} cannot be imported: {reason}; nothing was imported"
+            )));
+        }
+        report.skip(&prepared, source_id, title, reason);
+        return Ok(());
+    }
+    let mut kinds = conversation.kinds.clone();
+    let written = match target {
+        None => write_timeline(tx, format, conversation, &mut kinds, ctx.now)?,
+        Some(target) => write_branch(tx, format, conversation, target, args, &mut kinds, ctx.now)?,
+    };
+    let mut entry = Map::new();
+    entry.insert("timeline_id".into(), json!(written.timeline));
+    if let Some(id) = &source_id {
+        entry.insert("source_id".into(), json!(id));
+    }
+    if let Some(title) = &conversation.title {
+        entry.insert("title".into(), json!(title));
+    }
+    if let Some(time) = conversation.create_time_ms {
+        entry.insert("create_time_ms".into(), json!(time));
+    }
+    entry.insert("messages".into(), json!(written.nodes));
+    if let Some(target) = target {
+        entry.insert("from".into(), json!(node_id(target.node.id)));
+    }
+    entry.insert("branches".into(), json!(written.branches));
+    if let Some(last) = &earlier.latest {
+        entry.insert("earlier_import".into(), json!(last.timeline));
+    }
+    report.timelines.push(Value::Object(entry));
+    let record = ImportRecord {
+        format: format.as_str().into(),
+        source_key,
+        digest,
+        timeline: written.timeline.clone(),
+        branch: target.and_then(|_| written.branches.first().cloned()),
+        first_node: node_id(written.first),
+        nodes: written.nodes,
+        title: conversation.title.clone(),
+        create_time_ms: conversation.create_time_ms,
+        update_time_ms: conversation.update_time_ms,
+        message_ids: if written.ids.iter().all(Option::is_none) {
+            Vec::new()
+        } else {
+            written.ids
+        },
+        message_times_ms: if written.times.iter().all(Option::is_none) {
+            Vec::new()
+        } else {
+            written.times
+        },
+        ts: ctx.now,
+    };
+    tx.put_import(&record)?;
+    let mut summary = Map::new();
+    summary.insert("format".into(), json!(format.as_str()));
+    if let Some(id) = &source_id {
+        summary.insert("source_id".into(), json!(id));
+    }
+    if let Some(title) = &conversation.title {
+        summary.insert("title".into(), json!(title));
+    }
+    summary.insert("messages".into(), json!(written.nodes));
+    tx.append_audit(
+        ctx.now,
+        AuditEntry {
+            op: "import".into(),
+            timeline: Some(written.timeline.clone()),
+            from: Some(node_id(written.first)),
+            to: Some(node_id(written.first + written.nodes - 1)),
+            branch: record.branch.clone(),
+            result: Some(Value::Object(summary)),
+            ..AuditEntry::default()
+        },
+    )?;
+    report.imported += 1;
+    report.messages += written.nodes;
+    report.kinds.add(&kinds);
+    Ok(())
+}
+
+/// Why a converted conversation holds a value that `append` would refuse (the same validation of
+/// the spec's types), or `None`: an import writes only what `append` could have written.
+fn refused_value(conversation: &Conversation) -> Option<String> {
+    conversation
+        .messages
+        .iter()
+        .enumerate()
+        .find_map(|(i, msg)| {
+            let intent = msg.intent.as_ref()?;
+            let problem = crate::spec::validate::intent_problem(intent)?;
+            let which = match &msg.source_id {
+                Some(id) => format!("message {i} ({id})"),
+                None => format!("message {i}"),
+            };
+            Some(format!(
+                "{which} would get an intent that append refuses: {problem}"
+            ))
+        })
 }
 
 /// The existing timeline and node a single conversation is attached to (`--node`), after checking
@@ -266,13 +559,9 @@ fn resolve_target(tx: &mut dyn Tx, format: Format, args: &ImportArgs) -> Result<
     Ok(Some(Target { timeline, node }))
 }
 
-/// SHA-256 (hex) of the format, the conversation's JSON and the place it is attached to.
-fn digest(format: Format, value: &Value, target: Option<&Target>) -> String {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
-    hasher.update(format.as_str().as_bytes());
-    hasher.update([0]);
-    hasher.update(value.to_string().as_bytes());
+/// SHA-256 (hex) of the format, the conversation's JSON (both in `hasher` already) and the place
+/// it is attached to.
+fn digest(mut hasher: Sha256, target: Option<&Target>) -> String {
     if let Some(target) = target {
         hasher.update([0]);
         hasher.update(

@@ -24,6 +24,7 @@ include!("../../generated/requests.rs");
 pub use budget::planner_input;
 /// What export needs to lay out a budget without writing: the texts and errors the budget uses.
 pub use budget::{existing_placeholder, infeasible, placeholder_text};
+pub use import::import;
 pub use walk::{path, path_rows};
 
 /// What an operation needs besides the database: the clock.
@@ -41,7 +42,7 @@ pub fn reads_only(request: &Request) -> bool {
 }
 
 /// Run a request that works inside one transaction. Requests on the database file as a whole (its
-/// copies and checks) and exports are served by `service`, and the commands local to `tl`
+/// copies and checks), imports (a series of transactions) and exports are served by `service`, and the commands local to `tl`
 /// (completions, man page, demo) by the CLI; they never reach here.
 pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
     match request {
@@ -65,8 +66,8 @@ pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
         Request::ArchiveCheck(a) => archive::check(tx, a),
         Request::ArchiveBranch(a) => archive::archive(tx, a, ctx),
         Request::RestoreBranch(a) => archive::restore(tx, a, ctx),
-        Request::Import(a) => import::import(tx, a, ctx),
-        Request::Export(_)
+        Request::Import(_)
+        | Request::Export(_)
         | Request::Completions(_)
         | Request::Man(_)
         | Request::Demo(_)

@@ -113,6 +113,26 @@ pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Re
     check_args(op, args, origin).map_err(Error::from_schema_check)
 }
 
+/// Why `intent` is not one that `append` accepts as its `intent` argument (the same rules of the spec's
+/// `intent` type: a non-empty tag within the size limit, a note within the text limit), or `None`.
+/// Importers check what they build with it, so an import writes only what `append` could have.
+pub fn intent_problem(intent: &crate::model::Intent) -> Option<String> {
+    let spec = spec();
+    let mut value = Map::new();
+    value.insert("tag".into(), Value::String(intent.tag.clone()));
+    if let Some(note) = &intent.note {
+        value.insert("note".into(), Value::String(note.clone()));
+    }
+    let def = spec.type_def("intent");
+    check_object(spec, def, &Value::Object(value), "intent", Origin::Mcp)
+        .err()
+        .map(|e| {
+            e.message
+                .trim_start_matches("invalid argument ")
+                .to_string()
+        })
+}
+
 /// The idempotency key rules (1 to `max_idempotency_key_bytes` bytes; refused by operations that
 /// take no key), as an error of the argument check. The service applies the same rules; the MCP
 /// server checks first so that it can tell an argument error from a failure of the tool.

@@ -290,8 +290,13 @@ impl Tx for MemTx<'_> {
         Ok(())
     }
 
-    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>> {
-        Ok(self.db.imports_of(format, source_key))
+    fn earlier_imports(
+        &mut self,
+        format: &str,
+        source_key: &str,
+        digest: &str,
+    ) -> Result<crate::model::Earlier> {
+        Ok(self.db.earlier_imports(format, source_key, digest))
     }
 
     fn put_import(&mut self, record: &ImportRecord) -> Result<()> {

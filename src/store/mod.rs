@@ -251,9 +251,14 @@ pub trait Tx {
     /// Append an audit entry; its timestamp is `now`, or the previous entry's if that is later.
     fn append_audit(&mut self, now: u64, entry: AuditEntry) -> Result<()>;
 
-    /// The earlier imports of one conversation: records with this format and source key, oldest
-    /// first.
-    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>>;
+    /// The earlier imports of one conversation (this format and source key): the first with this
+    /// digest and the latest, found by index (an import looks them up once per conversation).
+    fn earlier_imports(
+        &mut self,
+        format: &str,
+        source_key: &str,
+        digest: &str,
+    ) -> Result<crate::model::Earlier>;
     /// Record an import.
     fn put_import(&mut self, record: &ImportRecord) -> Result<()>;
 

@@ -164,6 +164,10 @@ WHERE intent_note LIKE '{"import":%'
                      + json_extract(i.record, '$.nodes')
   );
 "#,
+    // 4 → 5 (issue 21, item 11): an import looks up a conversation's digest by index, not by
+    // reading every earlier record of its source key (linear time for many shared source IDs).
+    // IF NOT EXISTS: tests that rebuild an older schema by dropping tables keep this index.
+    "CREATE INDEX IF NOT EXISTS imports_by_digest ON imports (format, source_key, digest, seq);",
 ];
 
 /// The migration that adds full-text search (issue 14). `search_docs` gives each searchable message a
@@ -480,6 +484,8 @@ enum ReadOnly {
     Permission,
     /// The file is writable, but SQLite cannot create its -wal and -shm files in the directory.
     Directory,
+    /// Its `-wal` or `-shm` file (the suffix) is a symbolic link, which SQLite does not open.
+    Link(&'static str),
     /// Opened for reading only on purpose (`SqliteStore::reading_only`).
     Requested,
 }
@@ -640,7 +646,8 @@ impl SqliteStore {
         {
             how = match how {
                 Opening::ReadWrite => {
-                    self.read_only = Some(ReadOnly::Directory);
+                    self.read_only =
+                        Some(linked_side_file(&self.path).unwrap_or(ReadOnly::Directory));
                     without_writing
                 }
                 Opening::ReadOnly if !wal_has_changes => Opening::Immutable,
@@ -914,6 +921,11 @@ impl SqliteStore {
                     }
                 }
                 problems.extend(sql_tx.check_search_index(&db, read_only)?);
+                // The values themselves, by the checks a snapshot's load applies (a non-empty
+                // intent tag, ...): what db convert could not write otherwise.
+                if let Err(problem) = super::json::decode(&super::json::encode(&db)) {
+                    problems.push(problem);
+                }
             }
         }
         let _ = tx.rollback();
@@ -1058,6 +1070,12 @@ impl SqliteStore {
             return Ok(());
         };
         let db = self.path.display();
+        if let ReadOnly::Link(_) = why {
+            return Err(Error::database(format!(
+                "cannot change the database {db}: {}. Nothing was written; reading it works",
+                why.reason(&self.path)
+            )));
+        }
         Err(Error::database(format!(
             "cannot change the database {db}: {}. Nothing was written; reading it works. To change it, get write access to the file and its directory, or copy it to a writable place (cp \"{db}\" <new path>) and use the copy",
             why.reason(&self.path)
@@ -1100,9 +1118,29 @@ impl ReadOnly {
                 "you may not create files in its directory {} (SQLite keeps its -wal and -shm files there while it changes the database)",
                 super::parent_dir(path).display()
             ),
+            ReadOnly::Link(suffix) => {
+                let mut link = path.as_os_str().to_owned();
+                link.push(suffix);
+                let link = Path::new(&link).display().to_string();
+                format!(
+                    "its {suffix} file {link} is a symbolic link, which SQLite never opens (a link there could make it write elsewhere); remove the link (rm \"{link}\") once no tl or tl-mcp process uses the database"
+                )
+            }
             ReadOnly::Requested => "it was opened for reading only".into(),
         }
     }
+}
+
+/// The `-wal` or `-shm` file beside `path` that is a symbolic link, if one is: why SQLite cannot
+/// open the database for writing, which otherwise looks like a directory it may not write.
+fn linked_side_file(path: &Path) -> Option<ReadOnly> {
+    ["-wal", "-shm"].into_iter().find_map(|suffix| {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        std::fs::symlink_metadata(&side)
+            .is_ok_and(|m| m.file_type().is_symlink())
+            .then_some(ReadOnly::Link(suffix))
+    })
 }
 
 /// An SQLite error as a database error that names the file and, where it can, what to do.
@@ -1936,11 +1974,25 @@ impl Tx for SqlTx<'_> {
         Ok(())
     }
 
-    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>> {
-        self.import_records(
-            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 ORDER BY seq",
+    fn earlier_imports(
+        &mut self,
+        format: &str,
+        source_key: &str,
+        digest: &str,
+    ) -> Result<crate::model::Earlier> {
+        // One row each, through imports_by_digest and imports_by_source.
+        let same = self.import_records(
+            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 AND digest = ?3 ORDER BY seq LIMIT 1",
+            params![format, source_key, digest],
+        )?;
+        let latest = self.import_records(
+            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 ORDER BY seq DESC LIMIT 1",
             params![format, source_key],
-        )
+        )?;
+        Ok(crate::model::Earlier {
+            same: same.into_iter().next(),
+            latest: latest.into_iter().next(),
+        })
     }
 
     fn put_import(&mut self, record: &ImportRecord) -> Result<()> {

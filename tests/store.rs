@@ -2822,6 +2822,7 @@ rm m/fill
             assert_eq!(left, Vec::<String>::new());
         }
     }
+}
 
 /// A `-wal` or `-shm` file that is a symbolic link is named in the refusal (not reported as a
 /// directory one may not write), for `append` and `import` alike, and nothing is written through

@@ -1196,9 +1196,9 @@ on_both_engines! {
             // named in each front-end's own words.
             db.tl(&["node", "--node", "n99"]).err(
                 1,
-                r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n4); list branches with `tl branches`"}"#,
+                r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n4); find the node you mean with `tl log` or `tl search --query ...`"}"#,
             );
-            let expected = json!({"error": "node not found: n99 does not exist in timeline tl0 (it has n1..n4); list branches with `timeline_branches` with `timeline_id: \"tl0\"`"});
+            let expected = json!({"error": "node not found: n99 does not exist in timeline tl0 (it has n1..n4); find the node you mean with `timeline_log` (`timeline_id: \"tl0\"`) or `timeline_search` (`timeline_id: \"tl0\"`, `query: ...`)"});
             assert_eq!(
                 server.call(2, "timeline_node", r#"{"timeline_id":"tl0","node":"n99"}"#),
                 tool_err(2, &expected, structured)

@@ -332,6 +332,9 @@ impl Session {
             Some(store) => store,
             None => self.store.insert(Store::open(self.db.clone()?)?),
         };
+        if op.mutating {
+            service::before_change(store.path())?;
+        }
         let output = service::execute(
             store,
             Request {

@@ -607,6 +607,11 @@ def run_tour(spec, bins, out):
         transcripts[fe] = results
     if not problems and [r for r in transcripts["cli"]] != [r for r in transcripts["mcp"]]:
         for i, (a, b) in enumerate(zip(transcripts["cli"], transcripts["mcp"])):
+            if TOUR[i][0] == "archive_check" and a[0] == b[0] == "ok":
+                # Its reasons name the next step in each front-end's words (`tl summarize`,
+                # `timeline_summarize`): compare the verdict and how many reasons there are.
+                a = (a[0], {"eligible": a[1].get("eligible"), "reasons": len(a[1].get("reasons", []))})
+                b = (b[0], {"eligible": b[1].get("eligible"), "reasons": len(b[1].get("reasons", []))})
             if not (a[0] == b[0] == "ok" and same(a[1], b[1])):
                 problems.append("step %d (%s) differs: tl %s, tl-mcp %s" % (i + 1, TOUR[i][0], a, b))
                 break

@@ -790,6 +790,8 @@ mod first_contact {
 
     /// A read never creates anything: `tl timelines` and a `tl-mcp` session that only reads leave
     /// the default database's directory uncreated; the first change creates it, owner-only.
+    /// (Linux: the default is under `~/.local/share`.)
+    #[cfg(target_os = "linux")]
     #[test]
     fn reads_never_create_the_default_directory() {
         let dir = TempDir::new();

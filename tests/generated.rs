@@ -48,6 +48,7 @@ fn doc(relative: &str) -> String {
 }
 
 /// The part of `text` from the heading `heading` to the next heading of the same level.
+#[cfg(target_os = "linux")]
 fn section<'a>(text: &'a str, heading: &str) -> &'a str {
     let start = text
         .find(&format!("\n{heading}\n"))
@@ -75,7 +76,8 @@ fn fenced<'a>(text: &'a str, info: &str) -> Vec<&'a str> {
 /// The JSON configuration in README and docs/mcp.md: the program where README's Install puts it, and no
 /// database of its own; run as written (with YOUR_NAME's home a temporary directory), the client sees
 /// the timelines `tl` made with its default database, and `tl` sees what the client adds.
-#[cfg(unix)]
+// Linux: the snippet, the install folder and the default database are the Linux ones.
+#[cfg(target_os = "linux")]
 #[test]
 fn the_mcp_snippets_follow_install_and_share_the_default_database() {
     use common::{McpSession, Run, TL, TL_MCP, TempDir};
@@ -329,7 +331,10 @@ fn facts_in_the_docs_match_the_spec() {
         ("captured from `tl-mcp ", version.to_string()),
         ("`PRAGMA user_version`, now ", schema.to_string()),
         ("the current schema, `format_version` ", schema.to_string()),
-        ("JSON (`format_version` ", spec.constants.format_version.to_string()),
+        (
+            "JSON (`format_version` ",
+            spec.constants.format_version.to_string(),
+        ),
         (
             "at most **8 MiB (",
             spec.constants.mcp_frame_limit_bytes.to_string(),

@@ -686,7 +686,7 @@ on_both_engines! {
 /// Issue #22 item 6: the small traps a newcomer meets, each through the real binaries.
 mod first_contact {
     use super::*;
-    use common::{McpSession, TL_MCP};
+    use common::McpSession;
 
     on_both_engines! {
         /// `tl timelines` has a text view, and `--format` is accepted after the command as before it.
@@ -806,7 +806,7 @@ mod first_contact {
         tl_in(d, &[], &["db", "info"]).ok(&info);
         tl_in(d, &[], &["log"]).err(1, r#"{"error":"no timeline in this database yet; run `tl create` first (or pass --db to use another file)"}"#);
         let mcp_command = || {
-            let mut cmd = Command::new(TL_MCP);
+            let mut cmd = Command::new(common::TL_MCP);
             cmd.env_remove("TIMELINE_DB")
                 .env_remove("XDG_DATA_HOME")
                 .env("HOME", d.join("home"))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzz smoke test: build the four fuzzers of .fuzz/ and run each one for a short, bounded time.
+# Fuzz smoke test: build the four fuzzers of fuzz/ and run each one for a short, bounded time.
 #
 # Needs the pinned nightly toolchain (cargo-fuzz uses sanitizer flags that only nightly accepts) and the
 # pinned cargo-fuzz (scripts/ci-tools.env): it installs both (rustup; cargo install into target/ci-tools)
@@ -17,23 +17,23 @@ ci_nightly
 cargo_fuzz=$(ci_cargo_tool cargo-fuzz "$CARGO_FUZZ_VERSION" cargo-fuzz)
 export PATH="$(dirname "$cargo_fuzz"):$PATH"
 command -v python3 >/dev/null 2>&1 ||
-  ci_missing "python3" "The seed corpora are built by .fuzz/build_corpus.py (Debian: apt-get install python3)."
+  ci_missing "python3" "The seed corpora are built by fuzz/build_corpus.py (Debian: apt-get install python3)."
 echo "fuzzing with $(cargo fuzz --version) on $(rustup run "$FUZZ_NIGHTLY" rustc --version)"
 
-python3 .fuzz/build_corpus.py
+python3 fuzz/build_corpus.py
 
-# The fuzz project lives in .fuzz/ (hidden, so that `cargo install --git` finds one package).
-fuzz_dir=.fuzz
+# The fuzz project is its own workspace in fuzz/ (cargo-fuzz's default folder).
+fuzz_dir=fuzz
 cargo "+$FUZZ_NIGHTLY" fuzz build --fuzz-dir "$fuzz_dir"
 status=0
 for target in "${targets[@]}"; do
   echo "--- fuzzing $target for ${seconds}s"
   mkdir -p "$fuzz_dir/corpus/$target"
   # -close_fd_mask=3: the targets' own stdout/stderr (the MCP server logs to stderr) are silenced;
-  # libFuzzer still reports crashes. A crash leaves its input under .fuzz/artifacts/<target>/.
+  # libFuzzer still reports crashes. A crash leaves its input under fuzz/artifacts/<target>/.
   if ! cargo "+$FUZZ_NIGHTLY" fuzz run --fuzz-dir "$fuzz_dir" "$target" "$fuzz_dir/corpus/$target" -- \
       -max_total_time="$seconds" -close_fd_mask=3 -rss_limit_mb=2048 -timeout=30; then
-    echo "FUZZER FAILED: $target (reproduce: cargo +$FUZZ_NIGHTLY fuzz run --fuzz-dir .fuzz $target .fuzz/artifacts/$target/<file>)"
+    echo "FUZZER FAILED: $target (reproduce: cargo +$FUZZ_NIGHTLY fuzz run --fuzz-dir fuzz $target fuzz/artifacts/$target/<file>)"
     status=1
   fi
 done

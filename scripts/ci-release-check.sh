@@ -3,7 +3,8 @@
 #
 #   1. cargo-dist is the pinned version (scripts/ci-tools.env = dist-workspace.toml) and
 #      `dist generate --check` passes (release.yml is exactly what dist generates);
-#   2. `dist plan` lists exactly the four platform archives, their checksums and sha256.sum;
+#   2. `dist plan` lists exactly the four platform archives, their checksums and sha256.sum, and takes
+#      the release notes from CHANGELOG.md's section for this version;
 #   3. `dist build --artifacts=local` for this machine's target builds an archive whose checksum holds
 #      and whose contents are exactly the two binaries, the licence texts, README, the man page and the
 #      completion scripts (equal to the checked-in files), in one top-level folder;
@@ -54,6 +55,23 @@ expected_plan=$(for t in aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown
   echo "timeline-x86_64-pc-windows-msvc.zip timeline-x86_64-pc-windows-msvc.zip.sha256 sha256.sum")
 expected_plan=$(echo $expected_plan | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//')
 expect "dist plan: the four archives, their checksums and sha256.sum" "$expected_plan" "$plan"
+# The release notes: dist takes the section of CHANGELOG.md whose heading names the tagged version.
+notes=$("$dist" plan --tag "v$version" --output-format=json 2>/dev/null |
+  python3 -c 'import json,sys; print((json.load(sys.stdin).get("announcement_changelog") or "").strip())')
+expected_notes=$(python3 -c '
+import sys
+lines, out, inside = open("CHANGELOG.md", encoding="utf-8").read().splitlines(), [], False
+for line in lines:
+    if line.startswith("## "):
+        inside = line.split()[1] == sys.argv[1]
+    elif inside:
+        out.append(line)
+print("\n".join(out).strip())' "$version")
+if [ -n "$expected_notes" ]; then
+  expect "dist plan --tag v$version: the release notes are CHANGELOG.md's $version section" "$expected_notes" "$notes"
+else
+  bad "CHANGELOG.md has a section \"## $version - DATE\" for the release notes"
+fi
 
 # --- 3. the host archive ---
 case "$host" in

@@ -6,7 +6,7 @@
 //! A message may name a next step ("list branches with `tl branches`"). Such steps are typed
 //! ([`Step`]: an operation and its arguments, [`Message::arg`]: a parameter) inside a [`Message`], so
 //! one wording renders in the vocabulary of each front-end: `tl branches` and `--tokens` for the
-//! command line, `timeline_branches` with `timeline_id: "tl0"` and `tokens` over MCP.
+//! command line, `timeline_branches` (`timeline_id: "tl0"`) and `tokens` over MCP.
 
 use crate::spec::validate::Origin;
 use serde_json::{Map, Value, json};
@@ -182,8 +182,8 @@ impl Error {
 ///
 /// `Error::not_found(Message::from(format!("node not found: {id}; list branches with "))
 /// .step(Step::new("branches").timeline(tl)))` is printed by `tl` as "... list branches with
-/// `tl branches`" and over MCP as "... list branches with `timeline_branches` with
-/// `timeline_id: "tl0"`". A plain `String` or `&str` converts into a message without steps.
+/// `tl branches`" and over MCP as "... list branches with `timeline_branches`
+/// (`timeline_id: "tl0"`)". A plain `String` or `&str` converts into a message without steps.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Message(Vec<Piece>);
 
@@ -253,7 +253,7 @@ impl From<&String> for Message {
 ///
 /// `tl` renders it as the command to type, in backticks (`` `tl context --node n19` ``; the
 /// timeline is left out, as the command line defaults it); MCP as the tool and its arguments
-/// (`` `timeline_context` with `timeline_id: "tl0"`, `node: "n19"` ``). [`Step::needs`] names an
+/// (`` `timeline_context` (`timeline_id: "tl0"`, `node: "n19"`) ``). [`Step::needs`] names an
 /// argument the caller still has to choose (`--summary ...`, `` `summary: ...` ``).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
@@ -329,7 +329,7 @@ impl Step {
                 if args.is_empty() {
                     format!("`{tool}`")
                 } else {
-                    format!("`{tool}` with {}", args.join(", "))
+                    format!("`{tool}` ({})", args.join(", "))
                 }
             }
         }
@@ -426,7 +426,7 @@ mod tests {
         );
         assert_eq!(
             error.render(Origin::Mcp),
-            "node not found: n7; list branches with `timeline_branches` with `timeline_id: \"tl0\"`"
+            "node not found: n7; list branches with `timeline_branches` (`timeline_id: \"tl0\"`)"
         );
         let step = Step::new("summarize")
             .timeline("tl1")
@@ -439,7 +439,7 @@ mod tests {
         );
         assert_eq!(
             step.render(Origin::Mcp),
-            "`timeline_summarize` with `timeline_id: \"tl1\"`, `from: \"n1\"`, `to: \"n3\"`, `summary: ...`"
+            "`timeline_summarize` (`timeline_id: \"tl1\"`, `from: \"n1\"`, `to: \"n3\"`, `summary: ...`)"
         );
         // Flags come from the spec; lists are comma-joined on the command line, arrays over MCP.
         let budget = Step::new("context_budget")
@@ -448,7 +448,7 @@ mod tests {
         assert_eq!(budget.render(Origin::Cli), "`tl budget --node n4 --max 65`");
         assert_eq!(
             budget.render(Origin::Mcp),
-            "`timeline_context_budget` with `node: \"n4\"`, `max_tokens: 65`"
+            "`timeline_context_budget` (`node: \"n4\"`, `max_tokens: 65`)"
         );
         let derived = Step::new("summarize").arg("derived_from", json!(["n9", "n10"]));
         assert_eq!(

@@ -66,6 +66,20 @@ pub fn db_path_for_reading(flag: Option<OsString>) -> Result<PathBuf> {
     Ok(locate_db_path(flag)?.into_path())
 }
 
+/// Before a change to the database at `path`: when `path` is the default database and its directory is
+/// missing, create it (owner-only). A read never creates anything, and a directory that `--db` or
+/// `TIMELINE_DB` names is never created (a typo must not make folders).
+pub fn before_change(path: &std::path::Path) -> Result<()> {
+    if let Ok(DbPath::Default(default)) = locate_db_path(None)
+        && default == path
+        && let Some(dir) = path.parent()
+        && !dir.is_dir()
+    {
+        create_private_dirs(dir)?;
+    }
+    Ok(())
+}
+
 /// Where the database path came from: the default in the data directory is the only one whose
 /// directory Timeline creates.
 enum DbPath {
@@ -164,7 +178,7 @@ pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
             op.name
         ))
     })?;
-    let ctx = Ctx { now: now() };
+    let ctx = Ctx { now: now(), origin };
     match &typed {
         ops::Request::Export(export) => store.read(|tx| crate::export::run(tx, export)),
         ops::Request::DbInfo(_) => db_info(store).map(Output::Json),

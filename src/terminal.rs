@@ -6,7 +6,7 @@
 //! one-character CSI), and bidirectional formatting characters that make text display in another
 //! order than it is stored. Every front-end writes such characters escaped:
 //!
-//! - log lines (`tl-mcp` on standard error) with Rust-style escapes, `\u{1b}` ([`escape_line`]);
+//! - log lines (`tl-mcp` on standard error) and text views with JSON-style escapes, `\u001b` ([`escape_line`]);
 //! - JSON (`tl` on standard output and standard error, `tl-mcp` on standard output) as `\uXXXX`
 //!   inside strings, which serde_json already does for C0 but not for the others ([`escape_json`]);
 //!   the JSON stays valid and parses to exactly the same value;
@@ -37,7 +37,8 @@ fn may_need_escape(text: &str) -> bool {
     text.bytes().any(|b| b < 0x20 || b == 0x7f || b >= 0xc2)
 }
 
-/// One line of a log: each character of [`needs_escape`] as `\u{1b}`; newlines and tabs too, so a
+/// One line of a log or text view: each character of [`needs_escape`] as `\u001b`, the style of
+/// every other output (JSON, the ASCII tree); newlines and tabs too, so a
 /// caller's text can never start a line of its own. Everything else is kept as it is.
 pub fn escape_line(text: &str) -> Cow<'_, str> {
     if !may_need_escape(text) || !text.chars().any(needs_escape) {
@@ -46,7 +47,7 @@ pub fn escape_line(text: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         if needs_escape(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            out.push_str(&format!("\\u{:04x}", c as u32));
         } else {
             out.push(c);
         }
@@ -171,7 +172,7 @@ mod tests {
         assert!(matches!(escape_line("plain"), Cow::Borrowed(_)));
         assert_eq!(
             escape_line("a\u{1b}]0;x\u{7}b\nc\u{9b}d\u{202e}e\u{7f}"),
-            "a\\u{1b}]0;x\\u{7}b\\u{a}c\\u{9b}d\\u{202e}e\\u{7f}"
+            "a\\u001b]0;x\\u0007b\\u000ac\\u009bd\\u202ee\\u007f"
         );
         assert!(!escape_line(HOSTILE).chars().any(needs_escape));
     }

@@ -299,7 +299,7 @@ on_both_engines! {
         let db = branches_of(100);
         db.tl(&["archive-check", "--name", "main"]).ok(concat!(
             r#"{"eligible":false,"reasons":["\"main\" is the current branch; switch to another branch first","#,
-            r#""the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it"]}"#
+            r#""the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it with `tl summarize` or run a budget that covers it"]}"#
         ));
         db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
         // A placeholder for n2..n3 on a's path (n1 pinned, n4 the target).
@@ -311,9 +311,9 @@ on_both_engines! {
         assert_eq!(watermark(&db, "a"), "n3");
         db.tl(&["archive-check", "--name", "a"]).ok(concat!(
             r#"{"eligible":false,"reasons":["#,
-            r#""the watermark does not cover the whole branch: n4 is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it","#,
+            r#""the watermark does not cover the whole branch: n4 is neither pinned nor summarised; summarise it with `tl summarize` or run a budget that covers it","#,
             r#""pinned nodes on the branch: n1; unpin them first","#,
-            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries (MCP: timeline_summarize; CLI: tl summarize)"]}"#
+            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries with `tl summarize`"]}"#
         ));
         // Covered but not yet advanced: pinning the head covers it; the watermark waits for a creation.
         db.tl(&["pin", "--node", "n4"]).ok(r#"{"pinned":"n4"}"#);
@@ -321,7 +321,7 @@ on_both_engines! {
             r#"{"eligible":false,"reasons":["#,
             r#""the watermark (n3) does not reach the head (n4); it advances when the next summary or placeholder is created","#,
             r#""pinned nodes on the branch: n1, n4; unpin them first","#,
-            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries (MCP: timeline_summarize; CLI: tl summarize)"]}"#
+            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries with `tl summarize`"]}"#
         ));
         // A summary of another range (n2 alone) does not release the placeholder, but it is a creation:
         // the watermark now reaches the head.
@@ -341,7 +341,7 @@ on_both_engines! {
         db.tl(&["archive-check", "--name", "a"]).ok(concat!(
             r#"{"eligible":false,"reasons":["#,
             r#""pinned nodes on the branch: n1, n4; unpin them first","#,
-            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries (MCP: timeline_summarize; CLI: tl summarize)"]}"#
+            r#""placeholders without a real summary of the same range: n6 (n2..n3); write those summaries with `tl summarize`"]}"#
         ));
         // A real summary of exactly n2..n3 releases the placeholder.
         db.tl(&[
@@ -400,15 +400,15 @@ on_both_engines! {
         db.tl(&["archive-branch", "--name", "b"]).err(
             1,
             concat!(
-                r#"{"error":"branch \"b\" cannot be archived: the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it","#,
-                r#""data":{"reasons":["the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it"]}}"#
+                r#"{"error":"branch \"b\" cannot be archived: the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it with `tl summarize` or run a budget that covers it","#,
+                r#""data":{"reasons":["the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it with `tl summarize` or run a budget that covers it"]}}"#
             ),
         );
         db.tl(&["--idempotency-key", "k", "archive-branch", "--name", "main"]).err(
             1,
             concat!(
-                r#"{"error":"branch \"main\" cannot be archived: \"main\" is the current branch; switch to another branch first; the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it","#,
-                r#""data":{"reasons":["\"main\" is the current branch; switch to another branch first","the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it"]}}"#
+                r#"{"error":"branch \"main\" cannot be archived: \"main\" is the current branch; switch to another branch first; the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it with `tl summarize` or run a budget that covers it","#,
+                r#""data":{"reasons":["\"main\" is the current branch; switch to another branch first","the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it with `tl summarize` or run a budget that covers it"]}}"#
             ),
         );
         assert_eq!(db.bytes(), before);

@@ -381,7 +381,7 @@ on_both_engines! {
         let db = counterexample();
         db.tl(&["budget", "--node", "n9", "--max", "10"]).err(
             1,
-            r#"{"error":"node not found: n9 does not exist in timeline tl0 (it has n1..n4); list branches with `tl branches`"}"#,
+            r#"{"error":"node not found: n9 does not exist in timeline tl0 (it has n1..n4); find the node you mean with `tl log` or `tl search --query ...`"}"#,
         );
         db.tl(&["budget", "--node", "n0", "--max", "10"]).err(
             2,
@@ -408,7 +408,7 @@ on_both_engines! {
         );
         db.tl(&["summarize", "--from", "n1", "--to", "n7", "--summary", "x"]).err(
             1,
-            r#"{"error":"node not found: n7 does not exist in timeline tl0 (it has n1..n4); list branches with `tl branches`"}"#,
+            r#"{"error":"node not found: n7 does not exist in timeline tl0 (it has n1..n4); find the node you mean with `tl log` or `tl search --query ...`"}"#,
         );
         assert_eq!(db.bytes(), before);
         // A single node and a range crossing into a branch are fine.
@@ -503,7 +503,7 @@ on_both_engines! {
         );
         db.tl(&["summarize", "--from", "n1", "--to", "n2", "--summary", "x", "--derived-from", "n9"]).err(
             1,
-            r#"{"error":"node not found: n9 does not exist in timeline tl0 (it has n1..n6); list branches with `tl branches`"}"#,
+            r#"{"error":"node not found: n9 does not exist in timeline tl0 (it has n1..n6); find the node you mean with `tl log` or `tl search --query ...`"}"#,
         );
         db.tl(&[
             "summarize",

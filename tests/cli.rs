@@ -682,3 +682,183 @@ on_both_engines! {
         assert_eq!(db.bytes(), before);
     }
 }
+
+/// Issue #22 item 6: the small traps a newcomer meets, each through the real binaries.
+mod first_contact {
+    use super::*;
+    use common::McpSession;
+
+    on_both_engines! {
+        /// `tl timelines` has a text view, and `--format` is accepted after the command as before it.
+        #[test]
+        fn timelines_has_a_text_view_before_or_after_the_command() {
+            let db = Db::new();
+            db.tl(&["timelines", "--format", "text"]).ok("(no timelines)");
+            db.tl(&["create", "--title", "Notes app"]).ok(r#"{"timeline_id":"tl0"}"#);
+            db.append("user", "Plan a notes app", 8);
+            db.tl(&["create"]).ok(r#"{"timeline_id":"tl1"}"#);
+            let expected = "tl0  Notes app\n    1 message, 1 branch, current main, updated 2026-01-01T00:00:00Z\ntl1  (untitled)\n    0 messages, 1 branch, current main, updated 2026-01-01T00:00:00Z";
+            db.tl(&["timelines", "--format", "text"]).ok(expected);
+            db.tl(&["--format", "text", "timelines"]).ok(expected);
+            db.tl(&["node", "--node", "n1", "--format", "text"]).err(2, r#"{"error":"invalid arguments: unexpected argument '--format' found; run tl --help for usage"}"#);
+        }
+
+        /// A value typed without its flag is answered with the command line that has the flag.
+        #[test]
+        fn a_value_without_its_flag_is_answered_with_the_flag() {
+            let db = Db::new();
+            db.tl(&["create"]).json();
+            db.append("user", "x", 1);
+            db.tl(&["pin", "n1"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'n1' found; give it with its flag: tl pin --node n1"}"#);
+            db.tl(&["node", "n1"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'n1' found; give it with its flag: tl node --node n1"}"#);
+            db.tl(&["search", "hotel", "kyoto"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'hotel' found; give it with its flag: tl search --query 'hotel kyoto'"}"#);
+            db.tl(&["search", "--role", "user", "budget"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'budget' found; give it with its flag: tl search --role user --query budget"}"#);
+            db.tl(&["fork", "n1", "--name", "idea"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'n1' found; give it with its flag: tl fork --name idea --node n1"}"#);
+            // With the flag given already, the word is simply one too many.
+            db.tl(&["pin", "--node", "n1", "extra"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'extra' found; run tl --help for usage"}"#);
+        }
+
+        /// `tl db info` and `timeline_db_info` give one answer for a database whose directory does
+        /// not exist: nothing there yet. A read creates nothing; a change is refused naming the folder.
+        #[test]
+        fn a_missing_directory_reads_as_an_empty_database_on_both_front_ends() {
+            let mut db = Db::new();
+            db.path = db.dir.path().join("missing").join(common::engine().file_name());
+            let engine = if db.path.extension().is_some_and(|e| e == "json") { "json" } else { "sqlite" };
+            let info = format!(
+                r#"{{"engine":"{engine}","path":"{}","exists":false,"format_version":null,"file_bytes":0,"timelines":0,"nodes":0,"cold_nodes":0}}"#,
+                db.path.display()
+            );
+            db.tl(&["db", "info"]).ok(&info);
+            db.tl(&["timelines"]).ok("[]");
+            let mut mcp = McpSession::start(&db);
+            assert_eq!(mcp.ok("timeline_db_info", json!({})).to_string(), info);
+            drop(mcp);
+            let missing = db.dir.path().join("missing");
+            let m = missing.display();
+            db.tl(&["create"]).err(3, &format!(r#"{{"error":"the directory {m} does not exist; create it first (mkdir -p \"{m}\") or pass --db with another path"}}"#));
+            assert!(!missing.exists());
+        }
+
+        /// One final newline of a text from standard input or a file is not part of it.
+        #[test]
+        fn one_final_newline_of_a_piped_text_is_dropped() {
+            let db = Db::new();
+            db.tl(&["create"]).json();
+            for (input, stored) in [("x\n", "x"), ("x\r\n", "x"), ("x\n\n", "x\n"), ("x", "x")] {
+                let node = db.tl_stdin(&["append", "--role", "user", "--text", "-"], input.as_bytes()).json()["node"].clone();
+                assert_eq!(db.tl(&["node", "--node", node.as_str().unwrap()]).json()["text"], stored, "{input:?}");
+            }
+            let file = db.dir.path().join("note.txt");
+            std::fs::write(&file, "from an editor\n").unwrap();
+            db.tl(&["append", "--role", "user", "--text-file", file.to_str().unwrap()]).ok(r#"{"node":"n5"}"#);
+            assert_eq!(db.tl(&["node", "--node", "n5"]).json()["text"], "from an editor");
+        }
+
+        /// Texts for a model name MCP tools, texts for `tl` name commands: archival reasons, and a
+        /// node that does not exist points to log and search, without "with ... with".
+        #[test]
+        fn archival_reasons_and_node_not_found_name_the_front_ends_own_steps() {
+            let db = Db::new();
+            db.tl(&["create"]).json();
+            db.append("user", "x", 1);
+            db.tl(&["fork", "--node", "n1", "--name", "side"]).json();
+            let cli = r#"{"eligible":false,"reasons":["the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it with `tl summarize` or run a budget that covers it"]}"#;
+            db.tl(&["archive-check", "--name", "side"]).ok(cli);
+            let mut mcp = McpSession::start(&db);
+            assert_eq!(
+                mcp.ok("timeline_archive_check", json!({"timeline_id": "tl0", "branch": "side"})),
+                json!({"eligible": false, "reasons": ["the watermark does not cover the whole branch: n1 is neither pinned nor summarised; summarise it with `timeline_summarize` (`timeline_id: \"tl0\"`) or run a budget that covers it"]})
+            );
+            assert_eq!(
+                mcp.call("timeline_node", json!({"timeline_id": "tl0", "node": "n9"})),
+                Err(json!({"error": "node not found: n9 does not exist in timeline tl0 (it has n1..n1); find the node you mean with `timeline_log` (`timeline_id: \"tl0\"`) or `timeline_search` (`timeline_id: \"tl0\"`, `query: ...`)"}))
+            );
+            db.tl(&["node", "--node", "n9"]).err(1, r#"{"error":"node not found: n9 does not exist in timeline tl0 (it has n1..n1); find the node you mean with `tl log` or `tl search --query ...`"}"#);
+        }
+
+        /// A control character is shown the same way by the text view and the ASCII export.
+        #[test]
+        fn text_views_and_the_ascii_tree_escape_alike() {
+            let db = Db::new();
+            db.tl(&["create"]).json();
+            db.append("user", "red \u{1b}[31m here", 1);
+            db.tl(&["--format", "text", "context", "--node", "n1"]).ok("n1  user  1 tokens\n    red \\u001b[31m here\n");
+            db.tl(&["export", "--format", "ascii"]).ok("[n1 user] \"red \\u001b[31m here\" [HEAD* \"main\"]");
+        }
+    }
+
+    /// A read never creates anything: `tl timelines` and a `tl-mcp` session that only reads leave
+    /// the default database's directory uncreated; the first change creates it, owner-only.
+    /// (Linux: the default is under `~/.local/share`.)
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn reads_never_create_the_default_directory() {
+        let dir = TempDir::new();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("home")).unwrap();
+        let data = d.join("home/.local/share/timeline");
+        let info = format!(
+            r#"{{"engine":"sqlite","path":"{}","exists":false,"format_version":null,"file_bytes":0,"timelines":0,"nodes":0,"cold_nodes":0}}"#,
+            data.join("timeline.db").display()
+        );
+        tl_in(d, &[], &["timelines"]).ok("[]");
+        tl_in(d, &[], &["db", "info"]).ok(&info);
+        tl_in(d, &[], &["log"]).err(1, r#"{"error":"no timeline in this database yet; run `tl create` first (or pass --db to use another file)"}"#);
+        let mcp_command = || {
+            let mut cmd = Command::new(common::TL_MCP);
+            cmd.env_remove("TIMELINE_DB")
+                .env_remove("XDG_DATA_HOME")
+                .env("HOME", d.join("home"))
+                .current_dir(d);
+            cmd
+        };
+        let mut mcp = McpSession::spawn(mcp_command());
+        assert_eq!(mcp.ok("timeline_db_info", json!({})).to_string(), info);
+        assert_eq!(mcp.ok("timeline_list", json!({})), json!({"timelines": []}));
+        drop(mcp);
+        assert!(!d.join("home/.local").exists());
+        let mut mcp = McpSession::spawn(mcp_command());
+        assert_eq!(
+            mcp.ok("timeline_create", json!({})),
+            json!({"timeline_id": "tl0"})
+        );
+        drop(mcp);
+        assert!(data.join("timeline.db").exists());
+        tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
+    }
+
+    /// Reading a JSON snapshot never creates its lock file: README's
+    /// `tl --db examples/demo.timeline.json export` leaves the checkout as it was.
+    #[test]
+    fn reading_a_json_snapshot_leaves_no_lock_file() {
+        let dir = TempDir::new();
+        let db = dir.path().join("demo.timeline.json");
+        std::fs::copy(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.timeline.json"),
+            &db,
+        )
+        .unwrap();
+        let listing = || {
+            let mut names: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            names.sort();
+            names
+        };
+        let db_arg = db.to_str().unwrap();
+        for args in [
+            vec!["--db", db_arg, "export", "--format", "ascii"],
+            vec!["--db", db_arg, "branches"],
+            vec!["--db", db_arg, "--format", "text", "log"],
+        ] {
+            let run = tl_in(dir.path(), &[], &args);
+            assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{args:?}");
+            assert_eq!(listing(), ["demo.timeline.json"], "{args:?}");
+        }
+        // A change still takes (and so creates) the lock.
+        tl_in(dir.path(), &[], &["--db", db_arg, "create"]).json();
+        assert!(listing().contains(&"demo.timeline.json.lock".to_string()));
+    }
+}

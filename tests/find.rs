@@ -384,7 +384,7 @@ on_both_engines! {
         assert_eq!(root["ancestor"], "n0");
         db.tl(&["diff", "--left", "nope", "--right", "b"]).err(1, r#"{"error":"not found: --left: no branch is named \"nope\" in timeline tl0 (branches: main, a, b); list them with `tl branches`"}"#);
         let error = mcp.call("timeline_diff", json!({"timeline_id": "tl0", "left": "a", "right": "n99"})).unwrap_err();
-        assert_eq!(error["error"], "not found: `right`: no branch is named \"n99\" and no such node exists in timeline tl0 (it has n0..n8) (branches: main, a, b); list them with `timeline_branches` with `timeline_id: \"tl0\"`");
+        assert_eq!(error["error"], "not found: `right`: no branch is named \"n99\" and no such node exists in timeline tl0 (it has n0..n8) (branches: main, a, b); list them with `timeline_branches` (`timeline_id: \"tl0\"`)");
     }
 }
 
@@ -632,6 +632,7 @@ mod text {
                 ("text-diff.txt", vec!["diff", "--left", "main", "--right", "cheap", "--format", "text"]),
                 ("text-context.txt", vec!["context", "--node", "n3", "--format", "text"]),
                 ("text-branches.txt", vec!["branches", "--format", "text"]),
+                ("text-timelines.txt", vec!["timelines", "--format", "text"]),
             ] {
                 let run = db.tl(&args);
                 assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{args:?}");
@@ -641,7 +642,7 @@ mod text {
             // JSON stays the default, and --format json says so explicitly.
             assert_eq!(db.tl(&["branches", "--format", "json"]).json(), db.tl(&["branches"]).json());
             db.tl(&["node", "--node", "n1", "--format", "text"]).err(2, r#"{"error":"invalid arguments: unexpected argument '--format' found; run tl --help for usage"}"#);
-            db.tl(&["--format", "text", "node", "--node", "n1"]).err(2, r#"{"error":"invalid argument --format: node has no text view; --format text is for log, search, diff, context, branches"}"#);
+            db.tl(&["--format", "text", "node", "--node", "n1"]).err(2, r#"{"error":"invalid argument --format: node has no text view; --format text is for timelines, log, search, diff, context, branches"}"#);
             db.tl(&["--format", "yaml", "log"]).err(2, r#"{"error":"invalid argument --format: must be one of json, text, got \"yaml\""}"#);
             // export keeps its own --format.
             let tree = db.tl(&["export", "--format", "ascii"]);
@@ -682,7 +683,7 @@ fn text_colour_only_for_terminals_without_no_color() {
     let Output::Text(log) = run(&["log", "--branch", "main", "--format", "text"], colour) else {
         panic!("a text view");
     };
-    assert!(log.contains("\\u{1b}[31mred"), "{log}");
+    assert!(log.contains("\\u001b[31mred"), "{log}");
     // JSON never carries colour.
     let Output::Json(json) = run(&["search", "--query", "budget"], colour) else {
         panic!("JSON");

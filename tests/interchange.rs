@@ -284,7 +284,7 @@ on_both_engines! {
         );
         db.tl(&["import", "--format", "openai", "--input", &input, "--node", "n99"]).err(
             1,
-            r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n15); list branches with `tl branches`"}"#,
+            r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n15); find the node you mean with `tl log` or `tl search --query ...`"}"#,
         );
     }
 
@@ -436,7 +436,7 @@ on_both_engines! {
             "[\n  {\n    \"role\": \"user\",\n    \"content\": \"Hello \\u001b[2J \\u202e\"\n  },\n  {\n    \"role\": \"assistant\",\n    \"content\": \"Hi\"\n  }\n]\n"
         );
         db.tl(&["export", "--format", "markdown", "--node", "n2"]).ok(
-            "# tl0: context of n2\n\n## n1 · user\n\nHello \\u{1b}[2J \\u{202e}\n\n## n2 · assistant\n\nHi",
+            "# tl0: context of n2\n\n## n1 · user\n\nHello \\u001b[2J \\u202e\n\n## n2 · assistant\n\nHi",
         );
         db.tl(&["export", "--format", "openai", "--node", "n2", "--output", &shown]).err(
             1,

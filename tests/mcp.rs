@@ -185,6 +185,23 @@ fn tool_err(id: u64, error: &Value, structured: bool) -> String {
     }
 }
 
+/// An infeasible budget as a tool error: the object `tl` prints, then the ways out for the model.
+fn budget_err(id: u64, required: u64, max: u64, structured: bool) -> String {
+    let error = json!({"error": "budget infeasible", "data": {"required_tokens": required, "max_tokens": max}});
+    let advice = format!(
+        "The smallest layout keeps the node and every pinned message verbatim and needs {required} tokens; max_tokens is {max}. Ways out: call `timeline_context_budget` again with `max_tokens` of at least {required}; unpin messages with `timeline_unpin`; or write shorter summaries of older ranges with `timeline_summarize` (a smaller `tokens`), then call it again."
+    );
+    let content =
+        json!([{"type": "text", "text": error.to_string()}, {"type": "text", "text": advice}]);
+    if structured {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":{content},"structuredContent":{error},"isError":true}}}}"#
+        )
+    } else {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":{content},"isError":true}}}}"#)
+    }
+}
+
 /// An argument error: a JSON-RPC -32602 error up to 2025-06-18, a tool error from 2025-11-25.
 fn argument_error(id: u64, version: &str, message: &str) -> String {
     if version >= "2025-11-25" {
@@ -1317,19 +1334,15 @@ on_both_engines! {
                     "timeline_context_budget",
                     r#"{"timeline_id":"tl0","node":"n4","max_tokens":1}"#
                 ),
-                tool_err(
-                    1,
-                    &json!({"error": "budget infeasible", "data": {"required_tokens": 65, "max_tokens": 1}}),
-                    structured
-                )
+                budget_err(1, 65, 1, structured)
             );
             // Without data, only the message: the object tl prints on stderr, with the next step
             // named in each front-end's own words.
             db.tl(&["node", "--node", "n99"]).err(
                 1,
-                r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n4); list branches with `tl branches`"}"#,
+                r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n4); find the node you mean with `tl log` or `tl search --query ...`"}"#,
             );
-            let expected = json!({"error": "node not found: n99 does not exist in timeline tl0 (it has n1..n4); list branches with `timeline_branches` with `timeline_id: \"tl0\"`"});
+            let expected = json!({"error": "node not found: n99 does not exist in timeline tl0 (it has n1..n4); find the node you mean with `timeline_log` (`timeline_id: \"tl0\"`) or `timeline_search` (`timeline_id: \"tl0\"`, `query: ...`)"});
             assert_eq!(
                 server.call(2, "timeline_node", r#"{"timeline_id":"tl0","node":"n99"}"#),
                 tool_err(2, &expected, structured)

@@ -254,7 +254,15 @@ fn call(db: &mut Database, op: &str, args: Value) -> Result<Value, Error> {
     }
     let args = validate(operation, &map, Origin::Mcp)?;
     let before = db.clone();
-    let result = ops::run_in_memory(db, op, &args, &Ctx { now: NOW });
+    let result = ops::run_in_memory(
+        db,
+        op,
+        &args,
+        &Ctx {
+            now: NOW,
+            origin: Origin::Mcp,
+        },
+    );
     if result.is_err() {
         *db = before;
     }

@@ -440,7 +440,16 @@ fn contexts(db: &mut Database) -> HashMap<u64, Value> {
         args.insert("node".into(), json!(node_id(n)));
         let op = spec().operation("context").unwrap();
         let valid = validate(op, &args, Origin::Mcp).unwrap();
-        let value = ops::run_in_memory(db, "context", &valid, &Ctx { now: 0 }).unwrap();
+        let value = ops::run_in_memory(
+            db,
+            "context",
+            &valid,
+            &Ctx {
+                now: 0,
+                origin: Origin::Mcp,
+            },
+        )
+        .unwrap();
         out.insert(n, value);
     }
     out
@@ -697,6 +706,7 @@ fn apply(db: &mut Database, action: &Action, step: usize) -> Result<(), TestCase
             // A clock that jumps back and forth: audit timestamps must still never decrease (U2).
             &Ctx {
                 now: 1000 + (step as u64 * 7919) % 100,
+                origin: Origin::Mcp,
             },
         ) {
             Err(e) => {
@@ -800,6 +810,7 @@ fn run_differential(actions: &[Action]) -> Result<(), TestCaseError> {
             let valid = validate(op, &args, Origin::Mcp).unwrap();
             let ctx = Ctx {
                 now: 1000 + (step as u64 * 7919) % 100,
+                origin: Origin::Mcp,
             };
             let mut next = db.clone();
             let in_memory = ops::run_in_memory(&mut next, op_name, &valid, &ctx);
@@ -1005,7 +1016,16 @@ fn the_b4_counterexample_through_the_state_machine() {
             Origin::Mcp,
         )
         .unwrap();
-        ops::run_in_memory(&mut db, op, &valid, &Ctx { now: 1 }).unwrap();
+        ops::run_in_memory(
+            &mut db,
+            op,
+            &valid,
+            &Ctx {
+                now: 1,
+                origin: Origin::Mcp,
+            },
+        )
+        .unwrap();
     }
     let args = json!({"timeline_id": "tl0", "node": "n4", "max_tokens": 1});
     let valid = validate(
@@ -1014,8 +1034,16 @@ fn the_b4_counterexample_through_the_state_machine() {
         Origin::Mcp,
     )
     .unwrap();
-    let err =
-        ops::run_in_memory(&mut db.clone(), "context_budget", &valid, &Ctx { now: 1 }).unwrap_err();
+    let err = ops::run_in_memory(
+        &mut db.clone(),
+        "context_budget",
+        &valid,
+        &Ctx {
+            now: 1,
+            origin: Origin::Mcp,
+        },
+    )
+    .unwrap_err();
     assert_eq!(err.kind, ErrorKind::BudgetInfeasible);
     assert_eq!(
         err.data,
@@ -1030,7 +1058,16 @@ fn the_b4_counterexample_through_the_state_machine() {
     )
     .unwrap();
     let mut next = db.clone();
-    let result = ops::run_in_memory(&mut next, "context_budget", &valid, &Ctx { now: 1 }).unwrap();
+    let result = ops::run_in_memory(
+        &mut next,
+        "context_budget",
+        &valid,
+        &Ctx {
+            now: 1,
+            origin: Origin::Mcp,
+        },
+    )
+    .unwrap();
     check_budget(&db, &next, &map, &result).unwrap();
     assert_eq!(result["total_tokens"], json!(65));
     assert_eq!(ROOT, 0);

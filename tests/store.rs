@@ -1258,7 +1258,7 @@ on_both_engines! {
         let id = identity(&db.path);
         db.tl(&["--idempotency-key", "f", "fork", "--node", "n99", "--name", "b"]).err(
             1,
-            r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n2); list branches with `tl branches`"}"#,
+            r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n2); find the node you mean with `tl log` or `tl search --query ...`"}"#,
         );
         assert_eq!(
             (db.bytes(), identity(&db.path)),
@@ -1404,7 +1404,7 @@ on_both_engines! {
         let before = db.bytes();
         db.tl(&["fork", "--node", "n99", "--name", "x"]).err(
             1,
-            r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n4); list branches with `tl branches`"}"#,
+            r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n4); find the node you mean with `tl log` or `tl search --query ...`"}"#,
         );
         assert_eq!(db.bytes(), before);
         // A successful commit without a key purges "old" only.

@@ -1,7 +1,7 @@
 //! Terminal injection (issue 12, item 6), through the real `tl` and `tl-mcp` binaries: caller-chosen
 //! text (messages, branch names, MCP method names, arguments) never reaches standard output or
 //! standard error with a control or bidirectional character unescaped. JSON carries them as `\uXXXX`
-//! (and parses back to the same text), log lines as `\u{1b}`, the ASCII tree as JSON string literals.
+//! (and parses back to the same text), log lines and text views as `\u001b` too, the ASCII tree as JSON string literals.
 
 mod common;
 
@@ -15,8 +15,8 @@ use std::process::Stdio;
 const HOSTILE: &str = "\u{1b}[2J\u{1b}]0;pwned\u{7}\u{7f}\u{85}\u{9b}31m\u{61c}\u{200e}\u{200f}\u{202a}\u{202b}\u{202c}\u{202d}\u{202e}\u{2066}\u{2067}\u{2068}\u{2069}\u{2028}";
 /// `HOSTILE` as `tl` and `tl-mcp` write it inside JSON strings.
 const HOSTILE_JSON: &str = r"\u001b[2J\u001b]0;pwned\u0007\u007f\u0085\u009b31m\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028";
-/// `HOSTILE` as `tl-mcp` writes it in a log line.
-const HOSTILE_LOG: &str = r"\u{1b}[2J\u{1b}]0;pwned\u{7}\u{7f}\u{85}\u{9b}31m\u{61c}\u{200e}\u{200f}\u{202a}\u{202b}\u{202c}\u{202d}\u{202e}\u{2066}\u{2067}\u{2068}\u{2069}\u{2028}";
+/// `HOSTILE` as `tl-mcp` writes it in a log line: the same escapes as in JSON, one style.
+const HOSTILE_LOG: &str = HOSTILE_JSON;
 
 /// No character that acts on a terminal, other than the line ends between lines.
 #[track_caller]
@@ -195,7 +195,7 @@ fn tl_mcp_escapes_its_own_arguments_and_database_path_in_log_lines() {
             env!("CARGO_PKG_VERSION"),
             db.dir
                 .path()
-                .join(r"x\u{1b}[2Jy\u{9b}")
+                .join(r"x\u001b[2Jy\u009b")
                 .join("db.json")
                 .display()
         )

@@ -32,7 +32,7 @@ const STEPS: &[&[&str]] = &[
         "--text",
         "Store notes as JSON; sync later.",
         "--tokens",
-        "12",
+        "60",
     ],
     &[
         "append",
@@ -67,6 +67,7 @@ const STEPS: &[&[&str]] = &[
         "40",
     ],
     &["context", "--node", "n5"],
+    // The path (114 tokens) does not fit: n5 and the pinned n3 stay, a placeholder stands in for n1..n2.
     &["budget", "--node", "n5", "--max", "90"],
     &[
         "summarize",
@@ -79,7 +80,8 @@ const STEPS: &[&[&str]] = &[
         "--tokens",
         "9",
     ],
-    &["budget", "--node", "n5", "--max", "90"],
+    // Now the summary fits where the placeholder stood, in a smaller budget.
+    &["budget", "--node", "n5", "--max", "60"],
     &["branches"],
     &["export", "--format", "ascii"],
 ];
@@ -138,7 +140,7 @@ pub fn run_demo(db: Option<PathBuf>, out: &mut dyn Write) -> Result<(), Error> {
     );
     let _ = writeln!(
         out,
-        "The demo database is {path}. Explore it, for example:\n  tl --db {path} node --node n6\n  tl --db {path} budget --node n5 --max 60\n(tl on your PATH: see Install in README; from a clone: cargo run -- --db {path} node --node n6)"
+        "The demo database is {path}. Explore it, for example:\n  tl --db {path} node --node n6\n  tl --db {path} budget --node n5 --max 50    # too small: it says what it needs\n(tl on your PATH: see Install in README; from a clone: cargo run -- --db {path} node --node n6)"
     );
     let _ = out.flush();
     Ok(())

@@ -144,7 +144,10 @@ pub fn run_with(
     stdout: &mut dyn Write,
     view: View,
 ) -> Result<Option<Output>, CliError> {
-    let matches = command().try_get_matches_from(args).map_err(clap_error)?;
+    let args: Vec<OsString> = args.into_iter().collect();
+    let matches = command()
+        .try_get_matches_from(&args)
+        .map_err(|e| clap_error(e, &args))?;
     let before = matches
         .try_get_one::<String>("format")
         .ok()
@@ -167,9 +170,11 @@ pub fn run_with(
     let db = if op.local {
         None
     } else {
-        Some(service::resolve_db_path(
-            sub.get_one::<OsString>("db").cloned(),
-        )?)
+        let path = service::db_path_for_reading(sub.get_one::<OsString>("db").cloned())?;
+        if op.mutating {
+            service::before_change(&path)?;
+        }
+        Some(path)
     };
     let key = utf8_global(sub, "idempotency-key")?;
     let mut args = Map::new();
@@ -389,14 +394,24 @@ fn collect_params(
     Ok(())
 }
 
-/// Read UTF-8 text up to the text limit, with errors that name where it came from.
+/// Read UTF-8 text up to the text limit, with errors that name where it came from, without its final
+/// newline.
 fn read_limited(source: &mut dyn Read, what: &str) -> Result<String, Error> {
     let limit = spec().constants.max_text_bytes;
     let mut bytes = Vec::new();
+    // Two bytes more than the limit: a final CRLF does not count.
     source
-        .take(limit as u64 + 1)
+        .take(limit as u64 + 3)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::invalid(format!("invalid argument {what}: cannot read it: {e}")))?;
+    // `echo x | tl append --text -` and a file saved by an editor end with a newline that is not
+    // part of the message: one final newline (LF or CRLF) is dropped, as a shell's $(...) would.
+    if bytes.ends_with(b"\n") {
+        bytes.pop();
+        if bytes.ends_with(b"\r") {
+            bytes.pop();
+        }
+    }
     if bytes.len() > limit {
         return Err(Error::invalid(format!(
             "invalid argument {what}: more than {limit} bytes; the limit for one text is 1 MiB"
@@ -406,7 +421,7 @@ fn read_limited(source: &mut dyn Read, what: &str) -> Result<String, Error> {
         .map_err(|_| Error::invalid(format!("invalid argument {what}: not valid UTF-8")))
 }
 
-fn clap_error(e: clap::Error) -> CliError {
+fn clap_error(e: clap::Error, args: &[OsString]) -> CliError {
     use clap::error::ErrorKind as K;
     match e.kind() {
         K::DisplayHelp | K::DisplayVersion => CliError::Text {
@@ -429,13 +444,77 @@ fn clap_error(e: clap::Error) -> CliError {
                 })
                 .map(|l| l.strip_prefix("error: ").unwrap_or(l))
                 .collect();
+            let advice = match e.kind() {
+                K::UnknownArgument => flag_for_positional(args),
+                _ => None,
+            }
+            .unwrap_or_else(|| "run tl --help for usage".to_string());
             CliError::Failed(Error::new(
                 ErrorKind::InvalidArgument,
-                format!(
-                    "invalid arguments: {}; run tl --help for usage",
-                    lines.join(" ")
-                ),
+                format!("invalid arguments: {}; {advice}", lines.join(" ")),
             ))
         }
     }
+}
+
+/// For `tl pin n3` or `tl search hotel kyoto`: words typed without a flag after a command are the
+/// value of its one required flag (or of its node flag, for a word like `n3`); the advice is the
+/// command line with that flag.
+fn flag_for_positional(args: &[OsString]) -> Option<String> {
+    let args: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str())
+        .collect::<Option<_>>()?;
+    let (at, op) = args
+        .iter()
+        .enumerate()
+        .find_map(|(i, a)| spec().by_cli(a).map(|op| (i, op)))?;
+    // Words that are neither a flag nor the value of the flag before them; the rest is kept.
+    let (mut words, mut rest) = (Vec::new(), Vec::new());
+    let mut previous_is_flag = false;
+    for arg in &args[at + 1..] {
+        let is_flag = arg.starts_with('-') && *arg != "-";
+        if !is_flag && !previous_is_flag {
+            words.push(*arg);
+        } else {
+            rest.push(*arg);
+        }
+        previous_is_flag = is_flag && !arg.contains('=');
+    }
+    let required: Vec<_> = op
+        .params
+        .iter()
+        .filter(|p| p.required && !p.positional)
+        .collect();
+    let looks_like_node = words.len() == 1
+        && words[0].len() > 1
+        && words[0].starts_with('n')
+        && words[0][1..].bytes().all(|b| b.is_ascii_digit());
+    let param = match required.as_slice() {
+        [one] => *one,
+        _ if looks_like_node => *required.iter().find(|p| p.ty == "node_id")?,
+        _ => return None,
+    };
+    let flag = format!("--{}", param.flag());
+    if words.is_empty()
+        || rest
+            .iter()
+            .any(|a| *a == flag || a.starts_with(&format!("{flag}=")))
+    {
+        return None;
+    }
+    let value = words.join(" ");
+    let value = if value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_.:/,-".contains(c))
+    {
+        value
+    } else {
+        format!("'{}'", value.replace('\'', "'\\''"))
+    };
+    let mut line = vec!["tl", op.cli.as_str()];
+    line.extend(rest);
+    line.extend([flag.as_str(), value.as_str()]);
+    Some(format!("give it with its flag: {}", line.join(" ")))
 }

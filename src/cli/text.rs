@@ -78,6 +78,7 @@ pub fn render(op: &str, result: &Value, view: &View) -> Option<String> {
         "diff" => diff(result, view, &mut out),
         "context" => context(result, view, &mut out),
         "branches" => branches(result, view, &mut out),
+        "timelines" => timelines(result, view, &mut out),
         _ => return None,
     }
     Some(out)
@@ -282,6 +283,35 @@ fn branches(result: &Value, view: &View, out: &mut String) {
     }
 }
 
+/// One line per timeline: its ID, title, counts, current branch and last change.
+fn timelines(result: &Value, view: &View, out: &mut String) {
+    let list: Vec<&Value> = result.as_array().into_iter().flatten().collect();
+    if list.is_empty() {
+        out.push_str("(no timelines)\n");
+    }
+    let count = |v: &Value, key: &str, one: &str, many: &str| {
+        let n = v.get(key).and_then(Value::as_u64).unwrap_or(0);
+        format!("{n} {}", if n == 1 { one } else { many })
+    };
+    for t in list {
+        let title = match t.get("title").and_then(Value::as_str) {
+            Some(title) => escape_line(title).into_owned(),
+            None => view.paint(DIM, "(untitled)"),
+        };
+        let updated = match t.get("updated_at").and_then(Value::as_u64) {
+            Some(at) => format!(", updated {}", crate::time::format(at)),
+            None => String::new(),
+        };
+        out.push_str(&format!(
+            "{}  {title}\n    {}, {}, current {}{updated}\n",
+            view.paint(BOLD, text(t, "timeline_id")),
+            count(t, "messages", "message", "messages"),
+            count(t, "branches", "branch", "branches"),
+            escape_line(text(t, "current_branch")),
+        ));
+    }
+}
+
 /// Columns a character takes on a terminal: 2 for East Asian wide characters and emoji, 0 for
 /// combining marks and joiners, else 1.
 fn char_width(c: char) -> usize {
@@ -404,7 +434,7 @@ mod tests {
         assert_eq!(wrap("abcdefghij", 4, false), ["abcd", "efgh", "ij"]);
         assert_eq!(
             wrap("esc \u{1b}[2J here", 40, false),
-            ["esc \\u{1b}[2J here"]
+            ["esc \\u001b[2J here"]
         );
         // Colour codes take no columns.
         assert_eq!(

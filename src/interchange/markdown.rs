@@ -1,6 +1,6 @@
 //! A context as a Markdown transcript for people: a heading per message (node, role, intent tag,
 //! what a summary covers) and its text as written. Characters that act on a terminal (controls
-//! other than newline and tab, bidirectional controls) are written as `\u{..}` escapes, so the
+//! other than newline and tab, bidirectional controls) are written as `\uXXXX` escapes, so the
 //! transcript is safe to print.
 
 use super::{Entry, EntryKind, joined};
@@ -51,12 +51,13 @@ pub fn render(timeline: &str, target: u64, max: Option<u64>, entries: &[Entry]) 
     out
 }
 
-/// `text` with every character of `terminal::needs_escape` but newline and tab written as `\u{..}`.
+/// `text` with every character of `terminal::needs_escape` but newline and tab written as `\uXXXX`, as in
+/// every other output.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c != '\n' && c != '\t' && needs_escape(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            out.push_str(&format!("\\u{:04x}", c as u32));
         } else {
             out.push(c);
         }
@@ -72,7 +73,7 @@ mod tests {
     fn escapes_terminal_controls_but_keeps_lines() {
         assert_eq!(
             escape("a\nb\tc\u{1b}[2J\u{202e}"),
-            "a\nb\tc\\u{1b}[2J\\u{202e}"
+            "a\nb\tc\\u001b[2J\\u202e"
         );
     }
 }

@@ -114,7 +114,8 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let db = service::resolve_db_path(db);
+    // The default database's directory is created by the first change, not by starting the server.
+    let db = service::db_path_for_reading(db);
     match &db {
         Ok(path) => log(&format!(
             "version {} serving {} on standard input/output",

@@ -331,7 +331,13 @@ impl Session {
         {
             return Err(RpcError::from(error));
         }
-        Ok(self.tool_result(error.to_json_for(Origin::Mcp), true))
+        let mut result = self.tool_result(error.to_json_for(Origin::Mcp), true);
+        if let Some(advice) = ways_out(&error)
+            && let Some(content) = result["content"].as_array_mut()
+        {
+            content.push(json!({"type": "text", "text": advice}));
+        }
+        Ok(result)
     }
 
     fn tools_call(&mut self, mut params: Map<String, Value>) -> Result<Value, RpcError> {
@@ -399,6 +405,9 @@ impl Session {
             Some(store) => store,
             None => self.store.insert(Store::open(self.db.clone()?)?),
         };
+        if op.mutating {
+            service::before_change(store.path())?;
+        }
         let output = service::execute(
             store,
             Request {
@@ -463,6 +472,19 @@ fn not_run(id: Value) -> Value {
             ),
         ),
     )
+}
+
+/// What a model can do about an infeasible budget, as a second text block of the tool error: the
+/// first stays the `{"error", "data"}` object `tl` prints, the seed's contract, which names no way out.
+fn ways_out(error: &Error) -> Option<String> {
+    if error.kind != ErrorKind::BudgetInfeasible {
+        return None;
+    }
+    let data = error.data.as_ref()?;
+    let (required, max) = (data.get("required_tokens")?, data.get("max_tokens")?);
+    Some(format!(
+        "The smallest layout keeps the node and every pinned message verbatim and needs {required} tokens; max_tokens is {max}. Ways out: call `timeline_context_budget` again with `max_tokens` of at least {required}; unpin messages with `timeline_unpin`; or write shorter summaries of older ranges with `timeline_summarize` (a smaller `tokens`), then call it again."
+    ))
 }
 
 /// An idempotency key from `arguments` or `params`: absent or null is no key; it must be a string.

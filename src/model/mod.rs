@@ -6,7 +6,7 @@
 
 pub mod file;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Message, Result, Step};
 use file::{
     ArchivedBranchFile, AuditEntry, BranchFile, DatabaseFile, IdempotencyEntry, ImportRecord,
     IntentFile, NodeFile, SummaryFile, TimelineFile,
@@ -369,17 +369,25 @@ impl Timeline {
                 "invalid argument: n0 is the root of {} and not a message; use a node ID returned by append or summarize",
                 self.id_str()
             ))),
-            None if self.nodes.len() == 1 => Err(Error::not_found(format!(
-                "node not found: {} does not exist in timeline {} (it has no messages yet); add one with `tl append`",
-                node_id(n),
-                self.id_str()
-            ))),
-            None => Err(Error::not_found(format!(
-                "node not found: {} does not exist in timeline {} (it has n1..n{}); list branches with `tl branches`",
-                node_id(n),
-                self.id_str(),
-                self.nodes.len() - 1
-            ))),
+            None if self.nodes.len() == 1 => Err(Error::not_found(
+                Message::from(format!(
+                    "node not found: {} does not exist in timeline {} (it has no messages yet); add one with ",
+                    node_id(n),
+                    self.id_str()
+                ))
+                .step(Step::new("append").timeline(self.id_str())),
+            )),
+            None => Err(Error::not_found(
+                Message::from(format!(
+                    "node not found: {} does not exist in timeline {} (it has n1..n{}); find the node you mean with ",
+                    node_id(n),
+                    self.id_str(),
+                    self.nodes.len() - 1
+                ))
+                .step(Step::new("log").timeline(self.id_str()))
+                .text(" or ")
+                .step(Step::new("search").timeline(self.id_str()).needs("query")),
+            )),
         }
     }
 

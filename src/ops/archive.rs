@@ -8,7 +8,8 @@ use super::{
 };
 use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::model::file::AuditEntry;
-use crate::model::{ArchivedBranch, Branch, SummaryKind, node_id};
+use crate::model::{ArchivedBranch, Branch, SummaryKind, node_id, timeline_id};
+use crate::spec::validate::Origin;
 use crate::store::{NodeChange, NodeRow, TimelineRow, Tx};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -19,8 +20,10 @@ fn reasons(
     tx: &mut dyn Tx,
     timeline: &TimelineRow,
     name: &str,
+    origin: Origin,
 ) -> Result<(Vec<String>, Vec<NodeRow>)> {
     let tl = timeline.id;
+    let summarize = Step::new("summarize").timeline(timeline_id(tl));
     let branch = branch_named(tx, timeline, name)?;
     let mut reasons = Vec::new();
     if timeline.current_branch == name {
@@ -33,8 +36,9 @@ fn reasons(
         let uncovered = path.iter().find(|r| !r.is_covered()).map(|r| r.id);
         reasons.push(match uncovered {
             Some(n) => format!(
-                "the watermark does not cover the whole branch: {} is neither pinned nor summarised; summarise it (MCP: timeline_summarize; CLI: tl summarize) or run a budget that covers it",
-                node_id(n)
+                "the watermark does not cover the whole branch: {} is neither pinned nor summarised; summarise it with {} or run a budget that covers it",
+                node_id(n),
+                summarize.render(origin)
             ),
             None => format!(
                 "the watermark ({}) does not reach the head ({}); it advances when the next summary or placeholder is created",
@@ -88,8 +92,9 @@ fn reasons(
             .map(|&(n, from, to)| format!("{} ({}..{})", node_id(n), node_id(from), node_id(to)))
             .collect();
         reasons.push(format!(
-            "placeholders without a real summary of the same range: {}; write those summaries (MCP: timeline_summarize; CLI: tl summarize)",
-            listed.join(", ")
+            "placeholders without a real summary of the same range: {}; write those summaries with {}",
+            listed.join(", "),
+            summarize.render(origin)
         ));
     }
     Ok((reasons, path))
@@ -112,9 +117,9 @@ fn common_depth(tx: &mut dyn Tx, tl: u64, a: u64, b: u64) -> Result<u64> {
     Ok(a.depth)
 }
 
-pub fn check(tx: &mut dyn Tx, args: &ArchiveCheckArgs) -> Result<Value> {
+pub fn check(tx: &mut dyn Tx, args: &ArchiveCheckArgs, ctx: &Ctx) -> Result<Value> {
     let timeline = timeline_of(tx, args.timeline_id)?;
-    let (reasons, _) = reasons(tx, &timeline, &args.branch)?;
+    let (reasons, _) = reasons(tx, &timeline, &args.branch, ctx.origin)?;
     Ok(json!({ "eligible": reasons.is_empty(), "reasons": reasons }))
 }
 
@@ -122,7 +127,7 @@ pub fn archive(tx: &mut dyn Tx, args: &ArchiveBranchArgs, ctx: &Ctx) -> Result<V
     let timeline = timeline_of(tx, args.timeline_id)?;
     let tl = timeline.id;
     let name = args.branch.clone();
-    let (reasons, path) = reasons(tx, &timeline, &name)?;
+    let (reasons, path) = reasons(tx, &timeline, &name, ctx.origin)?;
     if !reasons.is_empty() {
         return Err(Error::new(
             ErrorKind::NotEligible,

@@ -27,11 +27,14 @@ pub use budget::{existing_placeholder, infeasible, placeholder_text};
 pub use import::import;
 pub use walk::{path, path_rows};
 
-/// What an operation needs besides the database: the clock.
+/// What an operation needs besides the database: the clock, and the front-end whose words a text
+/// in a result uses (archival reasons name `tl summarize` or `timeline_summarize`).
 #[derive(Debug, Clone, Copy)]
 pub struct Ctx {
     /// Unix seconds.
     pub now: u64,
+    /// The front-end the request came from.
+    pub origin: crate::spec::validate::Origin,
 }
 
 /// Whether a request only reads, although its operation may change the database: a budget with
@@ -63,7 +66,7 @@ pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
         Request::Diff(a) => find::diff(tx, a),
         Request::Summarize(a) => summarize::summarize(tx, a, ctx),
         Request::ContextBudget(a) => budget::budget(tx, a, ctx),
-        Request::ArchiveCheck(a) => archive::check(tx, a),
+        Request::ArchiveCheck(a) => archive::check(tx, a, ctx),
         Request::ArchiveBranch(a) => archive::archive(tx, a, ctx),
         Request::RestoreBranch(a) => archive::restore(tx, a, ctx),
         Request::Import(_)
@@ -182,11 +185,13 @@ pub fn message(tx: &mut dyn Tx, timeline: &TimelineRow, n: u64) -> Result<NodeRo
     } else {
         Error::not_found(
             Message::from(format!(
-                "node not found: {} does not exist in timeline {tl} (it has n1..n{}); list branches with ",
+                "node not found: {} does not exist in timeline {tl} (it has n1..n{}); find the node you mean with ",
                 node_id(n),
                 timeline.next_node - 1
             ))
-            .step(Step::new("branches").timeline(&tl)),
+            .step(Step::new("log").timeline(&tl))
+            .text(" or ")
+            .step(Step::new("search").timeline(&tl).needs("query")),
         )
     })
 }

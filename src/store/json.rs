@@ -110,17 +110,29 @@ impl JsonStore {
         if exclusive && self.reads_only {
             return Err(self.cannot_change(Blocked::Requested));
         }
-        let opened = if self.reads_only {
-            perms::open_own_read_only(&lock_path)
-        } else {
-            perms::open_private(&lock_path, false)
-        };
-        let file = match opened {
+        if !exclusive {
+            // A read never creates the lock file (`tl --db examples/x.json export` must leave the
+            // checkout as it was): it shares the lock when the file exists and otherwise needs none,
+            // as a writer replaces the database by an atomic rename (see below).
+            return match perms::open_own_read_only(&lock_path) {
+                Ok(file) => {
+                    file.lock_shared().map_err(|e| {
+                        io_error(&format!("cannot lock {}", lock_path.display()), e)
+                    })?;
+                    Ok(Some(file))
+                }
+                Err(e) if matches!(e.kind(), IoKind::NotFound | IoKind::PermissionDenied) => {
+                    Ok(None)
+                }
+                Err(e) => Err(cannot_open(e)),
+            };
+        }
+        let file = match perms::open_private(&lock_path, false) {
             Ok(file) => file,
-            Err(e) if cannot_write(&e) && exclusive && !self.exists() => {
+            Err(e) if cannot_write(&e) && !self.exists() => {
                 return Err(super::cannot_create(&self.path, e));
             }
-            Err(e) if cannot_write(&e) && exclusive => {
+            Err(e) if cannot_write(&e) => {
                 return Err(
                     self.cannot_change(if e.kind() == IoKind::ReadOnlyFilesystem {
                         Blocked::Media
@@ -129,28 +141,10 @@ impl JsonStore {
                     }),
                 );
             }
-            // A reader that may not write the lock file (read-only media, or someone else's
-            // database) still takes the shared lock, on a read-only descriptor.
-            Err(e) if cannot_write(&e) || self.reads_only => {
-                match perms::open_own_read_only(&lock_path) {
-                    Ok(file) => file,
-                    // No lock file (and none can be made), or one this user may not even read
-                    // (another user's, mode 0600). A read needs no lock to be consistent: a writer
-                    // replaces the database by an atomic rename, so a read sees one whole snapshot.
-                    Err(e) if matches!(e.kind(), IoKind::NotFound | IoKind::PermissionDenied) => {
-                        return Ok(None);
-                    }
-                    Err(e) => return Err(cannot_open(e)),
-                }
-            }
             Err(e) => return Err(cannot_open(e)),
         };
-        let locked = if exclusive {
-            file.lock()
-        } else {
-            file.lock_shared()
-        };
-        locked.map_err(|e| io_error(&format!("cannot lock {}", lock_path.display()), e))?;
+        file.lock()
+            .map_err(|e| io_error(&format!("cannot lock {}", lock_path.display()), e))?;
         Ok(Some(file))
     }
 
@@ -533,7 +527,16 @@ mod tests {
     fn run(db: &mut Database, op: &str, args: serde_json::Value) -> serde_json::Value {
         let operation = crate::spec::spec().operation(op).unwrap();
         let args = validate(operation, args.as_object().unwrap(), Origin::Mcp).unwrap();
-        ops::run_in_memory(db, &operation.name, &args, &Ctx { now: 1_700_000_000 }).unwrap()
+        ops::run_in_memory(
+            db,
+            &operation.name,
+            &args,
+            &Ctx {
+                now: 1_700_000_000,
+                origin: Origin::Mcp,
+            },
+        )
+        .unwrap()
     }
 
     /// `decode` and its reference route agree exactly: the same database or the same message.

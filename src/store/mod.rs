@@ -380,6 +380,7 @@ impl Store {
 
     /// Run `f` in one exclusive transaction and keep what it commits; a failure keeps nothing.
     pub fn write<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
+        refuse_missing_directory(self.path())?;
         match self {
             Store::Sqlite(s) => s.write(f),
             Store::Json(s) => s.write(f),
@@ -493,13 +494,9 @@ fn check_path(path: PathBuf) -> Result<PathBuf> {
                 parent.display()
             )));
         }
-        Err(_) => {
-            return Err(Error::database(format!(
-                "the directory {} does not exist; create it first (mkdir -p \"{}\") or pass --db with another path",
-                parent.display(),
-                parent.display()
-            )));
-        }
+        // A read of a database whose directory does not exist finds an empty database, as for a
+        // missing file, and creates nothing; a change is refused by `Store::write`.
+        Err(_) => return Ok(path),
     }
     if path.is_dir() {
         return Err(Error::database(format!(
@@ -511,6 +508,20 @@ fn check_path(path: PathBuf) -> Result<PathBuf> {
         refuse_special_file(&path, &meta)?;
     }
     Ok(path)
+}
+
+/// A change needs the database's directory: Timeline creates only the default one (before the change,
+/// `service::DbLocation::before_change`), never a directory a typo in `--db` named.
+fn refuse_missing_directory(path: &Path) -> Result<()> {
+    let parent = parent_dir(path);
+    if fs::metadata(&parent).is_ok() {
+        return Ok(());
+    }
+    Err(Error::database(format!(
+        "the directory {} does not exist; create it first (mkdir -p \"{}\") or pass --db with another path",
+        parent.display(),
+        parent.display()
+    )))
 }
 
 /// A FIFO would block the read for ever (while holding the lock) and a device would read without

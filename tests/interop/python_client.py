@@ -217,6 +217,10 @@ async def run(binary, db, offer):
             error = json.loads(failed.content[0].text)
             check(error["error"] == "budget infeasible", f"error text: {error}")
             check(error["data"]["max_tokens"] == 0 and error["data"]["required_tokens"] > 0, f"data: {error}")
+            # A second text block tells the model its ways out, naming MCP tools and arguments only.
+            ways_out = failed.content[1].text if len(failed.content) == 2 else ""
+            check("`max_tokens` of at least %d" % error["data"]["required_tokens"] in ways_out
+                  and "`timeline_unpin`" in ways_out and "tl " not in ways_out, f"ways out: {failed}")
             check(field(failed, "structured_content") == (error if structured else None),
                   f"error structuredContent: {failed}")
 

@@ -194,6 +194,10 @@ async function run(binary, db, offer) {
     assert.equal(error.error, "budget infeasible");
     assert.equal(error.data.max_tokens, 0);
     assert.ok(error.data.required_tokens > 0, JSON.stringify(error));
+    // A second text block tells the model its ways out, naming MCP tools and arguments only.
+    assert.equal(failed.content.length, 2, JSON.stringify(failed));
+    assert.ok(failed.content[1].text.includes(`\`max_tokens\` of at least ${error.data.required_tokens}`), failed.content[1].text);
+    assert.ok(failed.content[1].text.includes("`timeline_unpin`") && !failed.content[1].text.includes("tl "), failed.content[1].text);
     assert.deepEqual(failed.structuredContent, structured ? error : undefined, "error structuredContent");
 
     // An argument that breaks the schema: a tool error from 2025-11-25, "invalid params" before.

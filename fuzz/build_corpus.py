@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build the fuzzers' seed corpora from the conformance cases (Python standard library only).
 
-Writes .fuzz/corpus/<target>/ (git-ignored):
+Writes fuzz/corpus/<target>/ (git-ignored):
   mcp_frames  one seed per case that runs over MCP: its tools/call and raw lines, one per line, after a
               leading newline byte (an even first byte makes the target send initialize first)
   cli_args    one seed per case that runs through the CLI: its commands separated by 0x01, arguments by NUL
@@ -10,7 +10,7 @@ Writes .fuzz/corpus/<target>/ (git-ignored):
   budget      hand-made planner inputs in the target's explicit format (see fuzz_targets/budget.rs)
 and, for every target but budget, the adversarial shapes of issue 12 (adversarial_seeds).
 
-Usage: python3 .fuzz/build_corpus.py [--tl PATH]
+Usage: python3 fuzz/build_corpus.py [--tl PATH]
 """
 
 import argparse

@@ -178,7 +178,7 @@ pub fn command() -> clap::Command {
         )
         .subcommand(
             Command::new("export")
-                .about("Export a timeline (draw.io, ASCII tree, HTML page) or a context (OpenAI, Anthropic, Markdown); read-only.")
+                .about("Export a timeline (draw.io, ASCII tree, HTML) or a context (OpenAI, Anthropic, Markdown); read-only.")
                 .override_usage("tl export [OPTIONS] --format <EXPORT_FORMAT>")
                 .arg(Arg::new("format").long("format").value_name("EXPORT_FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["drawio", "ascii", "html", "openai", "anthropic", "markdown"])).hide_possible_values(true).help("drawio or html (both need --output) or ascii: the whole timeline; openai, anthropic or markdown: the context of --node. [drawio, ascii, html, openai, anthropic, markdown] (required)"))
                 .arg(Arg::new("output").long("output").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).value_hint(ValueHint::FilePath).help("The file to write; it must not exist yet. Without it, every format but drawio and html is printed."))

@@ -244,7 +244,7 @@ pub struct ImportArgs {
     pub max_zip_ratio: Option<u64>,
 }
 
-/// Arguments of `export`: Export a timeline (draw.io, ASCII tree, HTML page) or a context (OpenAI, Anthropic, Markdown); read-only.
+/// Arguments of `export`: Export a timeline (draw.io, ASCII tree, HTML) or a context (OpenAI, Anthropic, Markdown); read-only.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExportArgs {
     /// The timeline; `None` means the one with the smallest ID.
@@ -350,7 +350,7 @@ pub enum Request {
     RestoreBranch(RestoreBranchArgs),
     /// `import`: Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.
     Import(ImportArgs),
-    /// `export`: Export a timeline (draw.io, ASCII tree, HTML page) or a context (OpenAI, Anthropic, Markdown); read-only.
+    /// `export`: Export a timeline (draw.io, ASCII tree, HTML) or a context (OpenAI, Anthropic, Markdown); read-only.
     Export(ExportArgs),
     /// `db_info`: Show the storage engine, file, format version, size, and the counts of timelines and messages.
     DbInfo(DbInfoArgs),

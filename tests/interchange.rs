@@ -534,7 +534,8 @@ on_both_engines! {
             r#"[{"node":"n1","role":"user","text":"[]\n\nfrom nobody","tokens":4,"intent_tag":"original"}]"#,
         );
         let node = db.tl(&["--timeline", "tl2", "node", "--node", "n1"]).json();
-        assert_eq!(node["intent"], json!({"tag": "original", "note": "{\"import\":\"chatgpt\",\"original_bytes\":1200108}"}));
+        assert_eq!(node["intent"], json!({"tag": "original"}));
+        assert_eq!(node["provenance"], json!({"import": "chatgpt", "original_bytes": 1200108}));
         assert_eq!(db.tl(&["db", "check"]).json()["ok"], json!(true));
         let other = match db.engine() {
             common::Engine::Json => "copy.db",

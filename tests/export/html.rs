@@ -228,7 +228,7 @@ crate::on_both_engines! {
         );
         db.tl(&["export", "--format", "html", "--output", out_str, "--node", "n99"]).err(
             1,
-            r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n11); list branches with `tl branches`"}"#,
+            r#"{"error":"node not found: n99 does not exist in timeline tl0 (it has n1..n11); find the node you mean with `tl log` or `tl search --query ...`"}"#,
         );
         db.tl(&["export", "--format", "ascii", "--node", "n2"]).err(
             2,

@@ -176,6 +176,7 @@ on_both_engines! {
                 let conn = rusqlite::Connection::open(&db.path).unwrap();
                 conn.execute_batch(
                     "UPDATE nodes SET intent_note = coalesce(provenance, intent_note);
+                     DROP INDEX nodes_with_newer_parent;
                      DROP INDEX imports_by_digest;
                      ALTER TABLE nodes DROP COLUMN provenance;
                      PRAGMA user_version = 3;",

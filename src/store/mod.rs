@@ -391,9 +391,7 @@ impl Store {
     pub fn format_version(&mut self) -> Result<Option<u64>> {
         match self {
             Store::Sqlite(s) => s.schema_version(),
-            Store::Json(s) => Ok(s
-                .exists()
-                .then_some(crate::spec::spec().constants.format_version)),
+            Store::Json(s) => s.format_version(),
         }
     }
 

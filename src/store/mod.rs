@@ -322,6 +322,9 @@ pub struct Counts {
 }
 
 /// An open database: one of the two engines.
+// One store per process or session, never kept in a collection: its size does not matter, and a box
+// would only add an indirection to every call.
+#[allow(clippy::large_enum_variant)]
 pub enum Store {
     /// The SQLite engine.
     Sqlite(sqlite::SqliteStore),

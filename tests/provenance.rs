@@ -176,6 +176,7 @@ on_both_engines! {
                 let conn = rusqlite::Connection::open(&db.path).unwrap();
                 conn.execute_batch(
                     "UPDATE nodes SET intent_note = coalesce(provenance, intent_note);
+                     DROP INDEX nodes_with_newer_parent;
                      DROP INDEX imports_by_digest;
                      ALTER TABLE nodes DROP COLUMN provenance;
                      PRAGMA user_version = 3;",
@@ -206,11 +207,26 @@ on_both_engines! {
         let n8 = db.tl(&["node", "--node", "n8"]).json();
         assert_eq!(n8["intent"], json!({"tag": "system", "note": SYSTEM_INJECTION}));
         assert!(n8.get("provenance").is_none());
+        // db info reports the file's own version: JSON keeps version 1 until the next change
+        // rewrites it; SQLite migrated when it was opened.
+        let version = || db.tl(&["db", "info"]).json()["format_version"].clone();
+        let current_version = match common::engine() {
+            common::Engine::Json => {
+                assert_eq!(version(), json!(1));
+                current["format_version"].clone()
+            }
+            common::Engine::Sqlite => {
+                let schema = json!(timeline::store::sqlite_schema_version());
+                assert_eq!(version(), schema);
+                schema
+            }
+        };
         // The next change writes the current format: the same database as before the downgrade,
         // plus that change.
         db.append("user", "after", 1);
         let mut after = db.value();
         assert_eq!(after["format_version"], current["format_version"]);
+        assert_eq!(version(), current_version);
         after["timelines"][0]["nodes"].as_array_mut().unwrap().pop();
         assert_eq!(after["timelines"][0]["nodes"], current["timelines"][0]["nodes"]);
         db.tl(&["db", "check"]).json();

@@ -1681,7 +1681,7 @@ fn s8_a_damaged_sqlite_file_is_refused_untouched() {
 fn s8_a_schema_1_database_is_migrated_to_schema_2() {
     let db = small_sqlite();
     let conn = rusqlite::Connection::open(&db.path).unwrap();
-    conn.execute_batch("ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE archived_branches; DROP TABLE imports; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 1")
+    conn.execute_batch("DROP INDEX nodes_with_newer_parent; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE archived_branches; DROP TABLE imports; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 1")
         .unwrap();
     drop(conn);
     db.tl(&["branches"])
@@ -2552,8 +2552,9 @@ mod first_write {
                 )],
                 Engine::Sqlite => vec![
                     // The change fits in the write-ahead log; copying it into the file does not.
+                    // (With schema 6 this holds for fills of about 730 to 796 KiB: the middle.)
                     (
-                        "bs=1k count=800",
+                        "bs=1k count=764",
                         format!("cannot finish writing the database m/n.db: {sqlite_full}"),
                     ),
                     (

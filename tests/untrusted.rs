@@ -197,7 +197,7 @@ fn several_foreign_objects_are_all_named_and_an_old_schema_is_not_migrated() {
     let old = sqlite_db();
     sqlite_exec(
         &old,
-        "DROP INDEX imports_by_digest; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 2; CREATE TABLE extra (x);",
+        "DROP INDEX nodes_with_newer_parent; DROP INDEX imports_by_digest; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 2; CREATE TABLE extra (x);",
     );
     let before = files(old.dir.path());
     tl_bounded(&old, &["branches"]).err(3, &refusal(&old, "table extra", r#"DROP TABLE "extra";"#));
@@ -437,6 +437,44 @@ on_both_engines! {
                 .err(3, &check_report(&db, &[parent_problem(&db, &format!("n{n}"), &format!("n{parent}"))]));
             assert!(before == files(db.dir.path()), "n{n} -> n{parent}: the files changed");
         }
+    }
+
+    /// #21.6: a parent cycle (n3 → n4 → n3) far above the head, 21 levels up, which no change
+    /// reads on its way: `append`, `summarize` and `tl-mcp`'s timeline_append are refused with the
+    /// damage error before they write anything (SQLite looks the cycle up in an index of such rows;
+    /// the JSON engine checks every parent on load), and the files stay as they were.
+    #[test]
+    fn a_parent_cycle_far_above_the_head_refuses_every_change() {
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        for i in 1..=25 {
+            db.append("user", &format!("message {i}"), 1);
+        }
+        set_parent(&db, 3, 4);
+        let before = files(db.dir.path());
+        let damage = parent_damage(&db, "n3", "n4");
+        tl_bounded(&db, &["append", "--role", "user", "--text", "more"]).err(3, &damage);
+        tl_bounded(
+            &db,
+            &["summarize", "--from", "n20", "--to", "n24", "--summary", "s", "--tokens", "1"],
+        )
+        .err(3, &damage);
+        assert!(before == files(db.dir.path()), "tl changed the files");
+        let mut mcp = McpSession::start(&db);
+        let error = mcp
+            .call(
+                "timeline_append",
+                json!({"timeline_id": "tl0", "role": "user", "text": "more"}),
+            )
+            .unwrap_err();
+        assert_eq!(error, serde_json::from_str::<Value>(&damage).unwrap());
+        drop(mcp);
+        // (The session is killed, so SQLite leaves its -wal and -shm; a write would be in the -wal.)
+        let wal = format!("{}-wal", db.path.display());
+        assert!(std::fs::read(wal).unwrap_or_default().is_empty(), "tl-mcp wrote to the -wal");
+        let name = db.path.file_name().unwrap().to_string_lossy();
+        let (_, bytes) = before.iter().find(|(n, _)| *n == name).unwrap();
+        assert!(std::fs::read(&db.path).unwrap() == *bytes, "tl-mcp changed the file");
     }
 }
 

@@ -688,43 +688,6 @@ impl Timeline {
 }
 
 impl Database {
-    /// The timeline number `id`, or a not-found error that lists the timelines.
-    pub fn timeline(&self, id: u64) -> Result<&Timeline> {
-        self.timelines
-            .iter()
-            .find(|t| t.id == id)
-            .ok_or_else(|| self.timeline_not_found(id))
-    }
-
-    /// The timeline number `id` for changing, or a not-found error.
-    pub fn timeline_mut(&mut self, id: u64) -> Result<&mut Timeline> {
-        let err = self.timeline_not_found(id);
-        self.timelines.iter_mut().find(|t| t.id == id).ok_or(err)
-    }
-
-    fn timeline_not_found(&self, id: u64) -> Error {
-        let ids: Vec<String> = self.timelines.iter().map(Timeline::id_str).collect();
-        if ids.is_empty() {
-            Error::not_found(format!(
-                "timeline not found: {}; this database has no timeline yet, run `tl create` first",
-                timeline_id(id)
-            ))
-        } else {
-            Error::not_found(format!(
-                "timeline not found: {} (this database has {})",
-                timeline_id(id),
-                ids.join(", ")
-            ))
-        }
-    }
-
-    /// The timeline with the smallest ID, used when none is named.
-    pub fn default_timeline(&self) -> Result<u64> {
-        self.timelines.iter().map(|t| t.id).min().ok_or_else(|| {
-            Error::not_found("no timeline in this database yet; run `tl create` first (or pass --db to use another file)")
-        })
-    }
-
     /// Record an import and index it.
     pub fn add_import(&mut self, record: ImportRecord) {
         self.index_import(&record, self.imports.len());

@@ -317,6 +317,27 @@ impl JsonStore {
         temp_path_beside(&self.path, what)
     }
 
+    /// The format version the file itself has (a version 1 file stays version 1 until its next
+    /// change rewrites it), or None before the first change. A file that is not a readable
+    /// database gets the damage error a read gives.
+    pub fn format_version(&mut self) -> Result<Option<u64>> {
+        self.refuse_if_only_the_backup_exists()?;
+        if matches!(fs::symlink_metadata(&self.path), Err(e) if e.kind() == IoKind::NotFound) {
+            return Ok(None);
+        }
+        let _lock = self.lock(false)?;
+        let Some(bytes) = self.read_bytes()? else {
+            return Ok(None);
+        };
+        match file_format_version(&bytes) {
+            Some(version) => Ok(Some(version)),
+            // (Not a Timeline database: the load names what is wrong.)
+            None => self
+                .load(Some(&bytes))
+                .map(|_| Some(crate::spec::spec().constants.format_version)),
+        }
+    }
+
     pub fn read<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Result<R> {
         self.refuse_if_only_the_backup_exists()?;
         // A database that does not exist has nothing to lock, and a read must not leave `<db>.lock`
@@ -460,6 +481,22 @@ pub fn decode(bytes: &[u8]) -> std::result::Result<Database, String> {
             .map_err(|e| format!("invalid content ({})", e.message));
     }
     decode_via_value(bytes)
+}
+
+/// The `format_version` of snapshot bytes, read without building the database (or, when the key
+/// is there twice, as `decode` resolves it: the last one).
+fn file_format_version(bytes: &[u8]) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        format_version: u64,
+    }
+    match serde_json::from_slice::<Head>(bytes) {
+        Ok(head) => Some(head.format_version),
+        Err(_) => serde_json::from_slice::<serde_json::Value>(bytes)
+            .ok()?
+            .get("format_version")?
+            .as_u64(),
+    }
 }
 
 /// The reference route of `decode`: a `serde_json::Value` first, so that an unsupported version or

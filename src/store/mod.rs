@@ -322,6 +322,9 @@ pub struct Counts {
 }
 
 /// An open database: one of the two engines.
+// One store per process or session, never kept in a collection: its size does not matter, and a box
+// would only add an indirection to every call.
+#[allow(clippy::large_enum_variant)]
 pub enum Store {
     /// The SQLite engine.
     Sqlite(sqlite::SqliteStore),
@@ -391,9 +394,7 @@ impl Store {
     pub fn format_version(&mut self) -> Result<Option<u64>> {
         match self {
             Store::Sqlite(s) => s.schema_version(),
-            Store::Json(s) => Ok(s
-                .exists()
-                .then_some(crate::spec::spec().constants.format_version)),
+            Store::Json(s) => s.format_version(),
         }
     }
 

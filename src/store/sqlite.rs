@@ -21,6 +21,7 @@ use crate::model::{
 use crate::search::Query;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -168,6 +169,10 @@ WHERE intent_note LIKE '{"import":%'
     // reading every earlier record of its source key (linear time for many shared source IDs).
     // IF NOT EXISTS: tests that rebuild an older schema by dropping tables keep this index.
     "CREATE INDEX IF NOT EXISTS imports_by_digest ON imports (format, source_key, digest, seq);",
+    // 5 → 6 (issue 21, item 6): the rows whose parent is not older than them, which Timeline never
+    // writes. A parent cycle always contains one, so every change checks that this index is empty
+    // (one lookup) before it writes: nothing is written to a file that claims a cycle anywhere.
+    "CREATE INDEX nodes_with_newer_parent ON nodes (timeline, id) WHERE parent >= id AND id != 0;",
 ];
 
 /// The migration that adds full-text search (issue 14). `search_docs` gives each searchable message a
@@ -334,6 +339,34 @@ fn guard_schema(conn: &Connection, path: &Path, verified: &mut Option<i32>) -> R
     }
     *verified = Some(cookie);
     Ok(())
+}
+
+/// Inside a change, before anything is written: refuse a file with a row whose parent is not older
+/// than it (part of any parent cycle), wherever it is. The partial index holds only such rows, so
+/// this costs one lookup whatever the size; `INDEXED BY` makes a plan without it an error.
+fn refuse_newer_parents(conn: &Connection, path: &Path) -> Result<()> {
+    let found: Option<(i64, i64, i64)> = conn
+        .query_row(
+            "SELECT timeline, id, parent FROM nodes INDEXED BY nodes_with_newer_parent WHERE parent >= id AND id != 0 ORDER BY timeline, id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .map_err(|e| failure(path, "cannot read", e))?;
+    match found {
+        None => Ok(()),
+        Some((tl, id, parent)) => Err(newer_parent(path, tl, id, parent)),
+    }
+}
+
+/// The damage of a node whose parent is not older than it.
+fn newer_parent(path: &Path, tl: impl Display, id: impl Display, parent: impl Display) -> Error {
+    corrupt(
+        path,
+        &format!(
+            "timeline tl{tl}: node n{id} has parent n{parent}, which is not older than it (Timeline always writes a parent before its children, so something else changed the file)"
+        ),
+    )
 }
 
 /// The statement that removes a foreign object.
@@ -811,6 +844,7 @@ impl SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| failure(&path, "cannot start a change of", e))?;
         guard_schema(&tx, &path, &mut self.verified_schema)?;
+        refuse_newer_parents(&tx, &path)?;
         let outcome = f(&mut SqlTx {
             conn: &tx,
             path: &path,
@@ -1649,13 +1683,7 @@ impl Tx for SqlTx<'_> {
             && row.id != ROOT
             && row.node.parent >= row.id
         {
-            return Err(corrupt(
-                self.path,
-                &format!(
-                    "timeline tl{tl}: node n{} has parent n{}, which is not older than it (Timeline always writes a parent before its children, so something else changed the file)",
-                    row.id, row.node.parent
-                ),
-            ));
+            return Err(newer_parent(self.path, tl, row.id, row.node.parent));
         }
         Ok(row)
     }

@@ -148,7 +148,7 @@ pub struct Msg {
     pub text: String,
     /// The intent it becomes (its tag names the original role or kind).
     pub intent: Option<Intent>,
-    /// The node's provenance: the original message as JSON (see [`provenance`]).
+    /// The node's provenance: the original message as JSON (see [`crate::model::Node::provenance`]).
     pub provenance: Option<String>,
     /// The message's ID in its source.
     pub source_id: Option<String>,

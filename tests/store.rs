@@ -1891,10 +1891,11 @@ fn s8_backup_is_consistent_while_other_processes_write() {
 #[test]
 fn s8_db_check_reports_damaged_derived_state_and_changes_nothing() {
     let db = small_sqlite();
-    db.tl(&["db", "check"]).ok(&format!(
-        r#"{{"ok":true,"engine":"sqlite","path":"{}","problems":[]}}"#,
-        db.path.display()
-    ));
+    // json!: a Windows path's backslashes are escaped in JSON.
+    db.tl(&["db", "check"]).ok(
+        &json!({"ok": true, "engine": "sqlite", "path": db.path.display().to_string(), "problems": []})
+            .to_string(),
+    );
     rusqlite::Connection::open(&db.path)
         .unwrap()
         .execute_batch("UPDATE nodes SET prefix_tokens = 99 WHERE id = 2")
@@ -1925,10 +1926,11 @@ fn s8_a_failed_first_change_leaves_no_database_behind() {
         0,
         "a file was left behind"
     );
-    db.tl(&["db", "info"]).ok(&format!(
-        r#"{{"engine":"sqlite","path":"{}","exists":false,"format_version":null,"file_bytes":0,"timelines":0,"nodes":0,"cold_nodes":0}}"#,
-        db.path.display()
-    ));
+    db.tl(&["db", "info"]).ok(
+        &json!({"engine": "sqlite", "path": db.path.display().to_string(), "exists": false, "format_version": null,
+            "file_bytes": 0, "timelines": 0, "nodes": 0, "cold_nodes": 0})
+        .to_string(),
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -324,6 +324,109 @@ fn s4_database_backup_and_lock_are_private() {
     assert_files_valid(&db);
 }
 
+/// A file's DACL read back through the Windows API, described: whether it is protected (inherits
+/// nothing from its directory) and each entry, with the current user named as such.
+#[cfg(windows)]
+fn dacl(path: &Path) -> String {
+    use std::os::windows::ffi::OsStrExt;
+    use std::ptr::null_mut;
+    use windows_sys::Win32::Foundation::{CloseHandle, ERROR_SUCCESS, HANDLE, LocalFree};
+    use windows_sys::Win32::Security::Authorization::{GetNamedSecurityInfoW, SE_FILE_OBJECT};
+    use windows_sys::Win32::Security::{
+        ACCESS_ALLOWED_ACE, ACL, DACL_SECURITY_INFORMATION, EqualSid, GetAce,
+        GetSecurityDescriptorControl, GetTokenInformation, PSECURITY_DESCRIPTOR, SE_DACL_PROTECTED,
+        TOKEN_QUERY, TOKEN_USER, TokenUser,
+    };
+    use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
+    let wide: Vec<u16> = path.as_os_str().encode_wide().chain([0]).collect();
+    // SAFETY: every out-pointer points to a local of the right type; the buffers the API allocates
+    // are freed with LocalFree, the token handle is closed, and the ACEs are read inside the DACL.
+    unsafe {
+        let mut token: HANDLE = null_mut();
+        assert_ne!(
+            OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token),
+            0
+        );
+        let mut needed = 0u32;
+        GetTokenInformation(token, TokenUser, null_mut(), 0, &mut needed);
+        let mut user = vec![0u64; (needed as usize).div_ceil(8)];
+        let got = GetTokenInformation(
+            token,
+            TokenUser,
+            user.as_mut_ptr().cast(),
+            needed,
+            &mut needed,
+        );
+        CloseHandle(token);
+        assert_ne!(got, 0);
+        let me = (*(user.as_ptr() as *const TOKEN_USER)).User.Sid;
+
+        let mut acl: *mut ACL = null_mut();
+        let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
+        let status = GetNamedSecurityInfoW(
+            wide.as_ptr(),
+            SE_FILE_OBJECT,
+            DACL_SECURITY_INFORMATION,
+            null_mut(),
+            null_mut(),
+            &mut acl,
+            null_mut(),
+            &mut descriptor,
+        );
+        assert_eq!(status, ERROR_SUCCESS, "{}", path.display());
+        let (mut control, mut revision) = (0u16, 0u32);
+        assert_ne!(
+            GetSecurityDescriptorControl(descriptor, &mut control, &mut revision),
+            0
+        );
+        let mut out = String::from(if control & SE_DACL_PROTECTED != 0 {
+            "protected"
+        } else {
+            "inherits"
+        });
+        let count = if acl.is_null() { 0 } else { (*acl).AceCount };
+        for i in 0..u32::from(count) {
+            let mut ace = null_mut();
+            assert_ne!(GetAce(acl, i, &mut ace), 0);
+            let ace = &*(ace as *const ACCESS_ALLOWED_ACE);
+            // Type 0 is ACCESS_ALLOWED_ACE_TYPE; the SID starts at SidStart.
+            let sid = (&raw const ace.SidStart).cast_mut().cast();
+            let who = if EqualSid(sid, me) != 0 {
+                "me"
+            } else {
+                "someone else"
+            };
+            out.push_str(&format!(
+                "; type {} mask {:#x} to {who}",
+                ace.Header.AceType, ace.Mask
+            ));
+        }
+        LocalFree(descriptor.cast());
+        out
+    }
+}
+
+/// On Windows "private" is a protected DACL with one entry: full access (FILE_ALL_ACCESS, 0x1f01ff)
+/// for the user who made the file, nothing inherited from the directory.
+#[cfg(windows)]
+const OWNER_ONLY: &str = "protected; type 0 mask 0x1f01ff to me";
+
+#[cfg(windows)]
+#[test]
+fn s4_database_backup_and_lock_are_owner_only_on_windows() {
+    let db = small_db();
+    for path in [db.path.clone(), db.backup_path(), lock_path(&db)] {
+        assert_eq!(dacl(&path), OWNER_ONLY, "{}", path.display());
+    }
+    // Every write makes a new private snapshot, so it stays private.
+    db.tl(&["append", "--role", "user", "--text", "third"])
+        .ok(r#"{"node":"n3"}"#);
+    for path in [db.path.clone(), db.backup_path()] {
+        assert_eq!(dacl(&path), OWNER_ONLY, "{}", path.display());
+    }
+    assert_files_valid(&db);
+}
+
 #[cfg(unix)]
 #[test]
 fn s1_a_symlinked_database_is_written_through_the_link() {
@@ -1754,6 +1857,23 @@ fn s8_sqlite_database_wal_and_shm_are_private() {
     for suffix in ["", "-wal", "-shm"] {
         let path = PathBuf::from(format!("{}{suffix}", db.path.display()));
         assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
+}
+
+#[cfg(windows)]
+#[test]
+fn s8_sqlite_database_wal_and_shm_are_owner_only_on_windows() {
+    let db = small_sqlite();
+    // A running tl-mcp keeps its connection, so the -wal and -shm files exist meanwhile.
+    let mut mcp = common::McpSession::start(&db);
+    let appended = mcp.ok(
+        "timeline_append",
+        json!({"timeline_id": "tl0", "role": "user", "text": "held open"}),
+    );
+    assert_eq!(appended, json!({"node": "n3"}));
+    for suffix in ["", "-wal", "-shm"] {
+        let path = PathBuf::from(format!("{}{suffix}", db.path.display()));
+        assert_eq!(dacl(&path), OWNER_ONLY, "{}", path.display());
     }
 }
 

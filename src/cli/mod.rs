@@ -144,7 +144,11 @@ pub fn run_with(
     stdout: &mut dyn Write,
     view: View,
 ) -> Result<Option<Output>, CliError> {
-    let matches = command().try_get_matches_from(args).map_err(clap_error)?;
+    // The program is `tl` in usage lines whatever its file is called (`tl.exe` on Windows).
+    let matches = command()
+        .bin_name("tl")
+        .try_get_matches_from(args)
+        .map_err(clap_error)?;
     let before = matches
         .try_get_one::<String>("format")
         .ok()

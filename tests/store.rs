@@ -1101,6 +1101,37 @@ fn without_request_digests(entries: &serde_json::Value) -> serde_json::Value {
     entries
 }
 
+/// Eight processes creating timelines in a database that does not exist yet: one of them makes
+/// the file, and every create gets its own timeline (on Windows the replace of a file others hold
+/// open is retried, see src/store/replace.rs). JSON engine only for now: a concurrent first write to a
+/// new SQLite database is issue 21's (items 1-4), where this test joins both engines.
+#[test]
+fn s1_concurrent_creates_of_a_new_json_database_lose_nothing() {
+    const WORKERS: usize = 8;
+    common::use_engine(common::Engine::Json);
+    let db = Db::new();
+    let ids: BTreeSet<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..WORKERS)
+            .map(|_| {
+                s.spawn(|| {
+                    let run = db.tl(&["create"]);
+                    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+                    run.json()["timeline_id"].as_str().unwrap().to_string()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let expected: BTreeSet<String> = (0..WORKERS).map(|n| format!("tl{n}")).collect();
+    assert_eq!(ids, expected);
+    assert_eq!(
+        db.tl(&["timelines"]).json().as_array().unwrap().len(),
+        WORKERS
+    );
+    assert_files_valid(&db);
+    assert_eq!(leftovers(&db), Vec::<PathBuf>::new());
+}
+
 // Every test below runs on both storage engines (json::… and sqlite::…).
 on_both_engines! {
     #[test]

@@ -35,7 +35,8 @@ wine_setup() {
   fi
   # One server for the whole script: without it every wine call starts and stops its own (a second
   # or more each, instead of ~40 ms).
-  wineserver -p
+  # (It exits 2, changing nothing, when a server for this prefix is already running.)
+  wineserver -p || [ $? -eq 2 ] || ci_missing "a working wineserver" "wineserver -p failed for $WINEPREFIX"
   trap 'wineserver -k >/dev/null 2>&1 || true' EXIT
   # Wine 8 has no bcryptprimitives.dll, whose ProcessPrng Rust's standard library calls.
   local src="$ci_root/scripts/wine/bcryptprimitives"

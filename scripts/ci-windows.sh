@@ -61,6 +61,33 @@ for run in "${runs[@]}"; do
     failed+=("$binary")
   fi
 done
+# The text view on a console, which the test binaries (their output piped) cannot show: under
+# `script`, Wine gives tl.exe a console on a pseudo-terminal. Colour unless NO_COLOR is set; Wine's
+# console adds its own cursor sequences (ESC[?25l, ESC[?25h) and CRs, removed before comparing.
+if [ "$#" -eq 0 ]; then
+  tl="target/$target/debug/tl.exe"
+  db="$(mktemp -d "$PWD/target/wine/console.XXXXXX")/db.json"
+  wine "$tl" --db "$db" create >/dev/null
+  wine "$tl" --db "$db" append --role user --text hi >/dev/null
+  wine "$tl" --db "$db" fork --node n1 --name cheap >/dev/null
+  piped=$(wine "$tl" --db "$db" --format text branches | od -An -c)
+  # on_console: the view as a console shows it, without Wine's own sequences and CRs.
+  on_console() {
+    script -qec "wine $tl --db $db --format text branches" /dev/null | sed -e 's/\x1b\[?25[lh]//g' -e 's/\r//g'
+  }
+  plain=$(NO_COLOR=1 on_console | od -An -c)
+  raw=$(unset NO_COLOR; on_console | od -An -c)
+  coloured=$(unset NO_COLOR; on_console | sed 's/\x1b\[[01]m//g' | od -An -c)
+  if [ "$plain" = "$piped" ] && [ "$coloured" = "$piped" ] && [[ "$raw" == *"033   [   1   m"* ]]; then
+    say "the text view on a Wine console: coloured, and plain with NO_COLOR=1"
+  else
+    say "FAILED: the text view on a Wine console (piped / NO_COLOR=1 / colours removed / raw):"
+    printf '%s\n---\n' "$piped" "$plain" "$coloured" "$raw"
+    failed+=("console")
+  fi
+  rm -rf "$(dirname "$db")"
+fi
+
 if [ "${#failed[@]}" -gt 0 ]; then
   say "FAILED under Wine: ${failed[*]}"
   exit 1

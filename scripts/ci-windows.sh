@@ -34,9 +34,13 @@ runs=(
   "mcp"
 )
 [ "$#" -eq 0 ] || runs=("$*")
-# Tests Wine cannot run, by name, with the reason (the same list is in docs/contributing.md). None
-# today: the Unix-only tests are behind cfg(unix) and not compiled for Windows.
-skips=()
+# Tests Wine cannot run, by name, with the reason (the same list is in docs/contributing.md); the
+# release workflow runs them on its Windows runner (.github/build-setup.yml).
+skips=(
+  # Wine does not keep a file's DACL: reading it back gives one made up from the Unix mode.
+  s4_database_backup_and_lock_are_owner_only_on_windows
+  s8_sqlite_database_is_owner_only_on_windows
+)
 skip_args=()
 for name in "${skips[@]}"; do skip_args+=(--skip "$name"); done
 [ "${#skips[@]}" -eq 0 ] || say "not run under Wine (docs/contributing.md says why): ${skips[*]}"

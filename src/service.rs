@@ -124,7 +124,11 @@ fn locate_db_path(flag: Option<OsString>) -> Result<DbPath> {
         }
     }
     let data_dir = if cfg!(windows) {
-        var("APPDATA").map(PathBuf::from)
+        // APPDATA is USERPROFILE\AppData\Roaming unless moved; a process started without it (a
+        // service, a scrubbed environment) still has the profile.
+        var("APPDATA")
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join("AppData").join("Roaming")))
     } else if cfg!(target_os = "macos") {
         home.as_ref()
             .map(|h| h.join("Library").join("Application Support"))

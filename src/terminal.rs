@@ -96,6 +96,30 @@ pub fn json_quote(text: &str) -> String {
     out
 }
 
+/// Whether the terminal on standard output shows ANSI colour sequences (call only when it is a
+/// terminal). A Windows console shows them only with virtual-terminal processing, which is turned on
+/// here; a console that refuses it (before Windows 10) would print them as text, so it gets none.
+pub fn shows_ansi_colour() -> bool {
+    #[cfg(windows)]
+    {
+        use windows_sys::Win32::System::Console::{
+            ENABLE_VIRTUAL_TERMINAL_PROCESSING, GetConsoleMode, GetStdHandle, STD_OUTPUT_HANDLE,
+            SetConsoleMode,
+        };
+        // SAFETY: the handle is the process's own standard output (not closed here) and `mode` is a
+        // local the call writes.
+        unsafe {
+            let out = GetStdHandle(STD_OUTPUT_HANDLE);
+            let mut mode = 0;
+            GetConsoleMode(out, &mut mode) != 0
+                && (mode & ENABLE_VIRTUAL_TERMINAL_PROCESSING != 0
+                    || SetConsoleMode(out, mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING) != 0)
+        }
+    }
+    #[cfg(not(windows))]
+    true
+}
+
 /// The width of the terminal on standard output in columns, when the system tells it.
 pub fn columns() -> Option<usize> {
     #[cfg(all(

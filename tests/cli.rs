@@ -473,10 +473,8 @@ on_both_engines! {
         ]);
         run.err(
             2,
-            &format!(
-                r#"{{"error":"invalid argument --text-file {}: more than 1048576 bytes; the limit for one text is 1 MiB"}}"#,
-                big.display()
-            ),
+            &serde_json::json!({"error": format!("invalid argument --text-file {}: more than 1048576 bytes; the limit for one text is 1 MiB", big.display())})
+                .to_string(),
         );
     }
 
@@ -553,8 +551,15 @@ on_both_engines! {
         let flag = d.join("flag.json");
         let env = d.join("env.json");
         let env_s = env.to_str().unwrap();
-        let data_db = d.join("home/.local/share/timeline/timeline.db");
-        let legacy = d.join("home/.timeline.json");
+        // The data directory without XDG_DATA_HOME or APPDATA.
+        let data_db = if cfg!(windows) {
+            d.join(r"home\AppData\Roaming\timeline\timeline.db")
+        } else if cfg!(target_os = "macos") {
+            d.join("home/Library/Application Support/timeline/timeline.db")
+        } else {
+            d.join("home/.local/share/timeline/timeline.db")
+        };
+        let legacy = d.join("home").join(".timeline.json");
         // --db wins over TIMELINE_DB.
         tl_in(
             d,
@@ -571,12 +576,14 @@ on_both_engines! {
         tl_in(d, &[("TIMELINE_DB", "")], &["create"]).ok(r#"{"timeline_id":"tl0"}"#);
         assert!(data_db.exists() && !legacy.exists());
         tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
-        tl_in(d, &[], &["db", "info"]).ok(&format!(
-            r#"{{"engine":"sqlite","path":"{}","exists":true,"format_version":{},"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
-            data_db.display(),
-            timeline::store::sqlite_schema_version(),
-            std::fs::metadata(&data_db).unwrap().len()
-        ));
+        // json!: a Windows path's backslashes are escaped in JSON.
+        tl_in(d, &[], &["db", "info"]).ok(
+            &serde_json::json!({"engine": "sqlite", "path": data_db.display().to_string(), "exists": true,
+                "format_version": timeline::store::sqlite_schema_version(),
+                "file_bytes": std::fs::metadata(&data_db).unwrap().len(),
+                "timelines": 2, "nodes": 0, "cold_nodes": 0})
+            .to_string(),
+        );
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -592,19 +599,23 @@ on_both_engines! {
                 assert_eq!(mode & 0o777, 0o700, "{created}");
             }
         }
-        // XDG_DATA_HOME moves the data directory.
-        let xdg = d.join("xdg");
-        tl_in(d, &[("XDG_DATA_HOME", xdg.to_str().unwrap())], &["create"])
-            .ok(r#"{"timeline_id":"tl0"}"#);
-        assert!(xdg.join("timeline/timeline.db").exists());
+        // XDG_DATA_HOME (Linux) or APPDATA (Windows) moves the data directory.
+        let moved = d.join("moved");
+        let var = if cfg!(windows) { "APPDATA" } else { "XDG_DATA_HOME" };
+        if cfg!(any(windows, target_os = "linux")) {
+            tl_in(d, &[(var, moved.to_str().unwrap())], &["create"])
+                .ok(r#"{"timeline_id":"tl0"}"#);
+            assert!(moved.join("timeline").join("timeline.db").exists());
+        }
         // A ~/.timeline.json of the original tool, once it exists, is used before the data directory.
         tl_in(d, &[], &["--db", legacy.to_str().unwrap(), "create"]).ok(r#"{"timeline_id":"tl0"}"#);
         tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
-        tl_in(d, &[], &["db", "info"]).ok(&format!(
-            r#"{{"engine":"json","path":"{}","exists":true,"format_version":2,"file_bytes":{},"timelines":2,"nodes":0,"cold_nodes":0}}"#,
-            legacy.display(),
-            std::fs::metadata(&legacy).unwrap().len()
-        ));
+        tl_in(d, &[], &["db", "info"]).ok(
+            &serde_json::json!({"engine": "json", "path": legacy.display().to_string(), "exists": true,
+                "format_version": 2, "file_bytes": std::fs::metadata(&legacy).unwrap().len(),
+                "timelines": 2, "nodes": 0, "cold_nodes": 0})
+            .to_string(),
+        );
         // The parent directory must exist.
         let missing = d.join("no/such/dir/db.json");
         let run = tl_in(d, &[], &["--db", missing.to_str().unwrap(), "create"]);
@@ -612,16 +623,15 @@ on_both_engines! {
         let p = parent.display();
         run.err(
             3,
-            &format!(r#"{{"error":"the directory {p} does not exist; create it first (mkdir -p \"{p}\") or pass --db with another path"}}"#),
+            &serde_json::json!({"error": format!("the directory {p} does not exist; create it first (mkdir -p \"{p}\") or pass --db with another path")})
+                .to_string(),
         );
         // A directory is not a database.
         let run = tl_in(d, &[], &["--db", d.to_str().unwrap(), "branches"]);
         run.err(
             3,
-            &format!(
-                r#"{{"error":"{} is a directory, not a database file; pass --db with a file path"}}"#,
-                d.display()
-            ),
+            &serde_json::json!({"error": format!("{} is a directory, not a database file; pass --db with a file path", d.display())})
+                .to_string(),
         );
         // No .env file is loaded.
         std::fs::write(d.join(".env"), format!("TIMELINE_DB={}\n", flag.display())).unwrap();

@@ -1556,6 +1556,7 @@ on_both_engines! {
         let mut cmd = db.command(TL_MCP);
         cmd.env_remove("TIMELINE_DB")
             .env_remove("XDG_DATA_HOME")
+            .env_remove("APPDATA")
             .env("HOME", &home)
             .env("USERPROFILE", &home);
         let mut server = Server::spawn(cmd);
@@ -1564,7 +1565,14 @@ on_both_engines! {
             tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
         );
         drop(server);
-        assert!(home.join(".local/share/timeline/timeline.db").exists());
+        let data_dir = if cfg!(windows) {
+            home.join("AppData").join("Roaming")
+        } else if cfg!(target_os = "macos") {
+            home.join("Library").join("Application Support")
+        } else {
+            home.join(".local").join("share")
+        };
+        assert!(data_dir.join("timeline").join("timeline.db").exists());
         assert!(!home.join(".timeline.json").exists());
     }
 

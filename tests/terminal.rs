@@ -183,7 +183,14 @@ fn tl_mcp_escapes_its_own_arguments_and_database_path_in_log_lines() {
         )
     );
     // A database path with an ESC in it (from --db or TIMELINE_DB) is logged escaped at start-up.
-    let dir = db.dir.path().join("x\u{1b}[2Jy\u{9b}");
+    // Windows file names cannot hold C0 controls such as ESC: there the name carries a bidirectional
+    // override and a C1 control instead.
+    let (name, logged) = if cfg!(windows) {
+        ("x\u{202e}y\u{9b}", r"x\u202ey\u009b")
+    } else {
+        ("x\u{1b}[2Jy\u{9b}", r"x\u001b[2Jy\u009b")
+    };
+    let dir = db.dir.path().join(name);
     std::fs::create_dir(&dir).unwrap();
     let path = dir.join("db.json");
     let (code, _, stderr) = mcp_session(&db, &["--db", path.to_str().unwrap()], &[]);
@@ -193,11 +200,7 @@ fn tl_mcp_escapes_its_own_arguments_and_database_path_in_log_lines() {
         format!(
             "tl-mcp: version {} serving {} on standard input/output\n",
             env!("CARGO_PKG_VERSION"),
-            db.dir
-                .path()
-                .join(r"x\u001b[2Jy\u009b")
-                .join("db.json")
-                .display()
+            db.dir.path().join(logged).join("db.json").display()
         )
     );
 }

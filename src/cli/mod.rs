@@ -145,7 +145,9 @@ pub fn run_with(
     view: View,
 ) -> Result<Option<Output>, CliError> {
     let args: Vec<OsString> = args.into_iter().collect();
+    // The program is `tl` in usage lines whatever its file is called (`tl.exe` on Windows).
     let matches = command()
+        .bin_name("tl")
         .try_get_matches_from(&args)
         .map_err(|e| clap_error(e, &args))?;
     let before = matches

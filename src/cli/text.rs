@@ -35,7 +35,7 @@ impl View {
             width: columns_env()
                 .or_else(|| terminal.then(crate::terminal::columns).flatten())
                 .unwrap_or(80),
-            colour: terminal && !no_colour,
+            colour: terminal && !no_colour && crate::terminal::shows_ansi_colour(),
         }
     }
 

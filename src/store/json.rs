@@ -9,6 +9,7 @@
 
 use super::fault::{self, Step};
 use super::memory::MemTx;
+use super::replace::replace;
 use super::{
     Engine, Outcome, Tx, io_error, parent_dir, perms, sync_dir, temp_path_beside, with_suffix,
 };
@@ -282,7 +283,7 @@ impl JsonStore {
                     let mut backup = perms::open_private(&backup_temp, true)?;
                     backup.write_all(previous)?;
                     backup.sync_all()?;
-                    fs::rename(&backup_temp, self.backup_path())
+                    replace(&backup_temp, &self.backup_path())
                 })();
                 if written.is_err() {
                     let _ = fs::remove_file(&backup_temp);
@@ -290,7 +291,7 @@ impl JsonStore {
                 written?;
                 fault::reached(Step::BackupWritten);
             }
-            fs::rename(&temp, &self.path)?;
+            replace(&temp, &self.path)?;
             fault::reached(Step::Replaced);
             sync_dir(&dir);
             fault::reached(Step::DirSynced);

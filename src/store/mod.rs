@@ -15,6 +15,7 @@ mod memory;
 mod perms;
 #[cfg(windows)]
 mod perms_windows;
+mod replace;
 mod sqlite;
 
 pub use json::{decode, encode};

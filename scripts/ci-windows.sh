@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The Windows build, run under Wine: .ci/run's `windows` step (docs/contributing.md, "Windows under Wine").
+#
+# Cross-builds tl.exe, tl-mcp.exe and the chosen integration tests for x86_64-pc-windows-gnu (mingw-w64)
+# once, then runs those tests under Wine through cargo's runner: the conformance suite through tl.exe
+# and tl-mcp.exe, and the tests of paths, permissions (DACLs read back through the Windows API), locks,
+# concurrent writers, crashes and the text view, on both file engines. The tests that cannot run under
+# Wine are skipped by name below, each with its reason (and listed in docs/contributing.md); nothing
+# else is left out.
+#
+# Needs mingw-w64 and Wine (Debian: apt-get install mingw-w64 wine wine64), installed here when the
+# script runs as root; otherwise it fails and names what is missing. Also runs by hand:
+#   bash scripts/ci-windows.sh                 # everything
+#   bash scripts/ci-windows.sh store           # one test binary (and a filter: store s1_)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/ci-tools.sh
+
+source scripts/wine/setup.sh
+say() { printf 'windows: %s\n' "$*"; }
+wine_setup
+target=$wine_target
+
+# --- what runs ---
+# Each entry: a test binary, then (optionally) a filter. find.rs runs only its text-view tests (the
+# search itself is platform-independent and covered by the conformance suite).
+runs=(
+  "conformance"
+  "store"
+  "store_crash"
+  "terminal"
+  "find text"
+  "cli"
+  "mcp"
+)
+[ "$#" -eq 0 ] || runs=("$*")
+# Tests Wine cannot run, by name, with the reason (the same list is in docs/contributing.md); the
+# release workflow runs them on its Windows runner (.github/build-setup.yml).
+skips=(
+  # Wine does not keep a file's DACL: reading it back gives one made up from the Unix mode.
+  s4_database_backup_and_lock_are_owner_only_on_windows
+  s8_sqlite_database_is_owner_only_on_windows
+)
+skip_args=()
+for name in "${skips[@]}"; do skip_args+=(--skip "$name"); done
+[ "${#skips[@]}" -eq 0 ] || say "not run under Wine (docs/contributing.md says why): ${skips[*]}"
+
+build_args=()
+for run in "${runs[@]}"; do build_args+=(--test "${run%% *}"); done
+say "building the Windows programs and test binaries once (cargo test --no-run --target $target)"
+start=$SECONDS
+cargo test --locked --target "$target" --no-run "${build_args[@]}"
+wine_shim_into "target/$target/debug" "target/$target/debug/deps"
+say "built in $((SECONDS - start)) s"
+
+failed=()
+for run in "${runs[@]}"; do
+  read -r binary filter <<<"$run"
+  say "running under Wine: tests/$binary.rs ${filter:+(only: $filter)}"
+  start=$SECONDS
+  # shellcheck disable=SC2086 # the filter is one word or none
+  if cargo test --locked --target "$target" --test "$binary" -- $filter "${skip_args[@]}"; then
+    say "tests/$binary.rs passed in $((SECONDS - start)) s"
+  else
+    failed+=("$binary")
+  fi
+done
+# The text view on a console, which the test binaries (their output piped) cannot show: under
+# `script`, Wine gives tl.exe a console on a pseudo-terminal. Colour unless NO_COLOR is set; Wine's
+# console adds its own cursor sequences (ESC[?25l, ESC[?25h) and CRs, removed before comparing.
+if [ "$#" -eq 0 ]; then
+  tl="target/$target/debug/tl.exe"
+  db="$(mktemp -d "$PWD/target/wine/console.XXXXXX")/db.json"
+  wine "$tl" --db "$db" create >/dev/null
+  wine "$tl" --db "$db" append --role user --text hi >/dev/null
+  wine "$tl" --db "$db" fork --node n1 --name cheap >/dev/null
+  piped=$(wine "$tl" --db "$db" --format text branches | od -An -c)
+  # on_console: the view as a console shows it, without Wine's own sequences and CRs.
+  on_console() {
+    script -qec "wine $tl --db $db --format text branches" /dev/null | sed -e 's/\x1b\[?25[lh]//g' -e 's/\r//g'
+  }
+  plain=$(NO_COLOR=1 on_console | od -An -c)
+  raw=$(unset NO_COLOR; on_console | od -An -c)
+  coloured=$(unset NO_COLOR; on_console | sed 's/\x1b\[[01]m//g' | od -An -c)
+  if [ "$plain" = "$piped" ] && [ "$coloured" = "$piped" ] && [[ "$raw" == *"033   [   1   m"* ]]; then
+    say "the text view on a Wine console: coloured, and plain with NO_COLOR=1"
+  else
+    say "FAILED: the text view on a Wine console (piped / NO_COLOR=1 / colours removed / raw):"
+    printf '%s\n---\n' "$piped" "$plain" "$coloured" "$raw"
+    failed+=("console")
+  fi
+  rm -rf "$(dirname "$db")"
+fi
+
+if [ "${#failed[@]}" -gt 0 ]; then
+  say "FAILED under Wine: ${failed[*]}"
+  exit 1
+fi
+say "every test binary passed under Wine"

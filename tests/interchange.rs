@@ -781,6 +781,27 @@ on_both_engines! {
         assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(1500));
     }
 
+    /// An openai or anthropic file of too many values for its memory allowance is refused whole,
+    /// saying why, and nothing is written (issue 21, item 10).
+    #[test]
+    fn a_request_of_too_many_values_is_refused() {
+        let db = db();
+        let zeros = ["0"; 3_000_000].join(",");
+        for (format, body) in [
+            ("openai", format!(r#"{{"messages":[{{"role":"user","content":[{zeros}]}}]}}"#)),
+            ("anthropic", format!(r#"{{"messages":[{{"role":"user","content":[{zeros}]}}]}}"#)),
+        ] {
+            let path = db.dir.path().join(format!("{format}.json"));
+            std::fs::write(&path, &body).unwrap();
+            let shown = path.display().to_string();
+            db.tl(&["import", "--format", format, "--input", &shown]).err(
+                2,
+                &json!({"error": format!("invalid argument --input: {shown} cannot be imported: its JSON holds too many values to convert within {} MiB of memory (the limit for {} bytes of JSON); split the conversation or leave out what it repeats; nothing was imported", ((32 << 20) + body.len()) >> 20, body.len())}).to_string(),
+            );
+        }
+        assert!(!db.path.exists());
+    }
+
     /// An import's memory stays bounded whatever one conversation holds (issue 21, item 10): under
     /// an address-space limit of the baseline of a trivial import plus 64 MiB plus the conversation's
     /// size, a conversation of 8 million `0` values (16 MB) and one of a 200,000-node mapping (16 MB)

@@ -2,10 +2,11 @@
 //!
 //! A data export (ChatGPT, Claude.ai) is a JSON array of conversations that can be gigabytes long. It
 //! is never held whole: a scanner walks the array byte by byte (tracking strings and brackets only)
-//! and hands over one conversation's JSON text at a time, which is then parsed on its own, so memory
-//! holds one conversation. A conversation over [`MAX_CONVERSATION_BYTES`] is skipped without being
-//! stored (the scanner still checks its brackets); nesting deeper than [`MAX_DEPTH`] refuses the
-//! file. The input can be the JSON file, the export's folder (every `conversations.json` /
+//! and hands over one conversation's JSON text at a time, which is then parsed on its own (within a
+//! memory allowance, see `values`), so memory holds one conversation. A conversation over
+//! [`MAX_CONVERSATION_BYTES`] is skipped without being stored (the scanner still checks its
+//! brackets), one of too many values to parse within the allowance is skipped too; nesting deeper
+//! than [`MAX_DEPTH`] refuses the file. The input can be the JSON file, the export's folder (every `conversations.json` /
 //! `conversations-NNN.json` in it) or the `.zip` as downloaded (the same files inside it, read
 //! through the zip crate's streaming decompression).
 //!

@@ -203,7 +203,7 @@ mod tests {
         match parse(text.as_bytes()) {
             Err(Refused::TooLarge(reason)) => assert_eq!(
                 reason,
-                "its JSON holds too many values to convert within 33 MiB of memory (the limit for 1999999 bytes of JSON); split the conversation or leave out what it repeats"
+                "its JSON holds too many values to convert within 33 MiB of memory (the limit for 2000001 bytes of JSON); split the conversation or leave out what it repeats"
             ),
             _ => panic!("a million values were built"),
         }

@@ -781,6 +781,147 @@ on_both_engines! {
         );
         assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(1500));
     }
+
+    /// An openai or anthropic file of too many values for its memory allowance is refused whole,
+    /// saying why, and nothing is written (issue 21, item 10).
+    #[test]
+    fn a_request_of_too_many_values_is_refused() {
+        let db = db();
+        let zeros = ["0"; 3_000_000].join(",");
+        for (format, body) in [
+            ("openai", format!(r#"{{"messages":[{{"role":"user","content":[{zeros}]}}]}}"#)),
+            ("anthropic", format!(r#"{{"messages":[{{"role":"user","content":[{zeros}]}}]}}"#)),
+        ] {
+            let path = db.dir.path().join(format!("{format}.json"));
+            std::fs::write(&path, &body).unwrap();
+            let shown = path.display().to_string();
+            db.tl(&["import", "--format", format, "--input", &shown]).err(
+                2,
+                &json!({"error": format!("invalid argument --input: {shown} cannot be imported: its JSON holds too many values to convert within {} MiB of memory (the limit for {} bytes of JSON); split the conversation or leave out what it repeats; nothing was imported", ((32 << 20) + body.len()) >> 20, body.len())}).to_string(),
+            );
+        }
+        assert!(!db.path.exists());
+    }
+
+    /// An import's memory stays bounded whatever one conversation holds (issue 21, item 10): under
+    /// an address-space limit of the baseline of a trivial import plus 64 MiB plus the conversation's
+    /// size, a conversation of 8 million `0` values (16 MB) and one of a 200,000-node mapping (16 MB)
+    /// are skipped with a reason, and the conversation after each is imported; a message of 16 MB of
+    /// text is imported under the baseline plus 64 MiB plus twice its size (its text is held parsed,
+    /// then converted). Measured in a debug build (baseline 272 MiB, most of it the reader thread's
+    /// stack): before the bound the `0` values needed 2743 MiB of address space (2.4 GB resident,
+    /// 53 s) and the mapping 645 MiB, so both aborted under their limit (80 MiB over the baseline);
+    /// with it they need 72 and 48 MiB over the baseline, and the text 79 MiB. glibc reserves 64 MiB
+    /// of address space for each heap of a thread's arena, memory that is never touched, so the runs
+    /// use one arena (`MALLOC_ARENA_MAX=1`).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn memory_stays_bounded_under_an_address_space_limit() {
+        let db = db();
+        let plain = chatgpt_conversation("plain", &[("user", json!({"content_type": "text", "parts": ["after"]}))]);
+        let trivial = write_export(&db, "trivial.json", std::slice::from_ref(&plain));
+        let baseline = smallest_address_space(&db, &trivial);
+        let one_message = |id: &str, part: &str| {
+            chatgpt_conversation(id, &[("user", json!({"content_type": "text", "parts": ["PLACEHOLDER"]}))])
+                .to_string()
+                .replace("\"PLACEHOLDER\"", part)
+        };
+        // 8 million `0` parts: 16 MB of JSON, 72 bytes each as values.
+        let zeros = one_message("zeros", &["0"; 8_000_000].join(","));
+        // 200,000 tiny nodes in one mapping, each the child of the one before.
+        let mut nodes = vec![r#""root":{"id":"root","message":null,"parent":null,"children":["m0"]}"#.to_string()];
+        nodes.extend((0..200_000).map(|i| {
+            let parent = if i == 0 { "root".to_string() } else { format!("m{}", i - 1) };
+            format!(r#""m{i}":{{"id":"m{i}","message":null,"parent":"{parent}","children":["m{}"]}}"#, i + 1)
+        }));
+        let mapping = format!(r#"{{"id":"nodes","title":"nodes","mapping":{{{}}}}}"#, nodes.join(","));
+        let text = one_message("text", &format!("\"{}\"", "x".repeat(16_000_000)));
+        for (name, big, held) in [("zeros.json", zeros, 1), ("mapping.json", mapping, 1), ("text.json", text, 2)] {
+            let db = common::Db { env: db.env.clone(), ..Db::new() };
+            let path = db.dir.path().join(name);
+            std::fs::write(&path, format!("[{big},{plain}]")).unwrap();
+            let limit = baseline + (64 << 20) + held * big.len() as u64;
+            let run = import_with_address_space(&db, &path.display().to_string(), limit);
+            assert_eq!(run.code, 0, "{name} under {limit} bytes (baseline {baseline}): {run:?}");
+            let report = run.json();
+            if name == "text.json" {
+                // Split into nodes of at most 1 MiB, and the conversation after it.
+                assert_eq!((report["imported"].clone(), report["messages"].clone(), report["skipped"].clone()), (json!(2), json!(17), json!(0)));
+                continue;
+            }
+            assert_eq!((report["imported"].clone(), report["messages"].clone()), (json!(1), json!(1)), "{name}");
+            let reason = format!(
+                "its JSON holds too many values to convert within {} MiB of memory (the limit for {} bytes of JSON); split the conversation or leave out what it repeats",
+                ((32 << 20) + big.len()) >> 20,
+                big.len()
+            );
+            assert_eq!(report["skipped_conversations"], json!([{"file": name, "index": 0, "reason": reason}]), "{name}");
+        }
+    }
+}
+
+/// `tl import --format chatgpt --input <input>` with its address space limited to `bytes`.
+#[cfg(target_os = "linux")]
+fn import_with_address_space(db: &Db, input: &str, bytes: u64) -> Run {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = db.command(common::TL);
+    cmd.args([
+        "--db",
+        &db.path.display().to_string(),
+        "import",
+        "--format",
+        "chatgpt",
+        "--input",
+        input,
+    ])
+    .env("MALLOC_ARENA_MAX", "1")
+    .stdin(std::process::Stdio::null());
+    // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    match cmd.output() {
+        Ok(output) => Run::from(output),
+        // Too small a limit fails already in exec.
+        Err(e) => Run {
+            stdout: String::new(),
+            stderr: e.to_string(),
+            code: -1,
+        },
+    }
+}
+
+/// The smallest address-space limit (to 1 MiB) under which a trivial import of `input` succeeds:
+/// what the binary, its libraries, its threads' stacks and allocator arenas reserve anyway. The
+/// imports are into a scratch database beside the test's own, which stays untouched.
+#[cfg(target_os = "linux")]
+fn smallest_address_space(db: &Db, input: &str) -> u64 {
+    let succeeds = |bytes: u64| {
+        let mut scratch = Db::new();
+        scratch.env = db.env.clone();
+        import_with_address_space(&scratch, input, bytes).code == 0
+    };
+    let (mut low, mut high) = (1u64 << 20, 16u64 << 30);
+    assert!(succeeds(high), "a trivial import fails under 16 GiB");
+    while high - low > 1 << 20 {
+        let middle = low + (high - low) / 2;
+        if succeeds(middle) {
+            high = middle
+        } else {
+            low = middle
+        }
+    }
+    high
 }
 
 /// A SQLite database holding an empty intent tag (written with another tool): `db check` reports it,

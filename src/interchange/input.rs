@@ -2,10 +2,11 @@
 //!
 //! A data export (ChatGPT, Claude.ai) is a JSON array of conversations that can be gigabytes long. It
 //! is never held whole: a scanner walks the array byte by byte (tracking strings and brackets only)
-//! and hands over one conversation's JSON text at a time, which is then parsed on its own, so memory
-//! holds one conversation. A conversation over [`MAX_CONVERSATION_BYTES`] is skipped without being
-//! stored (the scanner still checks its brackets); nesting deeper than [`MAX_DEPTH`] refuses the
-//! file. The input can be the JSON file, the export's folder (every `conversations.json` /
+//! and hands over one conversation's JSON text at a time, which is then parsed on its own (within a
+//! memory allowance, see `values`), so memory holds one conversation. A conversation over
+//! [`MAX_CONVERSATION_BYTES`] is skipped without being stored (the scanner still checks its
+//! brackets), one of too many values to parse within the allowance is skipped too; nesting deeper
+//! than [`MAX_DEPTH`] refuses the file. The input can be the JSON file, the export's folder (every `conversations.json` /
 //! `conversations-NNN.json` in it) or the `.zip` as downloaded (the same files inside it, read
 //! through the zip crate's streaming decompression).
 //!
@@ -14,6 +15,7 @@
 //! anything. A conversation that is JSON but holds a string that is not Unicode (a lone surrogate
 //! escape) is skipped with its reason. Only regular files are read (a FIFO would never end).
 
+use super::values::{self, Refused};
 use super::{Format, MAX_CONVERSATION_BYTES};
 use crate::error::{Error, Result};
 use serde_json::Value;
@@ -355,28 +357,21 @@ impl<R: Read> Read for Capped<'_, R> {
     }
 }
 
-/// JSON text as a value, nested as deep as [`MAX_DEPTH`] allows: serde_json's own limit (128 levels)
-/// is lifted because the scanner (or, for one request, [`depth_of`]) has bounded the nesting already.
-fn value_of(bytes: &[u8]) -> serde_json::Result<Value> {
-    use serde::Deserialize;
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    de.disable_recursion_limit();
-    let value = Value::deserialize(&mut de)?;
-    de.end()?;
-    Ok(value)
-}
-
 /// Whether `bytes` is JSON by its grammar, whatever its strings hold: serde_json refuses an escape
 /// such as a lone `\ud800` when it builds a string, not when it only checks the syntax.
 fn is_json_syntax(bytes: &[u8]) -> bool {
-    use serde::Deserialize;
     // Bytes that are not UTF-8 are a file in another encoding: refused whole, not skipped.
-    if std::str::from_utf8(bytes).is_err() {
-        return false;
-    }
+    std::str::from_utf8(bytes).is_ok() && syntax_error(bytes).is_none()
+}
+
+/// The grammar error of JSON text, found without building anything.
+fn syntax_error(bytes: &[u8]) -> Option<serde_json::Error> {
+    use serde::Deserialize;
     let mut de = serde_json::Deserializer::from_slice(bytes);
     de.disable_recursion_limit();
-    serde::de::IgnoredAny::deserialize(&mut de).is_ok() && de.end().is_ok()
+    serde::de::IgnoredAny::deserialize(&mut de)
+        .and_then(|_| de.end())
+        .err()
 }
 
 /// The deepest nesting of brackets in JSON text (outside strings).
@@ -406,19 +401,20 @@ fn depth_of(bytes: &[u8]) -> usize {
 }
 
 /// Parse one conversation of an export: its value; or, when it is JSON by its grammar but holds a
-/// string that is not Unicode (a lone surrogate escape), the reason it is skipped; anything else
-/// refuses the file.
+/// string that is not Unicode (a lone surrogate escape) or more values than its memory allowance
+/// (see `values`), the reason it is skipped; anything else refuses the file.
 fn parse_element(
     bytes: &[u8],
     shown: &str,
     at: (usize, u64),
 ) -> Result<std::result::Result<Value, String>> {
-    match value_of(bytes) {
+    match values::parse(bytes) {
         Ok(value) => Ok(Ok(value)),
-        Err(e) if is_json_syntax(bytes) => Ok(Err(format!(
+        Err(_) if !is_json_syntax(bytes) => parse(bytes, shown, Some(at)).map(Ok),
+        Err(Refused::TooLarge(reason)) => Ok(Err(reason)),
+        Err(Refused::Json(e)) => Ok(Err(format!(
             "it holds a string that is not valid Unicode text ({e})"
         ))),
-        Err(_) => parse(bytes, shown, Some(at)).map(Ok),
     }
 }
 
@@ -429,22 +425,33 @@ fn parse(bytes: &[u8], shown: &str, at: Option<(usize, u64)>) -> Result<Value> {
             "invalid argument --input: {shown} nests more than {MAX_DEPTH} levels deep; nothing was imported"
         )));
     }
-    value_of(bytes).map_err(|e| {
-        let place = match at {
-            Some((index, offset)) => {
-                format!(" in conversation {index} (starting at byte {offset})")
+    let place = match at {
+        Some((index, offset)) => {
+            format!(" in conversation {index} (starting at byte {offset})")
+        }
+        None => String::new(),
+    };
+    let e = match values::parse(bytes) {
+        Ok(value) => return Ok(value),
+        Err(Refused::Json(e)) => e,
+        // Building stopped before the end: the grammar decides what is said.
+        Err(Refused::TooLarge(reason)) => match syntax_error(bytes) {
+            Some(e) => e,
+            None => {
+                return Err(Error::invalid(format!(
+                    "invalid argument --input: {shown} cannot be imported{place}: {reason}; nothing was imported"
+                )));
             }
-            None => String::new(),
-        };
-        let what = if e.is_eof() {
-            "is truncated"
-        } else {
-            "is not valid JSON"
-        };
-        Error::invalid(format!(
-            "invalid argument --input: {shown} {what}{place}: {e}; nothing was imported"
-        ))
-    })
+        },
+    };
+    let what = if e.is_eof() {
+        "is truncated"
+    } else {
+        "is not valid JSON"
+    };
+    Err(Error::invalid(format!(
+        "invalid argument --input: {shown} {what}{place}: {e}; nothing was imported"
+    )))
 }
 
 /// The array scanner over one file: hands each element's JSON text to `parse`, then to `each`.
@@ -520,6 +527,10 @@ fn scan<R: BufRead>(
         } else {
             parse_element(&buf, shown, (index, start))?
         };
+        // The text is parsed: a large one's memory is given back before its values are converted.
+        if buf.capacity() > 1 << 20 {
+            buf = Vec::new();
+        }
         buf.clear();
         let messages = each(Element {
             file: name.clone(),
@@ -718,6 +729,10 @@ impl Scanner<'_> {
             }
             size += i as u64;
             if size <= limit {
+                // By a quarter: doubling would let a conversation's text take twice its size.
+                if buf.capacity() - buf.len() < i {
+                    buf.reserve_exact(i.max(buf.len() / 4));
+                }
                 buf.extend_from_slice(&chunk[..i]);
             } else if !buf.is_empty() {
                 *buf = Vec::new();

@@ -21,6 +21,7 @@ mod claude;
 pub(crate) mod input;
 pub(crate) mod markdown;
 pub(crate) mod openai;
+mod values;
 
 use crate::model::{Intent, Role};
 use serde_json::{Map, Value, json};

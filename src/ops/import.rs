@@ -120,7 +120,9 @@ impl Prepared {
         let mut hasher = Sha256::new();
         hasher.update(format.as_str().as_bytes());
         hasher.update([0]);
-        hasher.update(value.to_string().as_bytes());
+        // Streamed into the digest: the same bytes as `value.to_string()` without a copy of the
+        // conversation's whole text.
+        let _ = serde_json::to_writer(DigestWriter(&mut hasher), &value);
         Prepared {
             file: element.file,
             index: element.index,
@@ -146,6 +148,20 @@ impl Prepared {
                 .sum(),
             Content::Unread(r) | Content::Mismatch(r) => 256 + r.len(),
         }
+    }
+}
+
+/// Writes into a digest (writing never fails).
+struct DigestWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for DigestWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

@@ -1,0 +1,213 @@
+//! One conversation's JSON text as a `serde_json::Value`, within a memory allowance.
+//!
+//! A value costs far more memory than its text: each `0,` (2 bytes) becomes a 72-byte value in an
+//! array that may hold twice that while it grows, and each object member a key string and an entry
+//! of an ordered map. A conversation of millions of tiny values (or of a mapping of 200,000 nodes)
+//! would take gigabytes. The values are built here with their memory counted as they are made, and
+//! building stops once they would take more than [`allowance`] bytes: the conversation is then
+//! skipped with a reason, and the import's memory stays within about [`OVERHEAD_BYTES`] plus twice
+//! the largest conversation's JSON (its text, and its values, whose strings take about as much).
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use std::cell::Cell;
+use std::fmt;
+
+/// What one conversation's values may take beyond the size of its JSON text.
+pub const OVERHEAD_BYTES: usize = 32 << 20;
+
+/// The memory the values of JSON text of `len` bytes may take.
+pub fn allowance(len: usize) -> usize {
+    OVERHEAD_BYTES.saturating_add(len)
+}
+
+// What each piece costs at most, counted so that the real use (allocator rounding, growth slack
+// of vectors and maps included) stays below the count.
+
+/// A string's heap block: its bytes and the allocator's header and rounding.
+fn string_cost(len: usize) -> usize {
+    if len == 0 { 0 } else { 32 + len }
+}
+/// One array element: a `Value` (72 bytes with ordered maps), twice over while the vector grows by
+/// doubling.
+const ELEMENT_COST: usize = 2 * std::mem::size_of::<Value>();
+/// One object member besides its key's string: an ordered map's entry (hash, key and value) twice
+/// over while it grows, and its hash index slot with the same slack.
+const MEMBER_COST: usize =
+    2 * (std::mem::size_of::<(u64, String, Value)>() + std::mem::size_of::<usize>() + 1);
+/// What an array's or object's first element adds: the smallest allocations a vector (4 values)
+/// and an ordered map (4 entries and a table of 8 slots) make, with the allocator's headers.
+const FIRST_ELEMENT_COST: usize = 4 * std::mem::size_of::<Value>() + 16;
+const FIRST_MEMBER_COST: usize = 4 * std::mem::size_of::<(u64, String, Value)>() + 8 * 9 + 48;
+
+/// Why building stopped.
+pub enum Refused {
+    /// The values would take more than their allowance: the reason a conversation is skipped.
+    TooLarge(String),
+    /// The text is not JSON (or holds a string serde_json does not build).
+    Json(serde_json::Error),
+}
+
+/// The value of JSON text `bytes`, nested as deep as the scanner allowed (serde_json's own limit of
+/// 128 levels is lifted: the input's depth was bounded before), within [`allowance`].
+pub fn parse(bytes: &[u8]) -> Result<Value, Refused> {
+    let allowed = allowance(bytes.len());
+    let budget = Budget {
+        left: Cell::new(allowed),
+        exhausted: Cell::new(false),
+    };
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
+    let built = Seed(&budget).deserialize(&mut de).and_then(|value| {
+        de.end()?;
+        Ok(value)
+    });
+    match built {
+        Ok(value) => Ok(value),
+        Err(_) if budget.exhausted.get() => Err(Refused::TooLarge(format!(
+            "its JSON holds too many values to convert within {} MiB of memory (the limit for {} bytes of JSON); split the conversation or leave out what it repeats",
+            allowed >> 20,
+            bytes.len()
+        ))),
+        Err(e) => Err(Refused::Json(e)),
+    }
+}
+
+struct Budget {
+    left: Cell<usize>,
+    exhausted: Cell<bool>,
+}
+
+impl Budget {
+    fn charge<E: serde::de::Error>(&self, bytes: usize) -> Result<(), E> {
+        match self.left.get().checked_sub(bytes) {
+            Some(left) => {
+                self.left.set(left);
+                Ok(())
+            }
+            None => {
+                self.exhausted.set(true);
+                Err(E::custom(
+                    "the conversation's values are over their memory allowance",
+                ))
+            }
+        }
+    }
+}
+
+/// Builds one value, as `serde_json::Value`'s own deserializer does, counting what it allocates.
+#[derive(Clone, Copy)]
+struct Seed<'b>(&'b Budget);
+
+impl<'de> DeserializeSeed<'de> for Seed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Seed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        self.0.charge(string_cost(v.len()))?;
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
+        self.0.charge(string_cost(v.len()))?;
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        self.deserialize(deserializer)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self)? {
+            let first = if items.is_empty() {
+                FIRST_ELEMENT_COST
+            } else {
+                0
+            };
+            self.0.charge(first + ELEMENT_COST)?;
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let first = if members.is_empty() {
+                FIRST_MEMBER_COST
+            } else {
+                0
+            };
+            self.0
+                .charge(first + MEMBER_COST + string_cost(key.len()))?;
+            let value = map.next_value_seed(self)?;
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_what_serde_json_builds() {
+        let text = r#"{"a": [1, -2, 3.5, "x", null, true, {"b": {}}], "": "", "a": "again"}"#;
+        let expected: Value = serde_json::from_str(text).unwrap();
+        assert!(matches!(parse(text.as_bytes()), Ok(v) if v == expected));
+        assert!(matches!(parse(b"[1,]"), Err(Refused::Json(_))));
+        assert!(matches!(parse(b"[1] 2"), Err(Refused::Json(_))));
+    }
+
+    #[test]
+    fn stops_at_the_allowance() {
+        // A million elements cost over 100 MiB, more than 32 MiB plus their 2 MB of text.
+        let text = format!("[{}]", ["0"; 1_000_000].join(","));
+        match parse(text.as_bytes()) {
+            Err(Refused::TooLarge(reason)) => assert_eq!(
+                reason,
+                "its JSON holds too many values to convert within 33 MiB of memory (the limit for 2000001 bytes of JSON); split the conversation or leave out what it repeats"
+            ),
+            _ => panic!("a million values were built"),
+        }
+        let text = format!("[{}]", ["0"; 100_000].join(","));
+        assert!(parse(text.as_bytes()).is_ok());
+    }
+}

@@ -706,15 +706,17 @@ on_both_engines! {
     fn an_append_goes_through_while_an_import_runs() {
         let db = db();
         db.tl(&["create"]).json();
-        let export = write_export(&db, "big.json", &many_conversations(1500));
+        // Large enough that the import is still writing when the append is done, even on a fast
+        // SQLite disk (1,500 conversations were sometimes all written before it).
+        let export = write_export(&db, "big.json", &many_conversations(6000));
         let mut import = spawn_import(&db, &export);
         wait_for_timelines(&db, &mut import, 3);
         let appended = db.tl(&["--timeline", "tl0", "append", "--role", "user", "--text", "meanwhile"]);
         assert_eq!(appended.json()["node"], json!("n1"));
         assert!(import.running(), "the import ended before the append; make the input larger");
         let report = import.finish_within(600).json();
-        assert_eq!((report["imported"].clone(), report["messages"].clone()), (json!(1500), json!(15000)));
-        assert_eq!(db.tl(&["db", "info"]).json()["nodes"], json!(15001));
+        assert_eq!((report["imported"].clone(), report["messages"].clone()), (json!(6000), json!(60000)));
+        assert_eq!(db.tl(&["db", "info"]).json()["nodes"], json!(60001));
     }
 
     /// 8,000 conversations sharing one source ID ("") import, and import again as 8,000 skips: each
@@ -762,7 +764,9 @@ on_both_engines! {
     #[test]
     fn a_killed_import_leaves_whole_conversations() {
         let db = db();
-        let export = write_export(&db, "big.json", &many_conversations(1500));
+        // Large enough that the import is still writing when the append is done, even on a fast
+        // SQLite disk (1,500 conversations were sometimes all written before it).
+        let export = write_export(&db, "big.json", &many_conversations(6000));
         let mut import = spawn_import(&db, &export);
         wait_for_timelines(&db, &mut import, 3);
         import.child.kill().unwrap();
@@ -787,7 +791,7 @@ on_both_engines! {
     #[test]
     fn a_request_of_too_many_values_is_refused() {
         let db = db();
-        let zeros = ["0"; 3_000_000].join(",");
+        let zeros = vec!["0"; 3_000_000].join(",");
         for (format, body) in [
             ("openai", format!(r#"{{"messages":[{{"role":"user","content":[{zeros}]}}]}}"#)),
             ("anthropic", format!(r#"{{"messages":[{{"role":"user","content":[{zeros}]}}]}}"#)),
@@ -827,7 +831,7 @@ on_both_engines! {
                 .replace("\"PLACEHOLDER\"", part)
         };
         // 8 million `0` parts: 16 MB of JSON, 72 bytes each as values.
-        let zeros = one_message("zeros", &["0"; 8_000_000].join(","));
+        let zeros = one_message("zeros", &vec!["0"; 8_000_000].join(","));
         // 200,000 tiny nodes in one mapping, each the child of the one before.
         let mut nodes = vec![r#""root":{"id":"root","message":null,"parent":null,"children":["m0"]}"#.to_string()];
         nodes.extend((0..200_000).map(|i| {

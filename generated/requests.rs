@@ -230,10 +230,10 @@ pub struct RestoreBranchArgs {
 pub struct ImportArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
-    /// What the file holds: chatgpt or claude (a data export: conversations.json, conversations-000.json, the folder or the .zip), openai (a Chat Completions messages array, or an object with messages), anthropic (a Messages request body).
+    /// What the file holds: chatgpt or claude (a data export: conversations.json, conversations-000.json, the folder or the .zip), openai (a Chat Completions messages array, or an object with messages), anthropic (a Messages request body), claude-code (Claude Code session transcripts: a session's .jsonl or a folder of them; imported again, a grown session adds its new messages to its timeline).
     pub format: String,
-    /// The file to read (for chatgpt and claude also the export's folder or .zip).
-    pub input: String,
+    /// The file to read (for chatgpt and claude also the export's folder or .zip; for claude-code a session's .jsonl or a folder searched for them). Required, except for claude-code, which reads $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects, without it.
+    pub input: Option<String>,
     /// openai and anthropic only: attach the messages as a new branch from this node of the timeline (--timeline, default the first) instead of making a new timeline.
     pub node: Option<u64>,
     /// With --node: the new branch's name. Default: import-1, import-2, ... (the first that is free).
@@ -480,7 +480,7 @@ impl Request {
             "import" => Request::Import(ImportArgs {
                 timeline_id: args.id("timeline_id"),
                 format: args.str("format").map(str::to_string).unwrap_or_default(),
-                input: args.str("input").map(str::to_string).unwrap_or_default(),
+                input: args.str("input").map(str::to_string),
                 node: args.id("node"),
                 branch: args.str("branch").map(str::to_string),
                 max_unzipped_mib: args.u64("max_unzipped_mib"),

@@ -18,6 +18,7 @@
 pub(crate) mod anthropic;
 mod chatgpt;
 mod claude;
+pub(crate) mod claude_code;
 pub(crate) mod input;
 pub(crate) mod markdown;
 pub(crate) mod openai;
@@ -45,6 +46,8 @@ pub enum Format {
     OpenAi,
     /// An Anthropic Messages request body.
     Anthropic,
+    /// Claude Code session transcripts (JSONL, one file per session), kept up to date.
+    ClaudeCode,
 }
 
 impl Format {
@@ -55,6 +58,7 @@ impl Format {
             "claude" => Format::Claude,
             "openai" => Format::OpenAi,
             "anthropic" => Format::Anthropic,
+            "claude-code" => Format::ClaudeCode,
             _ => return None,
         })
     }
@@ -66,12 +70,19 @@ impl Format {
             Format::Claude => "claude",
             Format::OpenAi => "openai",
             Format::Anthropic => "anthropic",
+            Format::ClaudeCode => "claude-code",
         }
     }
 
     /// A data export holding many conversations (a JSON array), as opposed to one API request.
     pub fn is_export(self) -> bool {
         matches!(self, Format::ChatGpt | Format::Claude)
+    }
+
+    /// A tool's own session files (JSONL, one session a file), read from its default folder when no
+    /// input is given, and imported again into the same timeline as they grow.
+    pub fn is_session(self) -> bool {
+        matches!(self, Format::ClaudeCode)
     }
 
     /// How messages name the format ("is not ...").
@@ -81,6 +92,7 @@ impl Format {
             Format::Claude => "a Claude.ai export",
             Format::OpenAi => "OpenAI Chat Completions messages",
             Format::Anthropic => "an Anthropic Messages request body",
+            Format::ClaudeCode => "a Claude Code session transcript",
         }
     }
 
@@ -90,7 +102,7 @@ impl Format {
         match self {
             Format::ChatGpt => field("id").or_else(|| field("conversation_id")),
             Format::Claude => field("uuid"),
-            Format::OpenAi | Format::Anthropic => None,
+            Format::OpenAi | Format::Anthropic | Format::ClaudeCode => None,
         }
     }
 
@@ -99,7 +111,7 @@ impl Format {
         let name = match self {
             Format::ChatGpt => "title",
             Format::Claude => "name",
-            Format::OpenAi | Format::Anthropic => return None,
+            Format::OpenAi | Format::Anthropic | Format::ClaudeCode => return None,
         };
         value
             .get(name)
@@ -115,6 +127,10 @@ impl Format {
             Format::Claude => claude::convert(value),
             Format::OpenAi => openai::convert(value),
             Format::Anthropic => anthropic::convert(value),
+            // Read line by line from its text (`claude_code::convert`), never as one JSON value.
+            Format::ClaudeCode => {
+                Err("a Claude Code transcript is JSON lines, not one JSON value".into())
+            }
         }
     }
 }

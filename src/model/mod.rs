@@ -756,6 +756,14 @@ impl Database {
         }
     }
 
+    /// Every import of one conversation (same format and source key), oldest first.
+    pub fn imports_of(&self, format: &str, source_key: &str) -> Vec<ImportRecord> {
+        self.import_index
+            .get(&import_key(format, source_key, None))
+            .map(|at| at.iter().map(|&i| self.imports[i].clone()).collect())
+            .unwrap_or_default()
+    }
+
     /// Rebuild `import_index` from `imports`.
     pub fn index_imports(&mut self) {
         self.import_index.clear();

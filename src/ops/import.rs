@@ -9,6 +9,8 @@
 //! a killed import leaves only whole conversations. A data export is checked whole first (its JSON,
 //! without building values), so a broken file is refused before anything is written.
 
+mod sessions;
+
 use super::{Ctx, ImportArgs, existing, message, timeline_of};
 use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::interchange::{self, Conversation, Format, Kinds, input};
@@ -19,7 +21,7 @@ use crate::store::{NodeRow, Outcome, Store, TimelineRow, Tx};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::VecDeque;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -224,16 +226,36 @@ impl Queue {
 pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> {
     let format = Format::parse(&args.format).ok_or_else(|| {
         Error::invalid(format!(
-            "invalid argument --format: {:?} is not an import format; use chatgpt, claude, openai or anthropic",
+            "invalid argument --format: {:?} is not an import format; use chatgpt, claude, openai, anthropic or claude-code",
             args.format
         ))
     })?;
+    let input = match (&args.input, format) {
+        (Some(input), _) => PathBuf::from(input),
+        (None, Format::ClaudeCode) => interchange::claude_code::default_dir().ok_or_else(|| {
+            Error::invalid(
+                "invalid argument --input: neither CLAUDE_CONFIG_DIR nor HOME is set, so the Claude Code sessions cannot be found; pass --input with a session's .jsonl or a folder of them",
+            )
+        })?,
+        (None, _) => {
+            return Err(Error::invalid(format!(
+                "invalid argument --input: --format {} needs --input, the file to import",
+                format.as_str()
+            )));
+        }
+    };
+    let shown = input.display().to_string();
+    if args.input.is_none() && !input.exists() {
+        return Err(Error::invalid(format!(
+            "invalid argument --input: there are no Claude Code sessions at {shown}, where they are kept by default ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects); pass --input with a session's .jsonl or a folder of them"
+        )));
+    }
     // The options are checked before the input is read (and again in each write).
     if args.node.is_some() || args.branch.is_some() || args.timeline_id.is_some() {
         store.read(|tx| resolve_target(tx, format, args).map(|_| ()))?;
     }
     let queue = Queue::default();
-    let path = Path::new(&args.input);
+    let path = input.as_path();
     let limits = input::Limits::new(args.max_unzipped_mib, args.max_zip_ratio);
     let mut report = Report::default();
     let written = std::thread::scope(|scope| {
@@ -247,7 +269,7 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
             .map_err(|e| {
                 Error::database(format!("cannot start the import's reader thread: {e}"))
             })?;
-        let written = write_all(store, format, args, ctx, &queue, &mut report);
+        let written = write_all(store, format, args, &shown, ctx, &queue, &mut report);
         if written.is_err() {
             queue.stop();
         }
@@ -273,7 +295,6 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
             ),
         ));
     }
-    let shown = &args.input;
     if report.conversations > 0 && report.mismatched == report.conversations {
         return Err(Error::invalid(format!(
             "invalid argument --input: {shown} is not {}: none of its {} conversation(s) could be read (the first: {}); check --format; nothing was imported",
@@ -296,6 +317,9 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
 /// The reader thread: check a data export whole, then parse and convert each conversation into
 /// the queue.
 fn read_input(format: Format, path: &Path, limits: input::Limits, queue: &Queue) -> Result<()> {
+    if format.is_session() {
+        return sessions::read(format, path, &mut |prepared| queue.push(prepared));
+    }
     if format.is_export() {
         input::read(format, path, input::Pass::Check, limits, &mut |_| Ok(0))?;
     }
@@ -315,6 +339,7 @@ fn write_all(
     store: &mut Store,
     format: Format,
     args: &ImportArgs,
+    shown: &str,
     ctx: &Ctx,
     queue: &Queue,
     report: &mut Report,
@@ -326,7 +351,15 @@ fn write_all(
             let before = report.imported;
             let mut next = Some(first);
             while let Some(prepared) = next {
-                write_one(tx, format, args, ctx, target.as_ref(), prepared, report)?;
+                write_one(
+                    tx,
+                    format,
+                    (args, shown),
+                    ctx,
+                    target.as_ref(),
+                    prepared,
+                    report,
+                )?;
                 next = if started.elapsed() < BATCH_TIME {
                     queue.pop(false)
                 } else {
@@ -349,13 +382,12 @@ fn write_all(
 fn write_one(
     tx: &mut dyn Tx,
     format: Format,
-    args: &ImportArgs,
+    (args, shown): (&ImportArgs, &str),
     ctx: &Ctx,
     target: Option<&Target>,
     prepared: Prepared,
     report: &mut Report,
 ) -> Result<()> {
-    let shown = &args.input;
     report.conversations += 1;
     let source_id = prepared.source_id.clone();
     let title = prepared.title.clone();
@@ -364,7 +396,7 @@ fn write_one(
             report.skip(&prepared, None, None, reason.clone());
             return Ok(());
         }
-        Content::Mismatch(reason) if !format.is_export() => {
+        Content::Mismatch(reason) if !format.is_export() && !format.is_session() => {
             return Err(Error::invalid(format!(
                 "invalid argument --input: {shown} is not {}: {reason}; nothing was imported",
                 format.label()
@@ -381,6 +413,17 @@ fn write_one(
     let digest = digest(prepared.hasher.clone(), target);
     let source_key = source_id.clone().unwrap_or_else(|| digest.clone());
     let earlier = tx.earlier_imports(format.as_str(), &source_key, &digest)?;
+    if let Some(same) = &earlier.same
+        && format.is_session()
+    {
+        report.skip(
+            &prepared,
+            source_id,
+            title,
+            format!("unchanged since its import into {}", same.timeline),
+        );
+        return Ok(());
+    }
     if let Some(same) = &earlier.same {
         let place = match &same.branch {
             Some(branch) => format!("{} as branch {branch:?}", same.timeline),
@@ -404,7 +447,7 @@ fn write_one(
         return Ok(());
     }
     if let Some(reason) = refused_value(conversation) {
-        if !format.is_export() {
+        if !format.is_export() && !format.is_session() {
             return Err(Error::invalid(format!(
                 "invalid argument --input: {shown} cannot be imported: {reason}; nothing was imported"
             )));
@@ -413,6 +456,31 @@ fn write_one(
         return Ok(());
     }
     let mut kinds = conversation.kinds.clone();
+    if format.is_session()
+        && let Some(latest) = &earlier.latest
+    {
+        let update = sessions::Update {
+            format,
+            source_id: source_id.as_deref(),
+            source_key: &source_key,
+            digest: &digest,
+            latest,
+            now: ctx.now,
+        };
+        return match sessions::update(tx, &update, conversation, &mut kinds)? {
+            sessions::Updated::Added(entry, added) => {
+                report.timelines.push(entry);
+                report.imported += 1;
+                report.messages += added;
+                report.kinds.add(&kinds);
+                Ok(())
+            }
+            sessions::Updated::Skipped(reason) => {
+                report.skip(&prepared, source_id, title, reason);
+                Ok(())
+            }
+        };
+    }
     let written = match target {
         None => write_timeline(tx, format, conversation, &mut kinds, ctx.now)?,
         Some(target) => write_branch(tx, format, conversation, target, args, &mut kinds, ctx.now)?,
@@ -435,6 +503,9 @@ fn write_one(
     entry.insert("branches".into(), json!(written.branches));
     if let Some(last) = &earlier.latest {
         entry.insert("earlier_import".into(), json!(last.timeline));
+    }
+    if format.is_session() {
+        entry.insert("status".into(), json!("new"));
     }
     report.timelines.push(Value::Object(entry));
     let record = ImportRecord {
@@ -616,13 +687,16 @@ fn split(text: &str, limit: usize) -> Vec<&str> {
     parts
 }
 
-/// Insert the conversation's messages below `base` (each below its parent's last part), numbering
-/// nodes from the timeline's next node.
+/// Insert the conversation's messages below `base` (each below its parent's last part, or the
+/// existing node `outside[i]` names for message `i` without a parent), numbering nodes from the
+/// timeline's next node.
+#[allow(clippy::too_many_arguments)]
 fn insert_messages(
     tx: &mut dyn Tx,
     tl: u64,
     next: u64,
     base: Place,
+    outside: &[Option<Place>],
     (format, now): (Format, u64),
     conversation: &Conversation,
     kinds: &mut Kinds,
@@ -633,8 +707,12 @@ fn insert_messages(
     let mut ids = Vec::with_capacity(conversation.messages.len());
     let mut times = Vec::with_capacity(conversation.messages.len());
     let first = next;
-    for msg in &conversation.messages {
-        let mut parent = msg.parent.map(|p| ends[p]).unwrap_or(base);
+    for (i, msg) in conversation.messages.iter().enumerate() {
+        let mut parent = msg
+            .parent
+            .map(|p| ends[p])
+            .or_else(|| outside.get(i).copied().flatten())
+            .unwrap_or(base);
         let parts = split(&msg.text, limit);
         if parts.len() > 1 {
             kinds.part("split");
@@ -715,7 +793,7 @@ fn write_timeline(
         prefix_tokens: 0,
         depth: 0,
     };
-    let mut written = insert_messages(tx, tl, 1, root, (format, now), conversation, kinds)?;
+    let mut written = insert_messages(tx, tl, 1, root, &[], (format, now), conversation, kinds)?;
     if let Some(ms) = conversation.update_time_ms {
         tx.touch_timeline(tl, ms / 1000)?;
     }
@@ -797,7 +875,7 @@ fn write_branch(
         prefix_tokens: target.node.prefix_tokens,
         depth: target.node.depth,
     };
-    let mut written = insert_messages(tx, tl, next, base, (format, now), conversation, kinds)?;
+    let mut written = insert_messages(tx, tl, next, base, &[], (format, now), conversation, kinds)?;
     tx.touch_timeline(tl, now)?;
     let name = match &args.branch {
         Some(name) => name.clone(),

@@ -299,6 +299,10 @@ impl Tx for MemTx<'_> {
         Ok(self.db.earlier_imports(format, source_key, digest))
     }
 
+    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>> {
+        Ok(self.db.imports_of(format, source_key))
+    }
+
     fn put_import(&mut self, record: &ImportRecord) -> Result<()> {
         self.db.add_import(record.clone());
         Ok(())

@@ -259,6 +259,9 @@ pub trait Tx {
         source_key: &str,
         digest: &str,
     ) -> Result<crate::model::Earlier>;
+    /// Every import of one conversation (this format and source key), oldest first: what a
+    /// session import that grew reads to find the nodes its earlier messages became.
+    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>>;
     /// Record an import.
     fn put_import(&mut self, record: &ImportRecord) -> Result<()>;
 

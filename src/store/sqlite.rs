@@ -1995,6 +1995,13 @@ impl Tx for SqlTx<'_> {
         })
     }
 
+    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>> {
+        self.import_records(
+            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 ORDER BY seq",
+            params![format, source_key],
+        )
+    }
+
     fn put_import(&mut self, record: &ImportRecord) -> Result<()> {
         self.put_import_row(record)
     }

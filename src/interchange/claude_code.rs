@@ -1,0 +1,267 @@
+//! Claude Code session transcripts: one JSONL file per session under
+//! `~/.claude/projects/<project>/<session>.jsonl` (or `$CLAUDE_CONFIG_DIR/projects`), one line per
+//! event. The lines form a tree through `uuid`/`parentUuid`; this module turns one file into one
+//! [`Conversation`] whose messages carry the line's `uuid` as their source ID, which is what lets a
+//! later import of the grown file add only the new messages (`ops::import`).
+//!
+//! - `user` and `assistant` lines are messages; the lines of one API response (same `message.id`,
+//!   each below the previous) become one message.
+//! - Lines that are not messages but sit in the chain (`progress`, a `compact_boundary`, ...) are
+//!   passed through: a line below them hangs from their parent (a compact boundary's
+//!   `logicalParentUuid`), so the tree stays connected.
+//! - A `summary` line titles the session (the last one wins); without one, the first prompt does.
+//! - A line whose `uuid` was met already (a resumed session copies lines) is left out.
+//! - Lines of unknown types are counted in `kinds.skipped` by type; unreadable lines as
+//!   `unreadable_line`.
+
+use super::anthropic::render_block;
+use super::{Conversation, Format, Kinds, Msg, Rendering, iso_to_ms, tag_for};
+use crate::model::{Intent, Role};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Where Claude Code keeps its sessions: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
+pub fn default_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("projects"));
+    }
+    home().map(|h| h.join(".claude").join("projects"))
+}
+
+/// The user's home directory (`HOME`, on Windows `USERPROFILE`).
+pub(crate) fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Whether a file found in a folder is a session transcript: `*.jsonl`, not a subagent's
+/// (`<session>/subagents/agent-*.jsonl`, which is not a session of its own).
+pub fn is_session_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
+        && !path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "subagents")
+}
+
+/// One message being built from its line(s).
+struct Pending {
+    parent: Option<usize>,
+    role: Role,
+    original_role: Option<String>,
+    blocks: Vec<Value>,
+    uuid: String,
+    api_id: Option<String>,
+    model: Option<String>,
+    time_ms: Option<u64>,
+    compact_summary: bool,
+}
+
+/// Where a line's `uuid` leads when a later line names it as its parent.
+#[derive(Clone, Copy)]
+enum Link {
+    /// The message at this index.
+    Message(usize),
+    /// No message: the line hung from nothing we kept.
+    Nothing,
+}
+
+/// The session's ID (its lines' `sessionId`) and its conversation. `Err` when no line is a Claude
+/// Code line at all.
+pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
+    let mut kinds = Kinds::default();
+    let mut links: HashMap<String, Link> = HashMap::new();
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut session = None;
+    let mut summary_title: Option<String> = None;
+    let mut lines_read = 0u64;
+    let mut recognised = 0u64;
+    let mut first_ms = None;
+    let mut last_ms = None;
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        lines_read += 1;
+        let Ok(Value::Object(line)) = serde_json::from_str::<Value>(line) else {
+            kinds.skip("unreadable_line");
+            continue;
+        };
+        let s = |key: &str| line.get(key).and_then(Value::as_str);
+        let kind = s("type").unwrap_or("untyped").to_string();
+        if session.is_none() {
+            session = s("sessionId").map(str::to_string);
+        }
+        let time_ms = s("timestamp").and_then(iso_to_ms);
+        if time_ms.is_some() {
+            first_ms = first_ms.or(time_ms);
+            last_ms = time_ms.max(last_ms);
+        }
+        let uuid = s("uuid").map(str::to_string);
+        if let Some(u) = &uuid
+            && links.contains_key(u)
+        {
+            kinds.skip("repeated_line");
+            recognised += 1;
+            continue;
+        }
+        // The message this line hangs from.
+        let parent_key = s("parentUuid").or_else(|| s("logicalParentUuid"));
+        let parent = match parent_key.and_then(|p| links.get(p)) {
+            Some(Link::Message(i)) => Some(*i),
+            _ => None,
+        };
+        let link = match kind.as_str() {
+            "summary" => {
+                recognised += 1;
+                if let Some(text) = s("summary").filter(|t| !t.trim().is_empty()) {
+                    summary_title = Some(text.to_string());
+                }
+                continue;
+            }
+            "user" | "assistant" => {
+                recognised += 1;
+                let message = line.get("message");
+                let m = |key: &str| {
+                    message
+                        .and_then(|m| m.get(key))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                };
+                let api_id = m("id");
+                let blocks = match message.and_then(|m| m.get("content")) {
+                    Some(Value::String(text)) => vec![json!({"type": "text", "text": text})],
+                    Some(Value::Array(blocks)) => blocks.clone(),
+                    _ => Vec::new(),
+                };
+                // A later line of the same API response continues its message.
+                if let (Some(i), Some(id)) = (parent, &api_id)
+                    && pending[i].api_id.as_ref() == Some(id)
+                {
+                    pending[i].blocks.extend(blocks);
+                    Link::Message(i)
+                } else {
+                    let original = m("role").unwrap_or_else(|| kind.clone());
+                    let (role, original_role) = match original.as_str() {
+                        "user" => (Role::User, None),
+                        "assistant" => (Role::Assistant, None),
+                        "system" => (Role::System, None),
+                        _ => (Role::User, Some(original)),
+                    };
+                    pending.push(Pending {
+                        parent,
+                        role,
+                        original_role,
+                        blocks,
+                        uuid: uuid.clone().unwrap_or_default(),
+                        api_id,
+                        model: m("model").filter(|m| !m.starts_with('<')),
+                        time_ms,
+                        compact_summary: line.get("isCompactSummary") == Some(&json!(true)),
+                    });
+                    Link::Message(pending.len() - 1)
+                }
+            }
+            // Events in the chain that are no messages: passed through to their parent.
+            "system" | "progress" => {
+                recognised += 1;
+                let what = s("subtype").unwrap_or(kind.as_str()).to_string();
+                kinds.skip(&what);
+                parent.map_or(Link::Nothing, Link::Message)
+            }
+            "file-history-snapshot" => {
+                recognised += 1;
+                kinds.skip(&kind);
+                continue;
+            }
+            other => {
+                kinds.skip(other);
+                parent.map_or(Link::Nothing, Link::Message)
+            }
+        };
+        if let Some(u) = uuid {
+            links.insert(u, link);
+        }
+    }
+    if lines_read > 0 && recognised == 0 {
+        return Err(
+            "none of its lines is a Claude Code transcript line (user, assistant, summary, system)"
+                .into(),
+        );
+    }
+    let mut conversation = Conversation {
+        create_time_ms: first_ms,
+        update_time_ms: last_ms,
+        ..Conversation::default()
+    };
+    // Messages left empty (a line without content) are dropped; their children move up.
+    let mut index: Vec<Option<usize>> = Vec::with_capacity(pending.len());
+    for p in pending {
+        let parent = p.parent.and_then(|i| index[i]);
+        let mut r = Rendering::default();
+        for block in &p.blocks {
+            render_block(block, &mut r);
+        }
+        if r.is_empty() {
+            kinds.skip("empty_message");
+            index.push(parent);
+            continue;
+        }
+        if p.compact_summary {
+            r.kind("compact_summary");
+        }
+        let (text, met) = r.finish(&mut kinds);
+        kinds.role(p.original_role.as_deref().unwrap_or(match p.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            _ => "system",
+        }));
+        let plain = met.is_empty() && p.original_role.is_none();
+        let intent = (!plain).then(|| Intent {
+            tag: if p.compact_summary {
+                "compact_summary".to_string()
+            } else {
+                tag_for(p.original_role.as_deref(), &met)
+            },
+            note: None,
+        });
+        let mut kept = Map::new();
+        kept.insert("import".into(), json!(Format::ClaudeCode.as_str()));
+        kept.insert("uuid".into(), json!(p.uuid));
+        if let Some(model) = &p.model {
+            kept.insert("model".into(), json!(model));
+        }
+        if conversation.title.is_none() && summary_title.is_none() && p.role == Role::User && plain
+        {
+            conversation.title = Some(first_line(&text));
+        }
+        conversation.messages.push(Msg {
+            parent,
+            role: p.role,
+            text,
+            intent,
+            provenance: Some(Value::Object(kept).to_string()),
+            source_id: Some(p.uuid),
+            time_ms: p.time_ms,
+        });
+        index.push(Some(conversation.messages.len() - 1));
+    }
+    if summary_title.is_some() {
+        conversation.title = summary_title;
+    }
+    conversation.kinds = kinds;
+    Ok((session, conversation))
+}
+
+/// The first line of a prompt, at most 100 characters, as a title.
+fn first_line(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut title: String = line.trim().chars().take(100).collect();
+    if line.trim().chars().count() > 100 {
+        title.push('…');
+    }
+    title
+}

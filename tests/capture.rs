@@ -1,0 +1,188 @@
+//! Capture of coding-agent histories (issue 26), through the real `tl` on both storage engines:
+//! Claude Code session transcripts as trees (edits, API responses split over lines, tool calls and
+//! results, pass-through events, compaction, repeated and unknown lines), kept up to date (a grown
+//! session adds only its new messages to its timeline; an unchanged one changes nothing), read from
+//! the default folder, and refused cleanly when they are not transcripts. The fixtures under
+//! tests/fixtures/interchange/claude-code* are synthetic and follow the published format.
+
+mod common;
+
+use common::Db;
+use std::path::{Path, PathBuf};
+
+const SESSION: &str = "5f0c1a2e-0000-4000-8000-000000000001";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/interchange")
+        .join(name)
+}
+
+/// A database with a fixed clock, and a copy of the Claude Code projects folder beside it (its
+/// path returned), so that a test can grow the session.
+fn setup() -> (Db, PathBuf) {
+    let mut db = Db::new();
+    db.env("TIMELINE_NOW", "1750000000");
+    let projects = db.dir.path().join("claude").join("projects");
+    let project = projects.join("-home-ada-src-kiln");
+    std::fs::create_dir_all(&project).unwrap();
+    let name = format!("{SESSION}.jsonl");
+    std::fs::copy(
+        fixture("claude-code/-home-ada-src-kiln").join(&name),
+        project.join(&name),
+    )
+    .unwrap();
+    (db, projects)
+}
+
+/// The session file inside the copied projects folder.
+fn session_file(projects: &Path) -> PathBuf {
+    projects
+        .join("-home-ada-src-kiln")
+        .join(format!("{SESSION}.jsonl"))
+}
+
+/// Append the fixture's later lines (a compaction, then a new exchange) to the session.
+fn grow(projects: &Path) {
+    use std::io::Write;
+    let more = std::fs::read(fixture("claude-code-growth.jsonl")).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(session_file(projects))
+        .unwrap()
+        .write_all(&more)
+        .unwrap();
+}
+
+const FIRST_REPORT: &str = r#"{"format":"claude-code","imported":1,"skipped":0,"messages":8,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","create_time_ms":1767607200000,"messages":8,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"user":4},"parts":{"text":7,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#;
+
+const MAIN_BEFORE: &str = r#"{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n7","role":"user","text":"Fix it, and say why in a comment.","tokens":9},{"node":"n8","role":"assistant","text":"Done, with a comment on the new temperature.","tokens":11}"#;
+
+on_both_engines! {
+    /// One session, one timeline: the lines of one API response are one message (thinking, text
+    /// and tool call), a progress event between a tool result and the answer is passed through, an
+    /// edited prompt is a branch, the summary line titles it, the model is in the provenance, and
+    /// the repeated, unknown and metadata lines are counted by kind.
+    #[test]
+    fn claude_code_session_is_a_tree() {
+        let (db, projects) = setup();
+        let input = projects.display().to_string();
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
+        db.tl(&["branches"]).ok(
+            r#"[{"name":"main","head":"n8","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+        );
+        db.tl(&["context", "--node", "n8"]).ok(&format!("[{MAIN_BEFORE}]"));
+        db.tl(&["context", "--node", "n6"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n5","role":"user","text":"Fix it.","tokens":2},{"node":"n6","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
+        );
+        db.tl(&["node", "--node", "n2"]).ok(
+            r#"{"node":"n2","timeline_id":"tl0","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"parent":"n1","children":["n3"],"zone":"hot","pinned":false,"path_tokens":35,"created_at":1767607202,"intent":{"tag":"tool_call"},"summary":null,"provenance":{"import":"claude-code","uuid":"a1","model":"claude-sonnet-4-5"}}"#,
+        );
+        // A single session file is read the same way.
+        let other = Db::new();
+        other
+            .tl(&["import", "--format", "claude-code", "--input", &session_file(&projects).display().to_string()])
+            .ok(FIRST_REPORT);
+    }
+
+    /// A session that grew (a compaction, then a new exchange) adds only its new messages to the
+    /// same timeline, below the message the compaction continued; the old nodes keep their IDs
+    /// and main moves along. Importing it unchanged then writes nothing.
+    #[test]
+    fn claude_code_session_is_kept_up_to_date() {
+        let (db, projects) = setup();
+        let input = projects.display().to_string();
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
+        grow(&projects);
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+            r#"{"format":"claude-code","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":5,"user":6},"parts":{"compact_summary":1,"text":10,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"compact_boundary":1,"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#,
+        );
+        db.tl(&["timelines"]).ok(
+            r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767610840,"messages":11,"branches":2,"current_branch":"main"}]"#,
+        );
+        db.tl(&["branches"]).ok(
+            r#"[{"name":"main","head":"n11","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+        );
+        db.tl(&["context", "--node", "n11"]).ok(&format!(
+            r#"[{MAIN_BEFORE},{{"node":"n9","role":"user","text":"This session is being continued from a previous conversation. Summary: the kiln test now expects 1250, with a comment.","tokens":30,"intent_tag":"compact_summary"}},{{"node":"n10","role":"user","text":"Now run the tests.","tokens":5}},{{"node":"n11","role":"assistant","text":"All 12 tests pass.","tokens":5}}]"#
+        ));
+        let before = db.bytes();
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+            r#"{"format":"claude-code","imported":0,"skipped":1,"messages":0,"timelines":[],"skipped_conversations":[{"file":"-home-ada-src-kiln/5f0c1a2e-0000-4000-8000-000000000001.jsonl","index":0,"source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","reason":"unchanged since its import into tl0"}],"kinds":{"roles":{},"parts":{},"skipped":{}}}"#,
+        );
+        assert_eq!(db.bytes(), before);
+        // The two imports are recorded: the second holds only the new messages.
+        let value = db.value();
+        let ids: Vec<_> = value["imports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["first_node"].clone(), r["nodes"].clone(), r["message_ids"].clone()))
+            .collect();
+        assert_eq!(
+            ids,
+            vec![
+                (serde_json::json!("n1"), serde_json::json!(8), serde_json::json!(["u1", "a1", "t1", "a2", "u2", "a3", "u2e", "a3e"])),
+                (serde_json::json!("n9"), serde_json::json!(3), serde_json::json!(["cs1", "u3", "a4"])),
+            ]
+        );
+    }
+
+    /// Without --input, the sessions are read from $CLAUDE_CONFIG_DIR/projects (else
+    /// ~/.claude/projects); where there are none, the error says where it looked.
+    #[test]
+    fn claude_code_default_location() {
+        let (mut db, projects) = setup();
+        let config = projects.parent().unwrap().display().to_string();
+        db.env("CLAUDE_CONFIG_DIR", &config);
+        db.tl(&["import", "--format", "claude-code"]).ok(FIRST_REPORT);
+        let home = db.dir.path().join("home");
+        db.env("CLAUDE_CONFIG_DIR", "");
+        db.env("HOME", &home.display().to_string());
+        db.tl(&["import", "--format", "claude-code"]).err(
+            2,
+            &format!(
+                r#"{{"error":"invalid argument --input: there are no Claude Code sessions at {}, where they are kept by default ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects); pass --input with a session's .jsonl or a folder of them"}}"#,
+                home.join(".claude").join("projects").display()
+            ),
+        );
+        // The other formats still need --input.
+        db.tl(&["import", "--format", "chatgpt"]).err(
+            2,
+            r#"{"error":"invalid argument --input: --format chatgpt needs --input, the file to import"}"#,
+        );
+    }
+
+    /// A folder without transcripts and a file that is not one are refused, and nothing is
+    /// written; an unreadable line is counted and the rest imported.
+    #[test]
+    fn claude_code_refuses_what_is_not_a_transcript() {
+        let (db, projects) = setup();
+        let empty = db.dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        db.tl(&["import", "--format", "claude-code", "--input", &empty.display().to_string()]).err(
+            2,
+            &format!(
+                r#"{{"error":"invalid argument --input: the folder {} holds no session files (*.jsonl); pass a Claude Code session transcript itself or the folder that holds them"}}"#,
+                empty.display()
+            ),
+        );
+        let other = db.dir.path().join("other.jsonl");
+        std::fs::write(&other, "{\"role\":\"user\",\"content\":\"hi\"}\n").unwrap();
+        db.tl(&["import", "--format", "claude-code", "--input", &other.display().to_string()]).err(
+            2,
+            &format!(
+                r#"{{"error":"invalid argument --input: {} is not a Claude Code session transcript: none of its 1 conversation(s) could be read (the first: none of its lines is a Claude Code transcript line (user, assistant, summary, system)); check --format; nothing was imported"}}"#,
+                other.display()
+            ),
+        );
+        assert!(!db.path.exists());
+        let file = session_file(&projects);
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.insert_str(0, "{not json\n");
+        std::fs::write(&file, text).unwrap();
+        let report = db.tl(&["import", "--format", "claude-code", "--input", &file.display().to_string()]).json();
+        assert_eq!(report["messages"], 8);
+        assert_eq!(report["kinds"]["skipped"]["unreadable_line"], 1);
+    }
+}

@@ -128,6 +128,27 @@ on_both_engines! {
         );
     }
 
+    /// A subagent's transcript (`<session>/subagents/agent-ID.jsonl`) is a branch named after it,
+    /// forked from the message whose tool call started it (its tool result names the agent); main
+    /// stays on the session's own last message; Claude Code's compaction agents are left out.
+    #[test]
+    fn claude_code_subagents_are_branches() {
+        let db = Db::new();
+        let input = fixture("claude-code-agents").display().to_string();
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+            r#"{"format":"claude-code","imported":1,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000002","title":"Find where the kiln temperature is set.","create_time_ms":1767690000000,"messages":6,"branches":["main","agent-ab12"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":3},"parts":{"text":4,"tool_call":1,"tool_result":1},"skipped":{}}}"#,
+        );
+        db.tl(&["branches"]).ok(
+            r#"[{"name":"main","head":"n4","current":true},{"name":"agent-ab12","head":"n6","current":false}]"#,
+        );
+        db.tl(&["context", "--node", "n6"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Find where the kiln temperature is set.","tokens":10},{"node":"n2","role":"assistant","text":"[tool call toolu_9: Task({\"description\":\"Search\",\"prompt\":\"Find the temperature constant.\",\"subagent_type\":\"Explore\"})]","tokens":30,"intent_tag":"tool_call"},{"node":"n5","role":"user","text":"Find the temperature constant.","tokens":8},{"node":"n6","role":"assistant","text":"src/kiln.rs:12 sets TEMP = 1250.","tokens":8}]"#,
+        );
+        db.tl(&["node", "--node", "n6"]).ok(
+            r#"{"node":"n6","timeline_id":"tl0","role":"assistant","text":"src/kiln.rs:12 sets TEMP = 1250.","tokens":8,"parent":"n5","children":[],"zone":"hot","pinned":false,"path_tokens":56,"created_at":1767690015,"intent":null,"summary":null,"provenance":{"import":"claude-code","uuid":"s2","model":"claude-haiku-4-5","agent":"ab12"}}"#,
+        );
+    }
+
     /// Without --input, the sessions are read from $CLAUDE_CONFIG_DIR/projects (else
     /// ~/.claude/projects); where there are none, the error says where it looked.
     #[test]

@@ -58,6 +58,8 @@ struct Pending {
     model: Option<String>,
     time_ms: Option<u64>,
     compact_summary: bool,
+    /// The subagent whose transcript holds it.
+    agent: Option<String>,
 }
 
 /// Where a line's `uuid` leads when a later line names it as its parent.
@@ -69,61 +71,93 @@ enum Link {
     Nothing,
 }
 
-/// The session's ID (its lines' `sessionId`) and its conversation. `Err` when no line is a Claude
-/// Code line at all.
-pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
-    let mut kinds = Kinds::default();
-    let mut links: HashMap<String, Link> = HashMap::new();
-    let mut pending: Vec<Pending> = Vec::new();
-    let mut session = None;
-    let mut summary_title: Option<String> = None;
-    let mut lines_read = 0u64;
-    let mut recognised = 0u64;
-    let mut first_ms = None;
-    let mut last_ms = None;
-    for line in text.lines() {
+/// What reading a session's lines has gathered so far.
+#[derive(Default)]
+struct Lines {
+    kinds: Kinds,
+    links: HashMap<String, Link>,
+    pending: Vec<Pending>,
+    session: Option<String>,
+    summary_title: Option<String>,
+    lines_read: u64,
+    recognised: u64,
+    first_ms: Option<u64>,
+    last_ms: Option<u64>,
+    /// A subagent's ID -> the message holding the tool call that started it.
+    agents: HashMap<String, usize>,
+}
+
+/// The subagent ID a tool result names: its line's `toolUseResult.agentId`, else an
+/// `agentId: ID` line of its text.
+fn agent_of(line: &Map<String, Value>, blocks: &[Value]) -> Option<String> {
+    if let Some(id) = line
+        .get("toolUseResult")
+        .and_then(|r| r.get("agentId"))
+        .and_then(Value::as_str)
+    {
+        return Some(id.to_string());
+    }
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+        .flat_map(|b| {
+            let text = super::plain_text(b.get("content"));
+            text.lines()
+                .filter_map(|l| l.trim().strip_prefix("agentId:"))
+                .map(|id| id.trim().to_string())
+                .collect::<Vec<_>>()
+        })
+        .find(|id| !id.is_empty())
+}
+
+impl Lines {
+    /// Read one line; a line without a parent hangs from `root` (a subagent's tool call).
+    fn line(&mut self, line: &str, root: Option<usize>, agent: Option<&str>) {
         if line.trim().is_empty() {
-            continue;
+            return;
         }
-        lines_read += 1;
+        self.lines_read += 1;
         let Ok(Value::Object(line)) = serde_json::from_str::<Value>(line) else {
-            kinds.skip("unreadable_line");
-            continue;
+            self.kinds.skip("unreadable_line");
+            return;
         };
         let s = |key: &str| line.get(key).and_then(Value::as_str);
         let kind = s("type").unwrap_or("untyped").to_string();
-        if session.is_none() {
-            session = s("sessionId").map(str::to_string);
+        if self.session.is_none() {
+            self.session = s("sessionId").map(str::to_string);
         }
         let time_ms = s("timestamp").and_then(iso_to_ms);
         if time_ms.is_some() {
-            first_ms = first_ms.or(time_ms);
-            last_ms = time_ms.max(last_ms);
+            self.first_ms = self.first_ms.or(time_ms);
+            self.last_ms = time_ms.max(self.last_ms);
         }
         let uuid = s("uuid").map(str::to_string);
         if let Some(u) = &uuid
-            && links.contains_key(u)
+            && self.links.contains_key(u)
         {
-            kinds.skip("repeated_line");
-            recognised += 1;
-            continue;
+            self.kinds.skip("repeated_line");
+            self.recognised += 1;
+            return;
         }
         // The message this line hangs from.
         let parent_key = s("parentUuid").or_else(|| s("logicalParentUuid"));
-        let parent = match parent_key.and_then(|p| links.get(p)) {
-            Some(Link::Message(i)) => Some(*i),
-            _ => None,
+        let parent = match parent_key {
+            None => root,
+            Some(key) => match self.links.get(key) {
+                Some(Link::Message(i)) => Some(*i),
+                _ => None,
+            },
         };
         let link = match kind.as_str() {
             "summary" => {
-                recognised += 1;
+                self.recognised += 1;
                 if let Some(text) = s("summary").filter(|t| !t.trim().is_empty()) {
-                    summary_title = Some(text.to_string());
+                    self.summary_title = Some(text.to_string());
                 }
-                continue;
+                return;
             }
             "user" | "assistant" => {
-                recognised += 1;
+                self.recognised += 1;
                 let message = line.get("message");
                 let m = |key: &str| {
                     message
@@ -137,11 +171,14 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
                     Some(Value::Array(blocks)) => blocks.clone(),
                     _ => Vec::new(),
                 };
+                if let (Some(agent), Some(call)) = (agent_of(&line, &blocks), parent) {
+                    self.agents.entry(agent).or_insert(call);
+                }
                 // A later line of the same API response continues its message.
                 if let (Some(i), Some(id)) = (parent, &api_id)
-                    && pending[i].api_id.as_ref() == Some(id)
+                    && self.pending[i].api_id.as_ref() == Some(id)
                 {
-                    pending[i].blocks.extend(blocks);
+                    self.pending[i].blocks.extend(blocks);
                     Link::Message(i)
                 } else {
                     let original = m("role").unwrap_or_else(|| kind.clone());
@@ -151,7 +188,7 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
                         "system" => (Role::System, None),
                         _ => (Role::User, Some(original)),
                     };
-                    pending.push(Pending {
+                    self.pending.push(Pending {
                         parent,
                         role,
                         original_role,
@@ -161,31 +198,65 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
                         model: m("model").filter(|m| !m.starts_with('<')),
                         time_ms,
                         compact_summary: line.get("isCompactSummary") == Some(&json!(true)),
+                        agent: agent.map(str::to_string),
                     });
-                    Link::Message(pending.len() - 1)
+                    Link::Message(self.pending.len() - 1)
                 }
             }
             // Events in the chain that are no messages: passed through to their parent.
             "system" | "progress" => {
-                recognised += 1;
+                self.recognised += 1;
                 let what = s("subtype").unwrap_or(kind.as_str()).to_string();
-                kinds.skip(&what);
+                self.kinds.skip(&what);
                 parent.map_or(Link::Nothing, Link::Message)
             }
             "file-history-snapshot" => {
-                recognised += 1;
-                kinds.skip(&kind);
-                continue;
+                self.recognised += 1;
+                self.kinds.skip(&kind);
+                return;
             }
             other => {
-                kinds.skip(other);
+                self.kinds.skip(other);
                 parent.map_or(Link::Nothing, Link::Message)
             }
         };
         if let Some(u) = uuid {
-            links.insert(u, link);
+            self.links.insert(u, link);
         }
     }
+}
+
+/// The session's ID (its lines' `sessionId`) and its conversation, from the session file's text
+/// and its subagents' (ID, text), each forked from the message whose tool call started it (a
+/// subagent no tool result names starts from the root). `Err` when no line is a Claude Code line
+/// at all.
+pub fn convert(
+    text: &str,
+    agents: &[(String, String)],
+) -> Result<(Option<String>, Conversation), String> {
+    let mut st = Lines::default();
+    for line in text.lines() {
+        st.line(line, None, None);
+    }
+    // The session's last message is the head of main, whatever its subagents add after it.
+    let main_last = st.pending.len().checked_sub(1);
+    for (id, text) in agents {
+        let root = st.agents.get(id).copied();
+        for line in text.lines() {
+            st.line(line, root, Some(id));
+        }
+    }
+    let Lines {
+        mut kinds,
+        pending,
+        session,
+        summary_title,
+        lines_read,
+        recognised,
+        first_ms,
+        last_ms,
+        ..
+    } = st;
     if lines_read > 0 && recognised == 0 {
         return Err(
             "none of its lines is a Claude Code transcript line (user, assistant, summary, system)"
@@ -234,6 +305,9 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
         if let Some(model) = &p.model {
             kept.insert("model".into(), json!(model));
         }
+        if let Some(agent) = &p.agent {
+            kept.insert("agent".into(), json!(agent));
+        }
         if conversation.title.is_none() && summary_title.is_none() && p.role == Role::User && plain
         {
             conversation.title = Some(first_line(&text));
@@ -252,8 +326,16 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
     if summary_title.is_some() {
         conversation.title = summary_title;
     }
+    conversation.current = main_last.and_then(|i| index[i]);
     conversation.kinds = kinds;
     Ok((session, conversation))
+}
+
+/// The subagent a message imported from a Claude Code session came from (its provenance's
+/// `agent`), which names the branch it ends.
+pub fn agent_of_node(provenance: Option<&str>) -> Option<String> {
+    super::original_field(provenance, Format::ClaudeCode, "agent")
+        .and_then(|v| v.as_str().map(str::to_string))
 }
 
 /// The first line of a prompt, at most 100 characters, as a title.

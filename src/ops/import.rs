@@ -481,10 +481,15 @@ fn write_one(
             }
         };
     }
-    let written = match target {
+    let mut written = match target {
         None => write_timeline(tx, format, conversation, &mut kinds, ctx.now)?,
         Some(target) => write_branch(tx, format, conversation, target, args, &mut kinds, ctx.now)?,
     };
+    if format.is_session()
+        && let Some(tl) = crate::model::parse_timeline_id(&written.timeline)
+    {
+        sessions::name_agent_branches(tx, tl, &mut written.branches[1..])?;
+    }
     let mut entry = Map::new();
     entry.insert("timeline_id".into(), json!(written.timeline));
     if let Some(id) = &source_id {

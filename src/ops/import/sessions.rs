@@ -121,8 +121,46 @@ fn prepare(format: Format, file: &Path, name: String) -> Prepared {
     let Ok(text) = std::str::from_utf8(&bytes) else {
         return unread("it is not UTF-8 text".into(), hasher);
     };
+    // Its subagents (`<session>/subagents/agent-ID.jsonl`) belong to it: read, digested and
+    // counted against the same limit.
+    let mut agents = Vec::new();
+    let mut total = bytes.len() as u64;
+    for (id, path) in subagent_files(file, &stem) {
+        let mut agent = Vec::new();
+        let read = std::fs::File::open(&path)
+            .and_then(|f| f.take(MAX_CONVERSATION_BYTES + 1).read_to_end(&mut agent));
+        if let Err(e) = read {
+            return unread(
+                format!("its subagent {} cannot be read: {e}", path.display()),
+                hasher,
+            );
+        }
+        total += agent.len() as u64;
+        if total > MAX_CONVERSATION_BYTES {
+            return unread(
+                format!(
+                    "with its subagents it is over {} MiB, the limit for one conversation",
+                    MAX_CONVERSATION_BYTES >> 20
+                ),
+                hasher,
+            );
+        }
+        hasher.update([0]);
+        hasher.update(id.as_bytes());
+        hasher.update([0]);
+        hasher.update(&agent);
+        match String::from_utf8(agent) {
+            Ok(text) => agents.push((id, text)),
+            Err(_) => {
+                return unread(
+                    format!("its subagent {} is not UTF-8 text", path.display()),
+                    hasher,
+                );
+            }
+        }
+    }
     let (session, content) = match format {
-        Format::ClaudeCode => match claude_code::convert(text) {
+        Format::ClaudeCode => match claude_code::convert(text, &agents) {
             Ok((session, conversation)) => (session, Content::Ready(conversation)),
             Err(reason) => (None, Content::Mismatch(reason)),
         },
@@ -140,6 +178,75 @@ fn prepare(format: Format, file: &Path, name: String) -> Prepared {
         hasher,
         content,
     }
+}
+
+/// The subagent transcripts of the session file `file` (its `stem`), as (agent ID, path), by ID:
+/// `<folder>/<stem>/subagents/agent-ID.jsonl`, regular files only; Claude Code's own compaction
+/// agents (`agent-acompact-*`) repeat the session and are left out.
+fn subagent_files(file: &Path, stem: &str) -> Vec<(String, PathBuf)> {
+    let Some(dir) = file.parent().map(|d| d.join(stem).join("subagents")) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| {
+            let path = e.path();
+            let name = path.file_name()?.to_str()?;
+            let id = name.strip_prefix("agent-")?.strip_suffix(".jsonl")?;
+            (!id.starts_with("acompact")).then(|| (id.to_string(), path.clone()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A free branch name: `agent-ID` for a subagent's branch when it is free, else `PREFIX-N`, the
+/// first N free.
+fn free_name(tx: &mut dyn Tx, tl: u64, agent: Option<String>, prefix: &str) -> Result<String> {
+    if let Some(agent) = agent {
+        let name = format!("agent-{agent}");
+        // A branch name has no "/"; an ID that is not a short name of its own is not used.
+        if !agent.is_empty()
+            && agent.len() <= 128
+            && !agent.contains('/')
+            && tx.branch(tl, &name)?.is_none()
+        {
+            return Ok(name);
+        }
+    }
+    let mut k = 1u64;
+    loop {
+        let name = format!("{prefix}-{k}");
+        if tx.branch(tl, &name)?.is_none() {
+            return Ok(name);
+        }
+        k += 1;
+    }
+}
+
+/// After a session became a new timeline: each branch that ends in a subagent's message is named
+/// after it (`agent-ID`) instead of `edit-N`. `branches` is the import's list of them.
+pub(super) fn name_agent_branches(tx: &mut dyn Tx, tl: u64, branches: &mut [String]) -> Result<()> {
+    for name in branches.iter_mut() {
+        let Some(branch) = tx.branch(tl, name)? else {
+            continue;
+        };
+        let Some(row) = tx.node(tl, branch.head)? else {
+            continue;
+        };
+        let agent = claude_code::agent_of_node(row.node.provenance.as_deref());
+        if agent.is_none() {
+            continue;
+        }
+        let new = free_name(tx, tl, agent, "agent")?;
+        tx.rename_branch(tl, name, &new)?;
+        *name = new;
+    }
+    Ok(())
 }
 
 /// A session imported before whose file changed.
@@ -283,14 +390,8 @@ pub(super) fn update(
                     Role::Assistant => "regen",
                     _ => "alt",
                 };
-                let mut k = 1u64;
-                let name = loop {
-                    let name = format!("{prefix}-{k}");
-                    if tx.branch(tl, &name)?.is_none() {
-                        break name;
-                    }
-                    k += 1;
-                };
+                let agent = claude_code::agent_of_node(sub.messages[leaf].provenance.as_deref());
+                let name = free_name(tx, tl, agent, prefix)?;
                 branches.push(Branch {
                     name: name.clone(),
                     head,

@@ -251,6 +251,19 @@ pub struct Database {
     pub import_index: HashMap<String, Vec<usize>>,
 }
 
+/// What a session import needs of an earlier import to pass over an unchanged file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownImport {
+    /// The import's digest.
+    pub digest: String,
+    /// The conversation's key in its source.
+    pub source_key: String,
+    /// The timeline it went to ("tl" + digits).
+    pub timeline: String,
+    /// Its title.
+    pub title: Option<String>,
+}
+
 /// The earlier imports of a conversation that an import looks up.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Earlier {

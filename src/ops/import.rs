@@ -99,6 +99,8 @@ enum Content {
     Unread(String),
     /// Not of the named format: the reason.
     Mismatch(String),
+    /// A session file whose digest an earlier import recorded: not parsed.
+    Unchanged(crate::model::KnownImport),
     Ready(Conversation),
 }
 
@@ -147,6 +149,7 @@ impl Prepared {
                 })
                 .sum(),
             Content::Unread(r) | Content::Mismatch(r) => 256 + r.len(),
+            Content::Unchanged(k) => 256 + k.source_key.len(),
         }
     }
 }
@@ -254,6 +257,13 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
     if args.node.is_some() || args.branch.is_some() || args.timeline_id.is_some() {
         store.read(|tx| resolve_target(tx, format, args).map(|_| ()))?;
     }
+    // A session import knows the digests imported before, so unchanged files are not parsed.
+    let mut known = std::collections::HashMap::new();
+    if format.is_session() {
+        for k in store.read(|tx| tx.import_digests(format.as_str()))? {
+            known.entry(k.digest.clone()).or_insert(k);
+        }
+    }
     let queue = Queue::default();
     let path = input.as_path();
     let limits = input::Limits::new(args.max_unzipped_mib, args.max_zip_ratio);
@@ -263,7 +273,7 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
             .name("import-reader".into())
             .stack_size(READER_STACK)
             .spawn_scoped(scope, || {
-                let result = read_input(format, path, limits, &queue);
+                let result = read_input(format, path, limits, &known, &queue);
                 queue.finish(result);
             })
             .map_err(|e| {
@@ -316,9 +326,15 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
 
 /// The reader thread: check a data export whole, then parse and convert each conversation into
 /// the queue.
-fn read_input(format: Format, path: &Path, limits: input::Limits, queue: &Queue) -> Result<()> {
+fn read_input(
+    format: Format,
+    path: &Path,
+    limits: input::Limits,
+    known: &sessions::Known,
+    queue: &Queue,
+) -> Result<()> {
     if format.is_session() {
-        return sessions::read(format, path, &mut |prepared| queue.push(prepared));
+        return sessions::read(format, path, known, &mut |prepared| queue.push(prepared));
     }
     if format.is_export() {
         input::read(format, path, input::Pass::Check, limits, &mut |_| Ok(0))?;
@@ -394,6 +410,15 @@ fn write_one(
     let conversation = match &prepared.content {
         Content::Unread(reason) => {
             report.skip(&prepared, None, None, reason.clone());
+            return Ok(());
+        }
+        Content::Unchanged(known) => {
+            report.skip(
+                &prepared,
+                Some(known.source_key.clone()),
+                known.title.clone(),
+                format!("unchanged since its import into {}", known.timeline),
+            );
             return Ok(());
         }
         Content::Mismatch(reason) if !format.is_export() && !format.is_session() => {

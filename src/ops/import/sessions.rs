@@ -17,6 +17,9 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+/// The earlier imports of the format by digest.
+pub(super) type Known = HashMap<String, crate::model::KnownImport>;
+
 /// Folders deeper than this below the input are not searched (a loop of links cannot be walked
 /// forever; links to folders are not followed either).
 const MAX_FOLDER_DEPTH: usize = 16;
@@ -26,6 +29,7 @@ const MAX_FOLDER_DEPTH: usize = 16;
 pub(super) fn read(
     format: Format,
     path: &Path,
+    known: &Known,
     each: &mut dyn FnMut(Prepared) -> Result<()>,
 ) -> Result<()> {
     let shown = path.display().to_string();
@@ -61,7 +65,7 @@ pub(super) fn read(
             .unwrap_or(&file)
             .display()
             .to_string();
-        each(prepare(format, &file, name))?;
+        each(prepare(format, &file, name, known))?;
     }
     Ok(())
 }
@@ -86,7 +90,7 @@ fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 }
 
 /// One session file read and converted (or why not).
-fn prepare(format: Format, file: &Path, name: String) -> Prepared {
+fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared {
     let stem = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -158,6 +162,22 @@ fn prepare(format: Format, file: &Path, name: String) -> Prepared {
                 );
             }
         }
+    }
+    let digest: String = hasher
+        .clone()
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    if let Some(k) = known.get(&digest) {
+        return Prepared {
+            file: name,
+            index: 0,
+            source_id: Some(k.source_key.clone()),
+            title: k.title.clone(),
+            hasher,
+            content: Content::Unchanged(k.clone()),
+        };
     }
     let (session, content) = match format {
         Format::ClaudeCode => match claude_code::convert(text, &agents) {

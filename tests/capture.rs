@@ -163,7 +163,7 @@ on_both_engines! {
         db.tl(&["import", "--format", "claude-code"]).err(
             2,
             &format!(
-                r#"{{"error":"invalid argument --input: there are no Claude Code sessions at {}, where they are kept by default ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects); pass --input with a session's .jsonl or a folder of them"}}"#,
+                r#"{{"error":"invalid argument --input: there are no Claude Code sessions at {}, where they are kept by default ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects); pass --input with a session file or a folder of them"}}"#,
                 home.join(".claude").join("projects").display()
             ),
         );
@@ -205,5 +205,74 @@ on_both_engines! {
         let report = db.tl(&["import", "--format", "claude-code", "--input", &file.display().to_string()]).json();
         assert_eq!(report["messages"], 8);
         assert_eq!(report["kinds"]["skipped"]["unreadable_line"], 1);
+    }
+}
+
+/// A copy of the fixture folder `name` in the database's directory, and its path.
+fn copy_tree(db: &Db, name: &str) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    let to = db.dir.path().join(name);
+    copy(&fixture(name), &to);
+    to
+}
+
+const CODEX_MAIN: &str = r#"{"node":"n1","role":"system","text":"You are Codex, a coding agent.","tokens":8,"intent_tag":"developer"},{"node":"n2","role":"user","text":"<environment_context>\n  <cwd>/home/ada/src/kiln</cwd>\n</environment_context>","tokens":19},{"node":"n3","role":"user","text":"Which tests are slow?","tokens":6},{"node":"n4","role":"assistant","text":"[thinking]\nTime the test suite.","tokens":8,"intent_tag":"thinking"},{"node":"n5","role":"assistant","text":"[tool call call_1: shell({\"command\":[\"cargo\",\"test\"]})]","tokens":14,"intent_tag":"tool_call"},{"node":"n6","role":"user","text":"[tool result call_1]\ntest kiln::heats ... ok (4.2 s)","tokens":13,"intent_tag":"tool_result"},{"node":"n7","role":"assistant","text":"kiln::heats takes 4.2 s; the rest are fast.","tokens":11}"#;
+
+mod codex {
+    use super::*;
+
+    on_both_engines! {
+        /// A Codex rollout is a linear timeline: developer instructions as a tagged system message,
+        /// reasoning, tool calls and their output as tagged messages, the model of the turn in the
+        /// provenance, the UI's event lines and unknown lines counted. When it grows (a compaction and a
+        /// new exchange), only the new messages are added to the same timeline; unchanged, nothing.
+        #[test]
+        fn codex_rollout_is_kept_up_to_date() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let sessions = copy_tree(&db, "codex");
+            let input = sessions.display().to_string();
+            db.tl(&["import", "--format", "codex", "--input", &input]).ok(
+                r#"{"format":"codex","imported":1,"skipped":0,"messages":7,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-00000000c0de","title":"Which tests are slow?","create_time_ms":1767772800000,"messages":7,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"developer":1,"user":3},"parts":{"text":4,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}"#,
+            );
+            db.tl(&["context", "--node", "n7"]).ok(&format!("[{CODEX_MAIN}]"));
+            db.tl(&["node", "--node", "n7"]).ok(
+                r#"{"node":"n7","timeline_id":"tl0","role":"assistant","text":"kiln::heats takes 4.2 s; the rest are fast.","tokens":11,"parent":"n6","children":[],"zone":"hot","pinned":false,"path_tokens":79,"created_at":1767772810,"intent":null,"summary":null,"provenance":{"import":"codex","line":10,"model":"gpt-5-codex"}}"#,
+            );
+            let rollout = sessions
+                .join("2026/01/07/rollout-2026-01-07T08-00-00-0199a1b2-0000-7000-8000-00000000c0de.jsonl");
+            let mut text = std::fs::read_to_string(&rollout).unwrap();
+            text.push_str(&std::fs::read_to_string(fixture("codex-growth.jsonl")).unwrap());
+            std::fs::write(&rollout, text).unwrap();
+            db.tl(&["import", "--format", "codex", "--input", &input]).ok(
+                r#"{"format":"codex","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-00000000c0de","title":"Which tests are slow?","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"developer":1,"system":1,"user":4},"parts":{"compacted":1,"text":6,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}"#,
+            );
+            db.tl(&["context", "--node", "n10"]).ok(&format!(
+                r#"[{CODEX_MAIN},{{"node":"n8","role":"system","text":"[compacted]\nThe user asked which tests are slow; kiln::heats takes 4.2 s.","tokens":19,"intent_tag":"compacted"}},{{"node":"n9","role":"user","text":"Make it faster.","tokens":4}},{{"node":"n10","role":"assistant","text":"It now takes 0.3 s: the heating curve is computed once.","tokens":14}}]"#
+            ));
+            let before = db.bytes();
+            let again = db.tl(&["import", "--format", "codex", "--input", &input]).json();
+            assert_eq!(
+                again["skipped_conversations"][0]["reason"],
+                "unchanged since its import into tl0"
+            );
+            assert_eq!(db.bytes(), before);
+            // Without --input, $CODEX_HOME/sessions.
+            db.env("CODEX_HOME", &db.dir.path().display().to_string());
+            std::fs::rename(&sessions, db.dir.path().join("sessions")).unwrap();
+            let default = db.tl(&["import", "--format", "codex"]).json();
+            assert_eq!((default["imported"].clone(), default["skipped"].clone()), (serde_json::json!(0), serde_json::json!(1)));
+        }
     }
 }

@@ -339,7 +339,7 @@ pub fn agent_of_node(provenance: Option<&str>) -> Option<String> {
 }
 
 /// The first line of a prompt, at most 100 characters, as a title.
-fn first_line(text: &str) -> String {
+pub(crate) fn first_line(text: &str) -> String {
     let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let mut title: String = line.trim().chars().take(100).collect();
     if line.trim().chars().count() > 100 {

@@ -19,6 +19,7 @@ pub(crate) mod anthropic;
 mod chatgpt;
 mod claude;
 pub(crate) mod claude_code;
+pub(crate) mod codex;
 pub(crate) mod input;
 pub(crate) mod markdown;
 pub(crate) mod openai;
@@ -48,6 +49,8 @@ pub enum Format {
     Anthropic,
     /// Claude Code session transcripts (JSONL, one file per session), kept up to date.
     ClaudeCode,
+    /// Codex CLI rollout files (JSONL, one file per session), kept up to date.
+    Codex,
 }
 
 impl Format {
@@ -59,6 +62,7 @@ impl Format {
             "openai" => Format::OpenAi,
             "anthropic" => Format::Anthropic,
             "claude-code" => Format::ClaudeCode,
+            "codex" => Format::Codex,
             _ => return None,
         })
     }
@@ -71,6 +75,7 @@ impl Format {
             Format::OpenAi => "openai",
             Format::Anthropic => "anthropic",
             Format::ClaudeCode => "claude-code",
+            Format::Codex => "codex",
         }
     }
 
@@ -82,7 +87,7 @@ impl Format {
     /// A tool's own session files (JSONL, one session a file), read from its default folder when no
     /// input is given, and imported again into the same timeline as they grow.
     pub fn is_session(self) -> bool {
-        matches!(self, Format::ClaudeCode)
+        matches!(self, Format::ClaudeCode | Format::Codex)
     }
 
     /// How messages name the format ("is not ...").
@@ -93,6 +98,7 @@ impl Format {
             Format::OpenAi => "OpenAI Chat Completions messages",
             Format::Anthropic => "an Anthropic Messages request body",
             Format::ClaudeCode => "a Claude Code session transcript",
+            Format::Codex => "a Codex CLI rollout",
         }
     }
 
@@ -102,7 +108,7 @@ impl Format {
         match self {
             Format::ChatGpt => field("id").or_else(|| field("conversation_id")),
             Format::Claude => field("uuid"),
-            Format::OpenAi | Format::Anthropic | Format::ClaudeCode => None,
+            Format::OpenAi | Format::Anthropic | Format::ClaudeCode | Format::Codex => None,
         }
     }
 
@@ -111,7 +117,7 @@ impl Format {
         let name = match self {
             Format::ChatGpt => "title",
             Format::Claude => "name",
-            Format::OpenAi | Format::Anthropic | Format::ClaudeCode => return None,
+            Format::OpenAi | Format::Anthropic | Format::ClaudeCode | Format::Codex => return None,
         };
         value
             .get(name)
@@ -127,9 +133,10 @@ impl Format {
             Format::Claude => claude::convert(value),
             Format::OpenAi => openai::convert(value),
             Format::Anthropic => anthropic::convert(value),
-            // Read line by line from its text (`claude_code::convert`), never as one JSON value.
-            Format::ClaudeCode => {
-                Err("a Claude Code transcript is JSON lines, not one JSON value".into())
+            // Read line by line from their text (`claude_code::convert`, `codex::convert`),
+            // never as one JSON value.
+            Format::ClaudeCode | Format::Codex => {
+                Err("a session file is JSON lines, not one JSON value".into())
             }
         }
     }

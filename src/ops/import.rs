@@ -229,18 +229,27 @@ impl Queue {
 pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> {
     let format = Format::parse(&args.format).ok_or_else(|| {
         Error::invalid(format!(
-            "invalid argument --format: {:?} is not an import format; use chatgpt, claude, openai, anthropic or claude-code",
+            "invalid argument --format: {:?} is not an import format; use chatgpt, claude, openai, anthropic, claude-code or codex",
             args.format
         ))
     })?;
-    let input = match (&args.input, format) {
-        (Some(input), _) => PathBuf::from(input),
-        (None, Format::ClaudeCode) => interchange::claude_code::default_dir().ok_or_else(|| {
-            Error::invalid(
-                "invalid argument --input: neither CLAUDE_CONFIG_DIR nor HOME is set, so the Claude Code sessions cannot be found; pass --input with a session's .jsonl or a folder of them",
-            )
-        })?,
-        (None, _) => {
+    let input = match &args.input {
+        Some(input) => PathBuf::from(input),
+        None if format.is_session() => {
+            let Some((dir, place)) = sessions::default_dir(format) else {
+                return Err(Error::invalid(
+                    "invalid argument --input: HOME is not set, so the sessions cannot be found; pass --input with a session file or a folder of them",
+                ));
+            };
+            if !dir.exists() {
+                return Err(Error::invalid(format!(
+                    "invalid argument --input: there are no {}; pass --input with a session file or a folder of them",
+                    place.replace("{}", &dir.display().to_string())
+                )));
+            }
+            dir
+        }
+        None => {
             return Err(Error::invalid(format!(
                 "invalid argument --input: --format {} needs --input, the file to import",
                 format.as_str()
@@ -248,11 +257,6 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
         }
     };
     let shown = input.display().to_string();
-    if args.input.is_none() && !input.exists() {
-        return Err(Error::invalid(format!(
-            "invalid argument --input: there are no Claude Code sessions at {shown}, where they are kept by default ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects); pass --input with a session's .jsonl or a folder of them"
-        )));
-    }
     // The options are checked before the input is read (and again in each write).
     if args.node.is_some() || args.branch.is_some() || args.timeline_id.is_some() {
         store.read(|tx| resolve_target(tx, format, args).map(|_| ()))?;

@@ -7,7 +7,9 @@
 
 use super::{Content, Place, Prepared, insert_messages};
 use crate::error::{Error, Result};
-use crate::interchange::{Conversation, Format, Kinds, MAX_CONVERSATION_BYTES, Msg, claude_code};
+use crate::interchange::{
+    Conversation, Format, Kinds, MAX_CONVERSATION_BYTES, Msg, claude_code, codex,
+};
 use crate::model::file::{AuditEntry, ImportRecord};
 use crate::model::{Branch, ROOT, Role, node_id, parse_node_id, parse_timeline_id, timeline_id};
 use crate::store::Tx;
@@ -41,7 +43,7 @@ pub(super) fn read(
     })?;
     let files = if meta.is_dir() {
         let mut files = Vec::new();
-        collect(path, 0, &mut files);
+        collect(format, path, 0, &mut files);
         files.sort();
         if files.is_empty() {
             return Err(Error::invalid(format!(
@@ -71,7 +73,7 @@ pub(super) fn read(
 }
 
 /// The session files below `dir`, `depth` levels down.
-fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+fn collect(format: Format, dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -82,10 +84,37 @@ fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
         };
         let path = entry.path();
         if kind.is_dir() && depth < MAX_FOLDER_DEPTH {
-            collect(&path, depth + 1, out);
-        } else if kind.is_file() && claude_code::is_session_file(&path) {
+            collect(format, &path, depth + 1, out);
+        } else if kind.is_file() && is_session_file(format, &path) {
             out.push(path);
         }
+    }
+}
+
+/// Whether a file found in a folder is a session file of `format`.
+fn is_session_file(format: Format, path: &Path) -> bool {
+    match format {
+        Format::Codex => codex::is_session_file(path),
+        _ => claude_code::is_session_file(path),
+    }
+}
+
+/// Where `format` keeps its sessions when no input is given, and how the error names it.
+pub(super) fn default_dir(format: Format) -> Option<(PathBuf, &'static str)> {
+    match format {
+        Format::ClaudeCode => claude_code::default_dir().map(|d| {
+            (
+                d,
+                "Claude Code sessions at {}, where they are kept by default ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
+            )
+        }),
+        Format::Codex => codex::default_dir().map(|d| {
+            (
+                d,
+                "Codex sessions at {}, where they are kept by default ($CODEX_HOME/sessions, else ~/.codex/sessions)",
+            )
+        }),
+        _ => None,
     }
 }
 
@@ -181,6 +210,10 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
     }
     let (session, content) = match format {
         Format::ClaudeCode => match claude_code::convert(text, &agents) {
+            Ok((session, conversation)) => (session, Content::Ready(conversation)),
+            Err(reason) => (None, Content::Mismatch(reason)),
+        },
+        Format::Codex => match codex::convert(text) {
             Ok((session, conversation)) => (session, Content::Ready(conversation)),
             Err(reason) => (None, Content::Mismatch(reason)),
         },

@@ -276,3 +276,52 @@ mod codex {
         }
     }
 }
+
+mod gemini {
+    use super::*;
+
+    const FIRST: &str = r#"{"node":"n1","role":"user","text":"Name three kiln glazes.","tokens":6},{"node":"n2","role":"assistant","text":"[thinking] Glazes\nPick classic stoneware glazes.\n\nCeladon, tenmoku and shino.","tokens":20,"intent_tag":"thinking"}"#;
+
+    on_both_engines! {
+        /// A Gemini CLI session: a `$rewindTo` keeps the abandoned tail as a branch (the answer
+        /// with its tool call and result), the messages after it continue from before the rewound
+        /// prompt on main; thoughts are kept as thinking, the model in the provenance; `$set`, the
+        /// rewind and unknown records are counted. A grown session adds only its new messages.
+        #[test]
+        fn gemini_rewind_is_a_branch_and_growth_is_added() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let tmp = copy_tree(&db, "gemini");
+            let input = tmp.display().to_string();
+            db.tl(&["import", "--format", "gemini-cli", "--input", &input]).ok(
+                r#"{"format":"gemini-cli","imported":1,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"8d5e2a10-0000-4000-8000-0000000000ge","title":"Name three kiln glazes.","create_time_ms":1767866400000,"messages":6,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"gemini":3,"user":3},"parts":{"text":6,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"$set":1,"rewind":1,"x-future-record":1}}}"#,
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n6","current":true},{"name":"edit-1","head":"n4","current":false}]"#,
+            );
+            db.tl(&["context", "--node", "n4"]).ok(&format!(
+                r#"[{FIRST},{{"node":"n3","role":"user","text":"Which one fires hottest?","tokens":6}},{{"node":"n4","role":"assistant","text":"Celadon, at cone 10.\n\n[tool call call-1: google_web_search({{\"query\":\"celadon firing cone\"}})]\n\n[tool result call-1 (success)]\nCeladon: cone 9-10","tokens":36,"intent_tag":"tool_call"}}]"#
+            ));
+            db.tl(&["context", "--node", "n6"]).ok(&format!(
+                r#"[{FIRST},{{"node":"n5","role":"user","text":"Which one is the oldest?","tokens":6}},{{"node":"n6","role":"assistant","text":"Celadon, from China.","tokens":5}}]"#
+            ));
+            let session = tmp.join("9f86d081884c7d65/chats/session-2026-01-08T10-00-8d5e2a10.jsonl");
+            let mut text = std::fs::read_to_string(&session).unwrap();
+            text.push_str(&std::fs::read_to_string(fixture("gemini-growth.jsonl")).unwrap());
+            std::fs::write(&session, text).unwrap();
+            db.tl(&["import", "--format", "gemini-cli", "--input", &input]).ok(
+                r#"{"format":"gemini-cli","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"8d5e2a10-0000-4000-8000-0000000000ge","title":"Name three kiln glazes.","messages":2,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"gemini":4,"user":4},"parts":{"text":8,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"$set":1,"rewind":1,"x-future-record":1}}}"#,
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n8","current":true},{"name":"edit-1","head":"n4","current":false}]"#,
+            );
+            db.tl(&["node", "--node", "n8"]).ok(
+                r#"{"node":"n8","timeline_id":"tl0","role":"assistant","text":"Shino is the youngest of the three.","tokens":9,"parent":"n7","children":[],"zone":"hot","pinned":false,"path_tokens":51,"created_at":1767866703,"intent":null,"summary":null,"provenance":{"import":"gemini-cli","id":"m8","model":"gemini-2.5-flash"}}"#,
+            );
+            let before = db.bytes();
+            let again = db.tl(&["import", "--format", "gemini-cli", "--input", &input]).json();
+            assert_eq!(again["skipped_conversations"][0]["reason"], "unchanged since its import into tl0");
+            assert_eq!(db.bytes(), before);
+        }
+    }
+}

@@ -20,6 +20,7 @@ mod chatgpt;
 mod claude;
 pub(crate) mod claude_code;
 pub(crate) mod codex;
+pub(crate) mod gemini;
 pub(crate) mod input;
 pub(crate) mod markdown;
 pub(crate) mod openai;
@@ -51,6 +52,8 @@ pub enum Format {
     ClaudeCode,
     /// Codex CLI rollout files (JSONL, one file per session), kept up to date.
     Codex,
+    /// Gemini CLI sessions (JSONL, one file per session), kept up to date.
+    GeminiCli,
 }
 
 impl Format {
@@ -63,6 +66,7 @@ impl Format {
             "anthropic" => Format::Anthropic,
             "claude-code" => Format::ClaudeCode,
             "codex" => Format::Codex,
+            "gemini-cli" => Format::GeminiCli,
             _ => return None,
         })
     }
@@ -76,6 +80,7 @@ impl Format {
             Format::Anthropic => "anthropic",
             Format::ClaudeCode => "claude-code",
             Format::Codex => "codex",
+            Format::GeminiCli => "gemini-cli",
         }
     }
 
@@ -87,7 +92,7 @@ impl Format {
     /// A tool's own session files (JSONL, one session a file), read from its default folder when no
     /// input is given, and imported again into the same timeline as they grow.
     pub fn is_session(self) -> bool {
-        matches!(self, Format::ClaudeCode | Format::Codex)
+        matches!(self, Format::ClaudeCode | Format::Codex | Format::GeminiCli)
     }
 
     /// How messages name the format ("is not ...").
@@ -99,6 +104,7 @@ impl Format {
             Format::Anthropic => "an Anthropic Messages request body",
             Format::ClaudeCode => "a Claude Code session transcript",
             Format::Codex => "a Codex CLI rollout",
+            Format::GeminiCli => "a Gemini CLI session",
         }
     }
 
@@ -108,7 +114,11 @@ impl Format {
         match self {
             Format::ChatGpt => field("id").or_else(|| field("conversation_id")),
             Format::Claude => field("uuid"),
-            Format::OpenAi | Format::Anthropic | Format::ClaudeCode | Format::Codex => None,
+            Format::OpenAi
+            | Format::Anthropic
+            | Format::ClaudeCode
+            | Format::Codex
+            | Format::GeminiCli => None,
         }
     }
 
@@ -117,7 +127,11 @@ impl Format {
         let name = match self {
             Format::ChatGpt => "title",
             Format::Claude => "name",
-            Format::OpenAi | Format::Anthropic | Format::ClaudeCode | Format::Codex => return None,
+            Format::OpenAi
+            | Format::Anthropic
+            | Format::ClaudeCode
+            | Format::Codex
+            | Format::GeminiCli => return None,
         };
         value
             .get(name)
@@ -135,7 +149,7 @@ impl Format {
             Format::Anthropic => anthropic::convert(value),
             // Read line by line from their text (`claude_code::convert`, `codex::convert`),
             // never as one JSON value.
-            Format::ClaudeCode | Format::Codex => {
+            Format::ClaudeCode | Format::Codex | Format::GeminiCli => {
                 Err("a session file is JSON lines, not one JSON value".into())
             }
         }

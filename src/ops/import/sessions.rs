@@ -8,7 +8,7 @@
 use super::{Content, Place, Prepared, insert_messages};
 use crate::error::{Error, Result};
 use crate::interchange::{
-    Conversation, Format, Kinds, MAX_CONVERSATION_BYTES, Msg, claude_code, codex,
+    Conversation, Format, Kinds, MAX_CONVERSATION_BYTES, Msg, claude_code, codex, gemini,
 };
 use crate::model::file::{AuditEntry, ImportRecord};
 use crate::model::{Branch, ROOT, Role, node_id, parse_node_id, parse_timeline_id, timeline_id};
@@ -95,6 +95,7 @@ fn collect(format: Format, dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 fn is_session_file(format: Format, path: &Path) -> bool {
     match format {
         Format::Codex => codex::is_session_file(path),
+        Format::GeminiCli => gemini::is_session_file(path),
         _ => claude_code::is_session_file(path),
     }
 }
@@ -112,6 +113,12 @@ pub(super) fn default_dir(format: Format) -> Option<(PathBuf, &'static str)> {
             (
                 d,
                 "Codex sessions at {}, where they are kept by default ($CODEX_HOME/sessions, else ~/.codex/sessions)",
+            )
+        }),
+        Format::GeminiCli => gemini::default_dir().map(|d| {
+            (
+                d,
+                "Gemini CLI sessions at {}, where they are kept (~/.gemini/tmp/PROJECT/chats)",
             )
         }),
         _ => None,
@@ -214,6 +221,10 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
             Err(reason) => (None, Content::Mismatch(reason)),
         },
         Format::Codex => match codex::convert(text) {
+            Ok((session, conversation)) => (session, Content::Ready(conversation)),
+            Err(reason) => (None, Content::Mismatch(reason)),
+        },
+        Format::GeminiCli => match gemini::convert(text) {
             Ok((session, conversation)) => (session, Content::Ready(conversation)),
             Err(reason) => (None, Content::Mismatch(reason)),
         },

@@ -230,9 +230,9 @@ pub struct RestoreBranchArgs {
 pub struct ImportArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
-    /// What the file holds: chatgpt or claude (a data export: conversations.json, conversations-000.json, the folder or the .zip), openai (a Chat Completions messages array, or an object with messages), anthropic (a Messages request body), claude-code, codex or gemini-cli (Claude Code session transcripts, Codex CLI rollout files, Gemini CLI sessions: a session's file or a folder of them; imported again, a grown session adds its new messages to its timeline).
+    /// What the file holds: chatgpt or claude (a data export: conversations.json, conversations-000.json, the folder or the .zip), openai (a Chat Completions messages array, or an object with messages), anthropic (a Messages request body), claude-code, codex or gemini-cli (Claude Code session transcripts, Codex CLI rollout files, Gemini CLI sessions: a session's file or a folder of them; imported again, a grown session adds its new messages to its timeline), llm (simonw/llm's logs.db, read-only; kept up to date the same way).
     pub format: String,
-    /// The file to read (for chatgpt and claude also the export's folder or .zip; for claude-code a session's .jsonl or a folder searched for them). Required, except for claude-code, which reads $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects, codex, which reads $CODEX_HOME/sessions, else ~/.codex/sessions, and gemini-cli, which reads ~/.gemini/tmp, without it.
+    /// The file to read (for chatgpt and claude also the export's folder or .zip; for claude-code a session's .jsonl or a folder searched for them). Required, except for claude-code, which reads $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects, codex, which reads $CODEX_HOME/sessions, else ~/.codex/sessions, gemini-cli, which reads ~/.gemini/tmp, and llm, which reads $LLM_USER_PATH/logs.db, else io.datasette.llm/logs.db in the configuration folder, without it.
     pub input: Option<String>,
     /// openai and anthropic only: attach the messages as a new branch from this node of the timeline (--timeline, default the first) instead of making a new timeline.
     pub node: Option<u64>,

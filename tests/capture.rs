@@ -325,3 +325,71 @@ mod gemini {
         }
     }
 }
+
+mod llm {
+    use super::*;
+
+    /// A logs.db as simonw/llm writes it (the columns the import reads, and some it does not).
+    fn logs_db(path: &Path) {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE conversations (id TEXT PRIMARY KEY, name TEXT, model TEXT);
+             CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT,
+                 prompt_json TEXT, options_json TEXT, response TEXT, response_json TEXT,
+                 conversation_id TEXT REFERENCES conversations(id), duration_ms INTEGER,
+                 datetime_utc TEXT, input_tokens INTEGER, output_tokens INTEGER);
+             INSERT INTO conversations VALUES ('01jc0000000000000000000001', 'Glaze chemistry', 'gpt-4o-mini');
+             INSERT INTO conversations VALUES ('01jc0000000000000000000002', 'Haiku', 'claude-3.5-haiku');
+             INSERT INTO responses (id, model, prompt, system, response, conversation_id, duration_ms, datetime_utc)
+                 VALUES ('01jr0000000000000000000001', 'gpt-4o-mini', 'What makes celadon green?', 'Be brief.', 'Iron oxide fired in reduction.', '01jc0000000000000000000001', 900, '2026-01-09T08:00:00.000000');
+             INSERT INTO responses (id, model, prompt, system, response, conversation_id, duration_ms, datetime_utc)
+                 VALUES ('01jr0000000000000000000002', 'gpt-4o-mini', 'And tenmoku?', 'Be brief.', 'More iron, so it is dark brown.', '01jc0000000000000000000001', 800, '2026-01-09T08:01:00.000000');
+             INSERT INTO responses (id, model, prompt, system, response, conversation_id, duration_ms, datetime_utc)
+                 VALUES ('01jr0000000000000000000003', 'claude-3.5-haiku', 'A haiku about kilns', NULL, 'Fire holds its breath / clay remembers the river / glaze wakes into glass', '01jc0000000000000000000002', 700, '2026-01-09T09:00:00.000000');",
+        )
+        .unwrap();
+    }
+
+    on_both_engines! {
+        /// Each llm conversation is a timeline (system prompt once, then prompt and response per
+        /// logged exchange, the model in the provenance); logs.db is opened read-only and left
+        /// as it was; an exchange logged later is added to its timeline, the rest unchanged.
+        #[test]
+        fn llm_logs_are_kept_up_to_date() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let logs = db.dir.path().join("logs.db");
+            logs_db(&logs);
+            let original = std::fs::read(&logs).unwrap();
+            let input = logs.display().to_string();
+            db.tl(&["import", "--format", "llm", "--input", &input]).ok(
+                r#"{"format":"llm","imported":2,"skipped":0,"messages":7,"timelines":[{"timeline_id":"tl0","source_id":"01jc0000000000000000000001","title":"Glaze chemistry","create_time_ms":1767945600000,"messages":5,"branches":["main"],"status":"new"},{"timeline_id":"tl1","source_id":"01jc0000000000000000000002","title":"Haiku","create_time_ms":1767949200000,"messages":2,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"system":1,"user":3},"parts":{"text":7},"skipped":{}}}"#,
+            );
+            assert_eq!(std::fs::read(&logs).unwrap(), original);
+            db.tl(&["--timeline", "tl0", "context", "--node", "n5"]).ok(
+                r#"[{"node":"n1","role":"system","text":"Be brief.","tokens":3},{"node":"n2","role":"user","text":"What makes celadon green?","tokens":7},{"node":"n3","role":"assistant","text":"Iron oxide fired in reduction.","tokens":8},{"node":"n4","role":"user","text":"And tenmoku?","tokens":3},{"node":"n5","role":"assistant","text":"More iron, so it is dark brown.","tokens":8}]"#,
+            );
+            db.tl(&["--timeline", "tl0", "node", "--node", "n5"]).ok(
+                r#"{"node":"n5","timeline_id":"tl0","role":"assistant","text":"More iron, so it is dark brown.","tokens":8,"parent":"n4","children":[],"zone":"hot","pinned":false,"path_tokens":29,"created_at":1767945660,"intent":null,"summary":null,"provenance":{"import":"llm","response_id":"01jr0000000000000000000002","model":"gpt-4o-mini"}}"#,
+            );
+            rusqlite::Connection::open(&logs).unwrap().execute_batch(
+                "INSERT INTO responses (id, model, prompt, system, response, conversation_id, datetime_utc)
+                     VALUES ('01jr0000000000000000000004', 'gpt-4o', 'And shino?', 'Be brief.', 'Feldspar, fired long and slow.', '01jc0000000000000000000001', '2026-01-09T10:00:00.000000');",
+            ).unwrap();
+            db.tl(&["import", "--format", "llm", "--input", &db.dir.path().display().to_string()]).ok(
+                r#"{"format":"llm","imported":1,"skipped":1,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"01jc0000000000000000000001","title":"Glaze chemistry","messages":2,"branches":["main"],"status":"updated"}],"skipped_conversations":[{"file":"logs.db","index":1,"source_id":"01jc0000000000000000000002","title":"Haiku","reason":"unchanged since its import into tl1"}],"kinds":{"roles":{"assistant":3,"system":1,"user":3},"parts":{"text":7},"skipped":{}}}"#,
+            );
+            db.tl(&["--timeline", "tl0", "branches"]).ok(r#"[{"name":"main","head":"n7","current":true}]"#);
+            // Not a logs.db: refused, nothing written.
+            let other = db.dir.path().join("other.db");
+            rusqlite::Connection::open(&other).unwrap().execute_batch("CREATE TABLE t (x);").unwrap();
+            db.tl(&["import", "--format", "llm", "--input", &other.display().to_string()]).err(
+                2,
+                &format!(
+                    r#"{{"error":"invalid argument --input: {} is not an llm logs.db: it has no responses table, so it is not an llm logs.db; nothing was imported"}}"#,
+                    other.display()
+                ),
+            );
+        }
+    }
+}

@@ -22,6 +22,7 @@ pub(crate) mod claude_code;
 pub(crate) mod codex;
 pub(crate) mod gemini;
 pub(crate) mod input;
+pub(crate) mod llm;
 pub(crate) mod markdown;
 pub(crate) mod openai;
 
@@ -54,6 +55,8 @@ pub enum Format {
     Codex,
     /// Gemini CLI sessions (JSONL, one file per session), kept up to date.
     GeminiCli,
+    /// simonw/llm's `logs.db`, read-only, kept up to date.
+    Llm,
 }
 
 impl Format {
@@ -67,6 +70,7 @@ impl Format {
             "claude-code" => Format::ClaudeCode,
             "codex" => Format::Codex,
             "gemini-cli" => Format::GeminiCli,
+            "llm" => Format::Llm,
             _ => return None,
         })
     }
@@ -81,6 +85,7 @@ impl Format {
             Format::ClaudeCode => "claude-code",
             Format::Codex => "codex",
             Format::GeminiCli => "gemini-cli",
+            Format::Llm => "llm",
         }
     }
 
@@ -92,7 +97,10 @@ impl Format {
     /// A tool's own session files (JSONL, one session a file), read from its default folder when no
     /// input is given, and imported again into the same timeline as they grow.
     pub fn is_session(self) -> bool {
-        matches!(self, Format::ClaudeCode | Format::Codex | Format::GeminiCli)
+        matches!(
+            self,
+            Format::ClaudeCode | Format::Codex | Format::GeminiCli | Format::Llm
+        )
     }
 
     /// How messages name the format ("is not ...").
@@ -105,6 +113,7 @@ impl Format {
             Format::ClaudeCode => "a Claude Code session transcript",
             Format::Codex => "a Codex CLI rollout",
             Format::GeminiCli => "a Gemini CLI session",
+            Format::Llm => "an llm logs.db",
         }
     }
 
@@ -118,7 +127,8 @@ impl Format {
             | Format::Anthropic
             | Format::ClaudeCode
             | Format::Codex
-            | Format::GeminiCli => None,
+            | Format::GeminiCli
+            | Format::Llm => None,
         }
     }
 
@@ -131,7 +141,8 @@ impl Format {
             | Format::Anthropic
             | Format::ClaudeCode
             | Format::Codex
-            | Format::GeminiCli => return None,
+            | Format::GeminiCli
+            | Format::Llm => return None,
         };
         value
             .get(name)
@@ -149,7 +160,7 @@ impl Format {
             Format::Anthropic => anthropic::convert(value),
             // Read line by line from their text (`claude_code::convert`, `codex::convert`),
             // never as one JSON value.
-            Format::ClaudeCode | Format::Codex | Format::GeminiCli => {
+            Format::ClaudeCode | Format::Codex | Format::GeminiCli | Format::Llm => {
                 Err("a session file is JSON lines, not one JSON value".into())
             }
         }

@@ -8,7 +8,7 @@
 use super::{Content, Place, Prepared, insert_messages};
 use crate::error::{Error, Result};
 use crate::interchange::{
-    Conversation, Format, Kinds, MAX_CONVERSATION_BYTES, Msg, claude_code, codex, gemini,
+    Conversation, Format, Kinds, MAX_CONVERSATION_BYTES, Msg, claude_code, codex, gemini, llm,
 };
 use crate::model::file::{AuditEntry, ImportRecord};
 use crate::model::{Branch, ROOT, Role, node_id, parse_node_id, parse_timeline_id, timeline_id};
@@ -34,6 +34,9 @@ pub(super) fn read(
     known: &Known,
     each: &mut dyn FnMut(Prepared) -> Result<()>,
 ) -> Result<()> {
+    if format == Format::Llm {
+        return read_llm(path, known, each);
+    }
     let shown = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::invalid(format!(
@@ -91,6 +94,79 @@ fn collect(format: Format, dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The conversations of an llm `logs.db` (the file, or a folder holding it), opened read-only,
+/// one at a time: each digested from its rows and passed over when an earlier import had them all.
+fn read_llm(
+    path: &Path,
+    known: &Known,
+    each: &mut dyn FnMut(Prepared) -> Result<()>,
+) -> Result<()> {
+    let file = if path.is_dir() {
+        path.join("logs.db")
+    } else {
+        path.to_path_buf()
+    };
+    let shown = file.display().to_string();
+    let meta = std::fs::metadata(&file).map_err(|e| {
+        Error::invalid(format!(
+            "invalid argument --input: cannot read {shown}: {e}"
+        ))
+    })?;
+    if !meta.is_file() {
+        return Err(Error::invalid(format!(
+            "invalid argument --input: {shown} is not a regular file; pass llm's logs.db"
+        )));
+    }
+    let refused = |reason: String| {
+        Error::invalid(format!(
+            "invalid argument --input: {shown} is not an llm logs.db: {reason}; nothing was imported"
+        ))
+    };
+    let conn = llm::open(&file).map_err(refused)?;
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for (index, (id, title)) in llm::conversations(&conn)
+        .map_err(refused)?
+        .into_iter()
+        .enumerate()
+    {
+        let rows = llm::rows(&conn, &id).map_err(refused)?;
+        let mut hasher = Sha256::new();
+        hasher.update(Format::Llm.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update(id.as_bytes());
+        for row in &rows {
+            hasher.update([0]);
+            hasher.update(row.to_json().to_string().as_bytes());
+        }
+        let digest: String = hasher
+            .clone()
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let content = match known.get(&digest) {
+            Some(k) => Content::Unchanged(k.clone()),
+            None => Content::Ready(llm::convert(title.as_deref(), &rows)),
+        };
+        let title = match &content {
+            Content::Ready(c) => c.title.clone(),
+            _ => title,
+        };
+        each(Prepared {
+            file: name.clone(),
+            index,
+            source_id: Some(id),
+            title,
+            hasher,
+            content,
+        })?;
+    }
+    Ok(())
+}
+
 /// Whether a file found in a folder is a session file of `format`.
 fn is_session_file(format: Format, path: &Path) -> bool {
     match format {
@@ -113,6 +189,12 @@ pub(super) fn default_dir(format: Format) -> Option<(PathBuf, &'static str)> {
             (
                 d,
                 "Codex sessions at {}, where they are kept by default ($CODEX_HOME/sessions, else ~/.codex/sessions)",
+            )
+        }),
+        Format::Llm => llm::default_path().map(|d| {
+            (
+                d,
+                "llm logs at {}, where llm keeps them by default ($LLM_USER_PATH/logs.db, else io.datasette.llm/logs.db in your configuration folder)",
             )
         }),
         Format::GeminiCli => gemini::default_dir().map(|d| {

@@ -393,3 +393,67 @@ mod llm {
         }
     }
 }
+
+mod webui {
+    use super::*;
+
+    fn import(db: &Db, format: &str, name: &str) -> common::Run {
+        db.tl(&[
+            "import",
+            "--format",
+            format,
+            "--input",
+            &fixture(name).display().to_string(),
+        ])
+    }
+
+    on_both_engines! {
+        /// An Open WebUI chat export: the history's tree, `currentId` as the head of main, a
+        /// regenerated answer as a branch, each answer's model in the provenance. Imported twice,
+        /// the second time adds nothing.
+        #[test]
+        fn open_webui_chat_is_a_tree() {
+            let db = Db::new();
+            import(&db, "open-webui", "open-webui-export.json").ok(
+                r#"{"format":"open-webui","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"c0ffee00-0000-4000-8000-000000000001","title":"Glaze recipe","create_time_ms":1767960000000,"messages":3,"branches":["main","regen-1"]}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":1},"parts":{"text":3},"skipped":{}}}"#,
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n3","current":true},{"name":"regen-1","head":"n2","current":false}]"#,
+            );
+            db.tl(&["node", "--node", "n3"]).ok(
+                r#"{"node":"n3","timeline_id":"tl0","role":"assistant","text":"Feldspar 40, silica 30, whiting 20, kaolin 10, plus 1% red iron oxide.","tokens":18,"parent":"n1","children":[],"zone":"hot","pinned":false,"path_tokens":24,"created_at":1767960300,"intent":null,"summary":null,"provenance":{"import":"open-webui","id":"a2","model":"qwen2.5:7b"}}"#,
+            );
+            let before = db.bytes();
+            assert_eq!(import(&db, "open-webui", "open-webui-export.json").json()["imported"], 0);
+            assert_eq!(db.bytes(), before);
+        }
+
+        /// LibreChat: `parentMessageId` links (the all-zero ID is the root, so an edited first
+        /// prompt is a branch) and a nested `messagesTree`; a file that is neither is refused.
+        #[test]
+        fn librechat_exports_are_trees() {
+            let db = Db::new();
+            import(&db, "librechat", "librechat-export.json").ok(
+                r#"{"format":"librechat","imported":1,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"lc-0001","title":"Kiln schedule","create_time_ms":1768032000000,"messages":4,"branches":["main","edit-1"]}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":2},"parts":{"text":4},"skipped":{}}}"#,
+            );
+            db.tl(&["context", "--node", "n4"]).ok(
+                r#"[{"node":"n3","role":"user","text":"A glaze schedule?","tokens":5},{"node":"n4","role":"assistant","text":"150 C/h to cone 6, hold 10 minutes.","tokens":9}]"#,
+            );
+            import(&db, "librechat", "librechat-tree.json").ok(
+                r#"{"format":"librechat","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl1","source_id":"lc-0002","title":"Tree","create_time_ms":1768035600000,"messages":2,"branches":["main"]}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2},"skipped":{}}}"#,
+            );
+            db.tl(&["--timeline", "tl1", "context", "--node", "n2"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Hi","tokens":1},{"node":"n2","role":"assistant","text":"Hello!","tokens":2}]"#,
+            );
+            let before = db.bytes();
+            let path = fixture("open-webui-export.json").display().to_string();
+            db.tl(&["import", "--format", "librechat", "--input", &path]).err(
+                2,
+                &format!(
+                    r#"{{"error":"invalid argument --input: {path} is not a LibreChat export: none of its 1 conversation(s) could be read (the first: it has neither messages nor messagesTree, so it is not a LibreChat conversation); check --format; nothing was imported"}}"#
+                ),
+            );
+            assert_eq!(db.bytes(), before);
+        }
+    }
+}

@@ -25,6 +25,7 @@ pub(crate) mod input;
 pub(crate) mod llm;
 pub(crate) mod markdown;
 pub(crate) mod openai;
+mod webui;
 
 use crate::model::{Intent, Role};
 use serde_json::{Map, Value, json};
@@ -57,6 +58,10 @@ pub enum Format {
     GeminiCli,
     /// simonw/llm's `logs.db`, read-only, kept up to date.
     Llm,
+    /// An Open WebUI chat export (a JSON array of chats).
+    OpenWebUi,
+    /// A LibreChat conversation export.
+    LibreChat,
 }
 
 impl Format {
@@ -71,6 +76,8 @@ impl Format {
             "codex" => Format::Codex,
             "gemini-cli" => Format::GeminiCli,
             "llm" => Format::Llm,
+            "open-webui" => Format::OpenWebUi,
+            "librechat" => Format::LibreChat,
             _ => return None,
         })
     }
@@ -86,12 +93,17 @@ impl Format {
             Format::Codex => "codex",
             Format::GeminiCli => "gemini-cli",
             Format::Llm => "llm",
+            Format::OpenWebUi => "open-webui",
+            Format::LibreChat => "librechat",
         }
     }
 
     /// A data export holding many conversations (a JSON array), as opposed to one API request.
     pub fn is_export(self) -> bool {
-        matches!(self, Format::ChatGpt | Format::Claude)
+        matches!(
+            self,
+            Format::ChatGpt | Format::Claude | Format::OpenWebUi | Format::LibreChat
+        )
     }
 
     /// A tool's own session files (JSONL, one session a file), read from its default folder when no
@@ -114,6 +126,8 @@ impl Format {
             Format::Codex => "a Codex CLI rollout",
             Format::GeminiCli => "a Gemini CLI session",
             Format::Llm => "an llm logs.db",
+            Format::OpenWebUi => "an Open WebUI chat export",
+            Format::LibreChat => "a LibreChat export",
         }
     }
 
@@ -123,6 +137,8 @@ impl Format {
         match self {
             Format::ChatGpt => field("id").or_else(|| field("conversation_id")),
             Format::Claude => field("uuid"),
+            Format::OpenWebUi => field("id"),
+            Format::LibreChat => field("conversationId"),
             Format::OpenAi
             | Format::Anthropic
             | Format::ClaudeCode
@@ -137,6 +153,7 @@ impl Format {
         let name = match self {
             Format::ChatGpt => "title",
             Format::Claude => "name",
+            Format::OpenWebUi | Format::LibreChat => "title",
             Format::OpenAi
             | Format::Anthropic
             | Format::ClaudeCode
@@ -158,6 +175,8 @@ impl Format {
             Format::Claude => claude::convert(value),
             Format::OpenAi => openai::convert(value),
             Format::Anthropic => anthropic::convert(value),
+            Format::OpenWebUi => webui::convert_open_webui(value),
+            Format::LibreChat => webui::convert_librechat(value),
             // Read line by line from their text (`claude_code::convert`, `codex::convert`),
             // never as one JSON value.
             Format::ClaudeCode | Format::Codex | Format::GeminiCli | Format::Llm => {

@@ -229,7 +229,7 @@ impl Queue {
 pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> {
     let format = Format::parse(&args.format).ok_or_else(|| {
         Error::invalid(format!(
-            "invalid argument --format: {:?} is not an import format; use chatgpt, claude, openai, anthropic, claude-code, codex, gemini-cli or llm",
+            "invalid argument --format: {:?} is not an import format; use chatgpt, claude, openai, anthropic, claude-code, codex, gemini-cli, llm, open-webui or librechat",
             args.format
         ))
     })?;

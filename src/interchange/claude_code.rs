@@ -41,10 +41,10 @@ pub(crate) fn home() -> Option<PathBuf> {
 /// (`<session>/subagents/agent-*.jsonl`, which is not a session of its own).
 pub fn is_session_file(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "jsonl")
-        && !path
+        && path
             .parent()
             .and_then(Path::file_name)
-            .is_some_and(|n| n == "subagents")
+            .is_none_or(|n| n != "subagents")
 }
 
 /// One message being built from its line(s).

@@ -99,11 +99,9 @@ fn ordered(
             stack.push((c, Some(at)));
         }
     }
-    // Messages only reachable through a cycle: from the root.
-    for i in 0..raws.len() {
-        if placed[i].is_none() {
-            kinds.skip("parent_cycle");
-        }
+    // Messages reachable only through a cycle of parents are left out, counted.
+    for _ in placed.iter().filter(|p| p.is_none()) {
+        kinds.skip("parent_cycle");
     }
     conversation.current = current.and_then(|c| index.get(c)).and_then(|&i| placed[i]);
     conversation.create_time_ms = conversation.messages.iter().filter_map(|m| m.time_ms).min();

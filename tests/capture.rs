@@ -149,6 +149,26 @@ on_both_engines! {
         );
     }
 
+    /// A pipe in a sessions folder is passed over (never opened: reading it could wait forever);
+    /// named as the input, it is refused.
+    #[cfg(unix)]
+    #[test]
+    fn claude_code_special_files_are_not_read() {
+        let (db, projects) = setup();
+        let fifo = projects.join("-home-ada-src-kiln").join("pipe.jsonl");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let input = projects.display().to_string();
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
+        db.tl(&["import", "--format", "claude-code", "--input", &fifo.display().to_string()]).err(
+            2,
+            &format!(
+                r#"{{"error":"invalid argument --input: {} is not a regular file (a pipe, a device or a socket); an import reads regular files only, so copy the data into a file and import that; nothing was imported"}}"#,
+                fifo.display()
+            ),
+        );
+    }
+
     /// Without --input, the sessions are read from $CLAUDE_CONFIG_DIR/projects (else
     /// ~/.claude/projects); where there are none, the error says where it looked.
     #[test]

@@ -477,3 +477,48 @@ mod webui {
         }
     }
 }
+
+/// On a terminal, an import over many session files shows a progress bar on standard error (run
+/// under `script`, which gives `tl` a terminal); piped, as in every other test here, it shows
+/// nothing (their `ok` asserts an empty standard error).
+#[cfg(target_os = "linux")]
+#[test]
+fn progress_bar_on_a_terminal_only() {
+    let db = Db::new();
+    let folder = db.dir.path().join("projects").join("p");
+    std::fs::create_dir_all(&folder).unwrap();
+    for k in 0..3 {
+        let line = format!(
+            r#"{{"type":"user","uuid":"u{k}","parentUuid":null,"sessionId":"s{k}","timestamp":"2026-01-05T10:00:00.000Z","message":{{"role":"user","content":"prompt {k}"}}}}"#
+        );
+        std::fs::write(folder.join(format!("s{k}.jsonl")), line + "\n").unwrap();
+    }
+    let command = format!(
+        "{} --db '{}' import --format claude-code --input '{}' >/dev/null",
+        common::TL,
+        db.path.display(),
+        folder.display()
+    );
+    let run = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("TIMELINE_NOW", "1750000000")
+        .env_remove("TIMELINE_DB")
+        .output();
+    let Ok(output) = run else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "`script` (util-linux) is needed for the progress bar test under CI"
+        );
+        eprintln!(
+            "!!! progress_bar_on_a_terminal_only did NOT run: `script` (util-linux) is not installed"
+        );
+        return;
+    };
+    let screen = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{screen}");
+    assert!(
+        screen.contains("importing ") && screen.contains("/3 sessions"),
+        "{screen:?}"
+    );
+    assert_eq!(db.tl(&["db", "info"]).json()["timelines"], 3);
+}

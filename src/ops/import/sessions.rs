@@ -62,6 +62,7 @@ pub(super) fn read(
             "invalid argument --input: {shown} is not a regular file (a pipe, a device or a socket); an import reads regular files only, so copy the data into a file and import that; nothing was imported"
         )));
     };
+    let bar = Bar::new(files.len() as u64, "sessions");
     for file in files {
         let name = file
             .strip_prefix(path)
@@ -71,8 +72,34 @@ pub(super) fn read(
             .display()
             .to_string();
         each(prepare(format, &file, name, known))?;
+        bar.0.inc(1);
     }
     Ok(())
+}
+
+/// A progress bar on standard error over many files or conversations: drawn only on a terminal
+/// (indicatif hides it otherwise, so a pipe or a log file gets nothing) and cleared when dropped,
+/// also when the import stops on an error.
+struct Bar(indicatif::ProgressBar);
+
+impl Bar {
+    fn new(len: u64, what: &str) -> Bar {
+        if len < 2 {
+            return Bar(indicatif::ProgressBar::hidden());
+        }
+        let bar = indicatif::ProgressBar::new(len);
+        let template = format!("importing {{bar:30}} {{pos}}/{{len}} {what} · {{elapsed}}");
+        if let Ok(style) = indicatif::ProgressStyle::with_template(&template) {
+            bar.set_style(style);
+        }
+        Bar(bar)
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
 }
 
 /// The session files below `dir`, `depth` levels down.
@@ -127,11 +154,9 @@ fn read_llm(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    for (index, (id, title)) in llm::conversations(&conn)
-        .map_err(refused)?
-        .into_iter()
-        .enumerate()
-    {
+    let conversations = llm::conversations(&conn).map_err(refused)?;
+    let bar = Bar::new(conversations.len() as u64, "conversations");
+    for (index, (id, title)) in conversations.into_iter().enumerate() {
         let rows = llm::rows(&conn, &id).map_err(refused)?;
         let mut hasher = Sha256::new();
         hasher.update(Format::Llm.as_str().as_bytes());
@@ -163,6 +188,7 @@ fn read_llm(
             hasher,
             content,
         })?;
+        bar.0.inc(1);
     }
     Ok(())
 }

@@ -225,7 +225,7 @@ pub struct RestoreBranchArgs {
     pub branch: String,
 }
 
-/// Arguments of `import`: Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.
+/// Arguments of `import`: Import conversations: chat exports, API request bodies, coding-agent sessions, llm logs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImportArgs {
     /// The timeline; `None` means the one with the smallest ID.
@@ -348,7 +348,7 @@ pub enum Request {
     ArchiveBranch(ArchiveBranchArgs),
     /// `restore_branch`: Bring an archived branch back: its pointer, and its archived messages to the hot zone.
     RestoreBranch(RestoreBranchArgs),
-    /// `import`: Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.
+    /// `import`: Import conversations: chat exports, API request bodies, coding-agent sessions, llm logs.
     Import(ImportArgs),
     /// `export`: Export a timeline (draw.io, ASCII tree, HTML page) or a context (OpenAI, Anthropic, Markdown); read-only.
     Export(ExportArgs),

@@ -225,15 +225,15 @@ pub struct RestoreBranchArgs {
     pub branch: String,
 }
 
-/// Arguments of `import`: Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.
+/// Arguments of `import`: Import conversations: chat exports, API request bodies, coding-agent sessions, llm logs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImportArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
-    /// What the file holds: chatgpt or claude (a data export: conversations.json, conversations-000.json, the folder or the .zip), openai (a Chat Completions messages array, or an object with messages), anthropic (a Messages request body).
+    /// What the file holds: chatgpt or claude (a data export: conversations.json, conversations-000.json, the folder or the .zip), openai (a Chat Completions messages array, or an object with messages), anthropic (a Messages request body), claude-code, codex or gemini-cli (Claude Code session transcripts, Codex CLI rollout files, Gemini CLI sessions: a session's file or a folder of them; imported again, a grown session adds its new messages to its timeline), llm (simonw/llm's logs.db, read-only; kept up to date the same way), open-webui (a chat export: a JSON array of chats), librechat (a conversation export).
     pub format: String,
-    /// The file to read (for chatgpt and claude also the export's folder or .zip).
-    pub input: String,
+    /// The file to read (for chatgpt and claude also the export's folder or .zip; for claude-code a session's .jsonl or a folder searched for them). Required, except for claude-code, which reads $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects, codex, which reads $CODEX_HOME/sessions, else ~/.codex/sessions, gemini-cli, which reads ~/.gemini/tmp, and llm, which reads $LLM_USER_PATH/logs.db, else io.datasette.llm/logs.db in the configuration folder, without it.
+    pub input: Option<String>,
     /// openai and anthropic only: attach the messages as a new branch from this node of the timeline (--timeline, default the first) instead of making a new timeline.
     pub node: Option<u64>,
     /// With --node: the new branch's name. Default: import-1, import-2, ... (the first that is free).
@@ -348,7 +348,7 @@ pub enum Request {
     ArchiveBranch(ArchiveBranchArgs),
     /// `restore_branch`: Bring an archived branch back: its pointer, and its archived messages to the hot zone.
     RestoreBranch(RestoreBranchArgs),
-    /// `import`: Import conversations: a ChatGPT or Claude export, OpenAI messages, an Anthropic request body.
+    /// `import`: Import conversations: chat exports, API request bodies, coding-agent sessions, llm logs.
     Import(ImportArgs),
     /// `export`: Export a timeline (draw.io, ASCII tree, HTML) or a context (OpenAI, Anthropic, Markdown); read-only.
     Export(ExportArgs),
@@ -480,7 +480,7 @@ impl Request {
             "import" => Request::Import(ImportArgs {
                 timeline_id: args.id("timeline_id"),
                 format: args.str("format").map(str::to_string).unwrap_or_default(),
-                input: args.str("input").map(str::to_string).unwrap_or_default(),
+                input: args.str("input").map(str::to_string),
                 node: args.id("node"),
                 branch: args.str("branch").map(str::to_string),
                 max_unzipped_mib: args.u64("max_unzipped_mib"),

@@ -18,10 +18,15 @@
 pub(crate) mod anthropic;
 mod chatgpt;
 mod claude;
+pub(crate) mod claude_code;
+pub(crate) mod codex;
+pub(crate) mod gemini;
 pub(crate) mod input;
+pub(crate) mod llm;
 pub(crate) mod markdown;
 pub(crate) mod openai;
 mod values;
+mod webui;
 
 use crate::model::{Intent, Role};
 use serde_json::{Map, Value, json};
@@ -46,6 +51,18 @@ pub enum Format {
     OpenAi,
     /// An Anthropic Messages request body.
     Anthropic,
+    /// Claude Code session transcripts (JSONL, one file per session), kept up to date.
+    ClaudeCode,
+    /// Codex CLI rollout files (JSONL, one file per session), kept up to date.
+    Codex,
+    /// Gemini CLI sessions (JSONL, one file per session), kept up to date.
+    GeminiCli,
+    /// simonw/llm's `logs.db`, read-only, kept up to date.
+    Llm,
+    /// An Open WebUI chat export (a JSON array of chats).
+    OpenWebUi,
+    /// A LibreChat conversation export.
+    LibreChat,
 }
 
 impl Format {
@@ -56,6 +73,12 @@ impl Format {
             "claude" => Format::Claude,
             "openai" => Format::OpenAi,
             "anthropic" => Format::Anthropic,
+            "claude-code" => Format::ClaudeCode,
+            "codex" => Format::Codex,
+            "gemini-cli" => Format::GeminiCli,
+            "llm" => Format::Llm,
+            "open-webui" => Format::OpenWebUi,
+            "librechat" => Format::LibreChat,
             _ => return None,
         })
     }
@@ -67,12 +90,30 @@ impl Format {
             Format::Claude => "claude",
             Format::OpenAi => "openai",
             Format::Anthropic => "anthropic",
+            Format::ClaudeCode => "claude-code",
+            Format::Codex => "codex",
+            Format::GeminiCli => "gemini-cli",
+            Format::Llm => "llm",
+            Format::OpenWebUi => "open-webui",
+            Format::LibreChat => "librechat",
         }
     }
 
     /// A data export holding many conversations (a JSON array), as opposed to one API request.
     pub fn is_export(self) -> bool {
-        matches!(self, Format::ChatGpt | Format::Claude)
+        matches!(
+            self,
+            Format::ChatGpt | Format::Claude | Format::OpenWebUi | Format::LibreChat
+        )
+    }
+
+    /// A tool's own session files (JSONL, one session a file), read from its default folder when no
+    /// input is given, and imported again into the same timeline as they grow.
+    pub fn is_session(self) -> bool {
+        matches!(
+            self,
+            Format::ClaudeCode | Format::Codex | Format::GeminiCli | Format::Llm
+        )
     }
 
     /// How messages name the format ("is not ...").
@@ -82,6 +123,12 @@ impl Format {
             Format::Claude => "a Claude.ai export",
             Format::OpenAi => "OpenAI Chat Completions messages",
             Format::Anthropic => "an Anthropic Messages request body",
+            Format::ClaudeCode => "a Claude Code session transcript",
+            Format::Codex => "a Codex CLI rollout",
+            Format::GeminiCli => "a Gemini CLI session",
+            Format::Llm => "an llm logs.db",
+            Format::OpenWebUi => "an Open WebUI chat export",
+            Format::LibreChat => "a LibreChat export",
         }
     }
 
@@ -91,7 +138,14 @@ impl Format {
         match self {
             Format::ChatGpt => field("id").or_else(|| field("conversation_id")),
             Format::Claude => field("uuid"),
-            Format::OpenAi | Format::Anthropic => None,
+            Format::OpenWebUi => field("id"),
+            Format::LibreChat => field("conversationId"),
+            Format::OpenAi
+            | Format::Anthropic
+            | Format::ClaudeCode
+            | Format::Codex
+            | Format::GeminiCli
+            | Format::Llm => None,
         }
     }
 
@@ -100,7 +154,13 @@ impl Format {
         let name = match self {
             Format::ChatGpt => "title",
             Format::Claude => "name",
-            Format::OpenAi | Format::Anthropic => return None,
+            Format::OpenWebUi | Format::LibreChat => "title",
+            Format::OpenAi
+            | Format::Anthropic
+            | Format::ClaudeCode
+            | Format::Codex
+            | Format::GeminiCli
+            | Format::Llm => return None,
         };
         value
             .get(name)
@@ -116,6 +176,13 @@ impl Format {
             Format::Claude => claude::convert(value),
             Format::OpenAi => openai::convert(value),
             Format::Anthropic => anthropic::convert(value),
+            Format::OpenWebUi => webui::convert_open_webui(value),
+            Format::LibreChat => webui::convert_librechat(value),
+            // Read line by line from their text (`claude_code::convert`, `codex::convert`),
+            // never as one JSON value.
+            Format::ClaudeCode | Format::Codex | Format::GeminiCli | Format::Llm => {
+                Err("a session file is JSON lines, not one JSON value".into())
+            }
         }
     }
 }

@@ -251,6 +251,19 @@ pub struct Database {
     pub import_index: HashMap<String, Vec<usize>>,
 }
 
+/// What a session import needs of an earlier import to pass over an unchanged file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownImport {
+    /// The import's digest.
+    pub digest: String,
+    /// The conversation's key in its source.
+    pub source_key: String,
+    /// The timeline it went to ("tl" + digits).
+    pub timeline: String,
+    /// Its title.
+    pub title: Option<String>,
+}
+
 /// The earlier imports of a conversation that an import looks up.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Earlier {
@@ -717,6 +730,14 @@ impl Database {
             same: first(Some(digest), false),
             latest: first(None, true),
         }
+    }
+
+    /// Every import of one conversation (same format and source key), oldest first.
+    pub fn imports_of(&self, format: &str, source_key: &str) -> Vec<ImportRecord> {
+        self.import_index
+            .get(&import_key(format, source_key, None))
+            .map(|at| at.iter().map(|&i| self.imports[i].clone()).collect())
+            .unwrap_or_default()
     }
 
     /// Rebuild `import_index` from `imports`.

@@ -9,6 +9,8 @@
 //! a killed import leaves only whole conversations. A data export is checked whole first (its JSON,
 //! without building values), so a broken file is refused before anything is written.
 
+mod sessions;
+
 use super::{Ctx, ImportArgs, existing, message, timeline_of};
 use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::interchange::{self, Conversation, Format, Kinds, input};
@@ -19,7 +21,7 @@ use crate::store::{NodeRow, Outcome, Store, TimelineRow, Tx};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::VecDeque;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -97,6 +99,8 @@ enum Content {
     Unread(String),
     /// Not of the named format: the reason.
     Mismatch(String),
+    /// A session file whose digest an earlier import recorded: not parsed.
+    Unchanged(crate::model::KnownImport),
     Ready(Conversation),
 }
 
@@ -147,6 +151,7 @@ impl Prepared {
                 })
                 .sum(),
             Content::Unread(r) | Content::Mismatch(r) => 256 + r.len(),
+            Content::Unchanged(k) => 256 + k.source_key.len(),
         }
     }
 }
@@ -240,16 +245,47 @@ impl Queue {
 pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> {
     let format = Format::parse(&args.format).ok_or_else(|| {
         Error::invalid(format!(
-            "invalid argument --format: {:?} is not an import format; use chatgpt, claude, openai or anthropic",
+            "invalid argument --format: {:?} is not an import format; use chatgpt, claude, openai, anthropic, claude-code, codex, gemini-cli, llm, open-webui or librechat",
             args.format
         ))
     })?;
+    let input = match &args.input {
+        Some(input) => PathBuf::from(input),
+        None if format.is_session() => {
+            let Some((dir, place)) = sessions::default_dir(format) else {
+                return Err(Error::invalid(
+                    "invalid argument --input: HOME is not set, so the sessions cannot be found; pass --input with a session file or a folder of them",
+                ));
+            };
+            if !dir.exists() {
+                return Err(Error::invalid(format!(
+                    "invalid argument --input: there are no {}; pass --input with a session file or a folder of them",
+                    place.replace("{}", &dir.display().to_string())
+                )));
+            }
+            dir
+        }
+        None => {
+            return Err(Error::invalid(format!(
+                "invalid argument --input: --format {} needs --input, the file to import",
+                format.as_str()
+            )));
+        }
+    };
+    let shown = input.display().to_string();
     // The options are checked before the input is read (and again in each write).
     if args.node.is_some() || args.branch.is_some() || args.timeline_id.is_some() {
         store.read(|tx| resolve_target(tx, format, args).map(|_| ()))?;
     }
+    // A session import knows the digests imported before, so unchanged files are not parsed.
+    let mut known = std::collections::HashMap::new();
+    if format.is_session() {
+        for k in store.read(|tx| tx.import_digests(format.as_str()))? {
+            known.entry(k.digest.clone()).or_insert(k);
+        }
+    }
     let queue = Queue::default();
-    let path = Path::new(&args.input);
+    let path = input.as_path();
     let limits = input::Limits::new(args.max_unzipped_mib, args.max_zip_ratio);
     let mut report = Report::default();
     let written = std::thread::scope(|scope| {
@@ -257,13 +293,13 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
             .name("import-reader".into())
             .stack_size(READER_STACK)
             .spawn_scoped(scope, || {
-                let result = read_input(format, path, limits, &queue);
+                let result = read_input(format, path, limits, &known, &queue);
                 queue.finish(result);
             })
             .map_err(|e| {
                 Error::database(format!("cannot start the import's reader thread: {e}"))
             })?;
-        let written = write_all(store, format, args, ctx, &queue, &mut report);
+        let written = write_all(store, format, args, &shown, ctx, &queue, &mut report);
         if written.is_err() {
             queue.stop();
         }
@@ -289,7 +325,6 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
             ),
         ));
     }
-    let shown = &args.input;
     if report.conversations > 0 && report.mismatched == report.conversations {
         return Err(Error::invalid(format!(
             "invalid argument --input: {shown} is not {}: none of its {} conversation(s) could be read (the first: {}); check --format; nothing was imported",
@@ -311,7 +346,16 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
 
 /// The reader thread: check a data export whole, then parse and convert each conversation into
 /// the queue.
-fn read_input(format: Format, path: &Path, limits: input::Limits, queue: &Queue) -> Result<()> {
+fn read_input(
+    format: Format,
+    path: &Path,
+    limits: input::Limits,
+    known: &sessions::Known,
+    queue: &Queue,
+) -> Result<()> {
+    if format.is_session() {
+        return sessions::read(format, path, known, &mut |prepared| queue.push(prepared));
+    }
     if format.is_export() {
         input::read(format, path, input::Pass::Check, limits, &mut |_| Ok(0))?;
     }
@@ -331,6 +375,7 @@ fn write_all(
     store: &mut Store,
     format: Format,
     args: &ImportArgs,
+    shown: &str,
     ctx: &Ctx,
     queue: &Queue,
     report: &mut Report,
@@ -342,7 +387,15 @@ fn write_all(
             let before = report.imported;
             let mut next = Some(first);
             while let Some(prepared) = next {
-                write_one(tx, format, args, ctx, target.as_ref(), prepared, report)?;
+                write_one(
+                    tx,
+                    format,
+                    (args, shown),
+                    ctx,
+                    target.as_ref(),
+                    prepared,
+                    report,
+                )?;
                 next = if started.elapsed() < BATCH_TIME {
                     queue.pop(false)
                 } else {
@@ -365,13 +418,12 @@ fn write_all(
 fn write_one(
     tx: &mut dyn Tx,
     format: Format,
-    args: &ImportArgs,
+    (args, shown): (&ImportArgs, &str),
     ctx: &Ctx,
     target: Option<&Target>,
     prepared: Prepared,
     report: &mut Report,
 ) -> Result<()> {
-    let shown = &args.input;
     report.conversations += 1;
     let source_id = prepared.source_id.clone();
     let title = prepared.title.clone();
@@ -380,7 +432,16 @@ fn write_one(
             report.skip(&prepared, None, None, reason.clone());
             return Ok(());
         }
-        Content::Mismatch(reason) if !format.is_export() => {
+        Content::Unchanged(known) => {
+            report.skip(
+                &prepared,
+                Some(known.source_key.clone()),
+                known.title.clone(),
+                format!("unchanged since its import into {}", known.timeline),
+            );
+            return Ok(());
+        }
+        Content::Mismatch(reason) if !format.is_export() && !format.is_session() => {
             return Err(Error::invalid(format!(
                 "invalid argument --input: {shown} is not {}: {reason}; nothing was imported",
                 format.label()
@@ -397,6 +458,17 @@ fn write_one(
     let digest = digest(prepared.hasher.clone(), target);
     let source_key = source_id.clone().unwrap_or_else(|| digest.clone());
     let earlier = tx.earlier_imports(format.as_str(), &source_key, &digest)?;
+    if let Some(same) = &earlier.same
+        && format.is_session()
+    {
+        report.skip(
+            &prepared,
+            source_id,
+            title,
+            format!("unchanged since its import into {}", same.timeline),
+        );
+        return Ok(());
+    }
     if let Some(same) = &earlier.same {
         let place = match &same.branch {
             Some(branch) => format!("{} as branch {branch:?}", same.timeline),
@@ -420,7 +492,7 @@ fn write_one(
         return Ok(());
     }
     if let Some(reason) = refused_value(conversation) {
-        if !format.is_export() {
+        if !format.is_export() && !format.is_session() {
             return Err(Error::invalid(format!(
                 "invalid argument --input: {shown} cannot be imported: {reason}; nothing was imported"
             )));
@@ -429,10 +501,40 @@ fn write_one(
         return Ok(());
     }
     let mut kinds = conversation.kinds.clone();
-    let written = match target {
+    if format.is_session()
+        && let Some(latest) = &earlier.latest
+    {
+        let update = sessions::Update {
+            format,
+            source_id: source_id.as_deref(),
+            source_key: &source_key,
+            digest: &digest,
+            latest,
+            now: ctx.now,
+        };
+        return match sessions::update(tx, &update, conversation, &mut kinds)? {
+            sessions::Updated::Added(entry, added) => {
+                report.timelines.push(entry);
+                report.imported += 1;
+                report.messages += added;
+                report.kinds.add(&kinds);
+                Ok(())
+            }
+            sessions::Updated::Skipped(reason) => {
+                report.skip(&prepared, source_id, title, reason);
+                Ok(())
+            }
+        };
+    }
+    let mut written = match target {
         None => write_timeline(tx, format, conversation, &mut kinds, ctx.now)?,
         Some(target) => write_branch(tx, format, conversation, target, args, &mut kinds, ctx.now)?,
     };
+    if format.is_session()
+        && let Some(tl) = crate::model::parse_timeline_id(&written.timeline)
+    {
+        sessions::name_agent_branches(tx, tl, &mut written.branches[1..])?;
+    }
     let mut entry = Map::new();
     entry.insert("timeline_id".into(), json!(written.timeline));
     if let Some(id) = &source_id {
@@ -451,6 +553,9 @@ fn write_one(
     entry.insert("branches".into(), json!(written.branches));
     if let Some(last) = &earlier.latest {
         entry.insert("earlier_import".into(), json!(last.timeline));
+    }
+    if format.is_session() {
+        entry.insert("status".into(), json!("new"));
     }
     report.timelines.push(Value::Object(entry));
     let record = ImportRecord {
@@ -632,13 +737,16 @@ fn split(text: &str, limit: usize) -> Vec<&str> {
     parts
 }
 
-/// Insert the conversation's messages below `base` (each below its parent's last part), numbering
-/// nodes from the timeline's next node.
+/// Insert the conversation's messages below `base` (each below its parent's last part, or the
+/// existing node `outside[i]` names for message `i` without a parent), numbering nodes from the
+/// timeline's next node.
+#[allow(clippy::too_many_arguments)]
 fn insert_messages(
     tx: &mut dyn Tx,
     tl: u64,
     next: u64,
     base: Place,
+    outside: &[Option<Place>],
     (format, now): (Format, u64),
     conversation: &Conversation,
     kinds: &mut Kinds,
@@ -649,8 +757,12 @@ fn insert_messages(
     let mut ids = Vec::with_capacity(conversation.messages.len());
     let mut times = Vec::with_capacity(conversation.messages.len());
     let first = next;
-    for msg in &conversation.messages {
-        let mut parent = msg.parent.map(|p| ends[p]).unwrap_or(base);
+    for (i, msg) in conversation.messages.iter().enumerate() {
+        let mut parent = msg
+            .parent
+            .map(|p| ends[p])
+            .or_else(|| outside.get(i).copied().flatten())
+            .unwrap_or(base);
         let parts = split(&msg.text, limit);
         if parts.len() > 1 {
             kinds.part("split");
@@ -731,7 +843,7 @@ fn write_timeline(
         prefix_tokens: 0,
         depth: 0,
     };
-    let mut written = insert_messages(tx, tl, 1, root, (format, now), conversation, kinds)?;
+    let mut written = insert_messages(tx, tl, 1, root, &[], (format, now), conversation, kinds)?;
     if let Some(ms) = conversation.update_time_ms {
         tx.touch_timeline(tl, ms / 1000)?;
     }
@@ -813,7 +925,7 @@ fn write_branch(
         prefix_tokens: target.node.prefix_tokens,
         depth: target.node.depth,
     };
-    let mut written = insert_messages(tx, tl, next, base, (format, now), conversation, kinds)?;
+    let mut written = insert_messages(tx, tl, next, base, &[], (format, now), conversation, kinds)?;
     tx.touch_timeline(tl, now)?;
     let name = match &args.branch {
         Some(name) => name.clone(),

@@ -299,6 +299,25 @@ impl Tx for MemTx<'_> {
         Ok(self.db.earlier_imports(format, source_key, digest))
     }
 
+    fn import_digests(&mut self, format: &str) -> Result<Vec<crate::model::KnownImport>> {
+        Ok(self
+            .db
+            .imports
+            .iter()
+            .filter(|r| r.format == format)
+            .map(|r| crate::model::KnownImport {
+                digest: r.digest.clone(),
+                source_key: r.source_key.clone(),
+                timeline: r.timeline.clone(),
+                title: r.title.clone(),
+            })
+            .collect())
+    }
+
+    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>> {
+        Ok(self.db.imports_of(format, source_key))
+    }
+
     fn put_import(&mut self, record: &ImportRecord) -> Result<()> {
         self.db.add_import(record.clone());
         Ok(())

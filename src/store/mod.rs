@@ -260,6 +260,12 @@ pub trait Tx {
         source_key: &str,
         digest: &str,
     ) -> Result<crate::model::Earlier>;
+    /// (digest, source key, timeline, title) of every import of `format`, oldest first: what lets a
+    /// session import pass over unchanged files without parsing them.
+    fn import_digests(&mut self, format: &str) -> Result<Vec<crate::model::KnownImport>>;
+    /// Every import of one conversation (this format and source key), oldest first: what a
+    /// session import that grew reads to find the nodes its earlier messages became.
+    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>>;
     /// Record an import.
     fn put_import(&mut self, record: &ImportRecord) -> Result<()>;
 

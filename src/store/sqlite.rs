@@ -2023,6 +2023,34 @@ impl Tx for SqlTx<'_> {
         })
     }
 
+    fn import_digests(&mut self, format: &str) -> Result<Vec<crate::model::KnownImport>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT digest, source_key, timeline, json_extract(record, '$.title') FROM imports WHERE format = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.fail(e))?;
+        let rows = stmt
+            .query_map(params![format], |r| {
+                Ok(crate::model::KnownImport {
+                    digest: r.get(0)?,
+                    source_key: r.get(1)?,
+                    timeline: crate::model::timeline_id(unsql(r.get::<_, i64>(2)?)),
+                    title: r.get(3)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.fail(e))?;
+        Ok(rows)
+    }
+
+    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>> {
+        self.import_records(
+            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 ORDER BY seq",
+            params![format, source_key],
+        )
+    }
+
     fn put_import(&mut self, record: &ImportRecord) -> Result<()> {
         self.put_import_row(record)
     }

@@ -1,0 +1,349 @@
+//! Claude Code session transcripts: one JSONL file per session under
+//! `~/.claude/projects/<project>/<session>.jsonl` (or `$CLAUDE_CONFIG_DIR/projects`), one line per
+//! event. The lines form a tree through `uuid`/`parentUuid`; this module turns one file into one
+//! [`Conversation`] whose messages carry the line's `uuid` as their source ID, which is what lets a
+//! later import of the grown file add only the new messages (`ops::import`).
+//!
+//! - `user` and `assistant` lines are messages; the lines of one API response (same `message.id`,
+//!   each below the previous) become one message.
+//! - Lines that are not messages but sit in the chain (`progress`, a `compact_boundary`, ...) are
+//!   passed through: a line below them hangs from their parent (a compact boundary's
+//!   `logicalParentUuid`), so the tree stays connected.
+//! - A `summary` line titles the session (the last one wins); without one, the first prompt does.
+//! - A line whose `uuid` was met already (a resumed session copies lines) is left out.
+//! - Lines of unknown types are counted in `kinds.skipped` by type; unreadable lines as
+//!   `unreadable_line`.
+
+use super::anthropic::render_block;
+use super::{Conversation, Format, Kinds, Msg, Rendering, iso_to_ms, tag_for};
+use crate::model::{Intent, Role};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Where Claude Code keeps its sessions: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
+pub fn default_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("projects"));
+    }
+    home().map(|h| h.join(".claude").join("projects"))
+}
+
+/// The user's home directory (`HOME`, on Windows `USERPROFILE`).
+pub(crate) fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Whether a file found in a folder is a session transcript: `*.jsonl`, not a subagent's
+/// (`<session>/subagents/agent-*.jsonl`, which is not a session of its own).
+pub fn is_session_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
+        && path
+            .parent()
+            .and_then(Path::file_name)
+            .is_none_or(|n| n != "subagents")
+}
+
+/// One message being built from its line(s).
+struct Pending {
+    parent: Option<usize>,
+    role: Role,
+    original_role: Option<String>,
+    blocks: Vec<Value>,
+    uuid: String,
+    api_id: Option<String>,
+    model: Option<String>,
+    time_ms: Option<u64>,
+    compact_summary: bool,
+    /// The subagent whose transcript holds it.
+    agent: Option<String>,
+}
+
+/// Where a line's `uuid` leads when a later line names it as its parent.
+#[derive(Clone, Copy)]
+enum Link {
+    /// The message at this index.
+    Message(usize),
+    /// No message: the line hung from nothing we kept.
+    Nothing,
+}
+
+/// What reading a session's lines has gathered so far.
+#[derive(Default)]
+struct Lines {
+    kinds: Kinds,
+    links: HashMap<String, Link>,
+    pending: Vec<Pending>,
+    session: Option<String>,
+    summary_title: Option<String>,
+    lines_read: u64,
+    recognised: u64,
+    first_ms: Option<u64>,
+    last_ms: Option<u64>,
+    /// A subagent's ID -> the message holding the tool call that started it.
+    agents: HashMap<String, usize>,
+}
+
+/// The subagent ID a tool result names: its line's `toolUseResult.agentId`, else an
+/// `agentId: ID` line of its text.
+fn agent_of(line: &Map<String, Value>, blocks: &[Value]) -> Option<String> {
+    if let Some(id) = line
+        .get("toolUseResult")
+        .and_then(|r| r.get("agentId"))
+        .and_then(Value::as_str)
+    {
+        return Some(id.to_string());
+    }
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+        .flat_map(|b| {
+            let text = super::plain_text(b.get("content"));
+            text.lines()
+                .filter_map(|l| l.trim().strip_prefix("agentId:"))
+                .map(|id| id.trim().to_string())
+                .collect::<Vec<_>>()
+        })
+        .find(|id| !id.is_empty())
+}
+
+impl Lines {
+    /// Read one line; a line without a parent hangs from `root` (a subagent's tool call).
+    fn line(&mut self, line: &str, root: Option<usize>, agent: Option<&str>) {
+        if line.trim().is_empty() {
+            return;
+        }
+        self.lines_read += 1;
+        let Ok(Value::Object(line)) = serde_json::from_str::<Value>(line) else {
+            self.kinds.skip("unreadable_line");
+            return;
+        };
+        let s = |key: &str| line.get(key).and_then(Value::as_str);
+        let kind = s("type").unwrap_or("untyped").to_string();
+        if self.session.is_none() {
+            self.session = s("sessionId").map(str::to_string);
+        }
+        let time_ms = s("timestamp").and_then(iso_to_ms);
+        if time_ms.is_some() {
+            self.first_ms = self.first_ms.or(time_ms);
+            self.last_ms = time_ms.max(self.last_ms);
+        }
+        let uuid = s("uuid").map(str::to_string);
+        if let Some(u) = &uuid
+            && self.links.contains_key(u)
+        {
+            self.kinds.skip("repeated_line");
+            self.recognised += 1;
+            return;
+        }
+        // The message this line hangs from.
+        let parent_key = s("parentUuid").or_else(|| s("logicalParentUuid"));
+        let parent = match parent_key {
+            None => root,
+            Some(key) => match self.links.get(key) {
+                Some(Link::Message(i)) => Some(*i),
+                _ => None,
+            },
+        };
+        let link = match kind.as_str() {
+            "summary" => {
+                self.recognised += 1;
+                if let Some(text) = s("summary").filter(|t| !t.trim().is_empty()) {
+                    self.summary_title = Some(text.to_string());
+                }
+                return;
+            }
+            "user" | "assistant" => {
+                self.recognised += 1;
+                let message = line.get("message");
+                let m = |key: &str| {
+                    message
+                        .and_then(|m| m.get(key))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                };
+                let api_id = m("id");
+                let blocks = match message.and_then(|m| m.get("content")) {
+                    Some(Value::String(text)) => vec![json!({"type": "text", "text": text})],
+                    Some(Value::Array(blocks)) => blocks.clone(),
+                    _ => Vec::new(),
+                };
+                if let (Some(agent), Some(call)) = (agent_of(&line, &blocks), parent) {
+                    self.agents.entry(agent).or_insert(call);
+                }
+                // A later line of the same API response continues its message.
+                if let (Some(i), Some(id)) = (parent, &api_id)
+                    && self.pending[i].api_id.as_ref() == Some(id)
+                {
+                    self.pending[i].blocks.extend(blocks);
+                    Link::Message(i)
+                } else {
+                    let original = m("role").unwrap_or_else(|| kind.clone());
+                    let (role, original_role) = match original.as_str() {
+                        "user" => (Role::User, None),
+                        "assistant" => (Role::Assistant, None),
+                        "system" => (Role::System, None),
+                        _ => (Role::User, Some(original)),
+                    };
+                    self.pending.push(Pending {
+                        parent,
+                        role,
+                        original_role,
+                        blocks,
+                        uuid: uuid.clone().unwrap_or_default(),
+                        api_id,
+                        model: m("model").filter(|m| !m.starts_with('<')),
+                        time_ms,
+                        compact_summary: line.get("isCompactSummary") == Some(&json!(true)),
+                        agent: agent.map(str::to_string),
+                    });
+                    Link::Message(self.pending.len() - 1)
+                }
+            }
+            // Events in the chain that are no messages: passed through to their parent.
+            "system" | "progress" => {
+                self.recognised += 1;
+                let what = s("subtype").unwrap_or(kind.as_str()).to_string();
+                self.kinds.skip(&what);
+                parent.map_or(Link::Nothing, Link::Message)
+            }
+            "file-history-snapshot" => {
+                self.recognised += 1;
+                self.kinds.skip(&kind);
+                return;
+            }
+            other => {
+                self.kinds.skip(other);
+                parent.map_or(Link::Nothing, Link::Message)
+            }
+        };
+        if let Some(u) = uuid {
+            self.links.insert(u, link);
+        }
+    }
+}
+
+/// The session's ID (its lines' `sessionId`) and its conversation, from the session file's text
+/// and its subagents' (ID, text), each forked from the message whose tool call started it (a
+/// subagent no tool result names starts from the root). `Err` when no line is a Claude Code line
+/// at all.
+pub fn convert(
+    text: &str,
+    agents: &[(String, String)],
+) -> Result<(Option<String>, Conversation), String> {
+    let mut st = Lines::default();
+    for line in text.lines() {
+        st.line(line, None, None);
+    }
+    // The session's last message is the head of main, whatever its subagents add after it.
+    let main_last = st.pending.len().checked_sub(1);
+    for (id, text) in agents {
+        let root = st.agents.get(id).copied();
+        for line in text.lines() {
+            st.line(line, root, Some(id));
+        }
+    }
+    let Lines {
+        mut kinds,
+        pending,
+        session,
+        summary_title,
+        lines_read,
+        recognised,
+        first_ms,
+        last_ms,
+        ..
+    } = st;
+    if lines_read > 0 && recognised == 0 {
+        return Err(
+            "none of its lines is a Claude Code transcript line (user, assistant, summary, system)"
+                .into(),
+        );
+    }
+    let mut conversation = Conversation {
+        create_time_ms: first_ms,
+        update_time_ms: last_ms,
+        ..Conversation::default()
+    };
+    // Messages left empty (a line without content) are dropped; their children move up.
+    let mut index: Vec<Option<usize>> = Vec::with_capacity(pending.len());
+    for p in pending {
+        let parent = p.parent.and_then(|i| index[i]);
+        let mut r = Rendering::default();
+        for block in &p.blocks {
+            render_block(block, &mut r);
+        }
+        if r.is_empty() {
+            kinds.skip("empty_message");
+            index.push(parent);
+            continue;
+        }
+        if p.compact_summary {
+            r.kind("compact_summary");
+        }
+        let (text, met) = r.finish(&mut kinds);
+        kinds.role(p.original_role.as_deref().unwrap_or(match p.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            _ => "system",
+        }));
+        let plain = met.is_empty() && p.original_role.is_none();
+        let intent = (!plain).then(|| Intent {
+            tag: if p.compact_summary {
+                "compact_summary".to_string()
+            } else {
+                tag_for(p.original_role.as_deref(), &met)
+            },
+            note: None,
+        });
+        let mut kept = Map::new();
+        kept.insert("import".into(), json!(Format::ClaudeCode.as_str()));
+        kept.insert("uuid".into(), json!(p.uuid));
+        if let Some(model) = &p.model {
+            kept.insert("model".into(), json!(model));
+        }
+        if let Some(agent) = &p.agent {
+            kept.insert("agent".into(), json!(agent));
+        }
+        if conversation.title.is_none() && summary_title.is_none() && p.role == Role::User && plain
+        {
+            conversation.title = Some(first_line(&text));
+        }
+        conversation.messages.push(Msg {
+            parent,
+            role: p.role,
+            text,
+            intent,
+            provenance: Some(Value::Object(kept).to_string()),
+            source_id: Some(p.uuid),
+            time_ms: p.time_ms,
+        });
+        index.push(Some(conversation.messages.len() - 1));
+    }
+    if summary_title.is_some() {
+        conversation.title = summary_title;
+    }
+    conversation.current = main_last.and_then(|i| index[i]);
+    conversation.kinds = kinds;
+    Ok((session, conversation))
+}
+
+/// The subagent a message imported from a Claude Code session came from (its provenance's
+/// `agent`), which names the branch it ends.
+pub fn agent_of_node(provenance: Option<&str>) -> Option<String> {
+    super::original_field(provenance, Format::ClaudeCode, "agent")
+        .and_then(|v| v.as_str().map(str::to_string))
+}
+
+/// The first line of a prompt, at most 100 characters, as a title.
+pub(crate) fn first_line(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut title: String = line.trim().chars().take(100).collect();
+    if line.trim().chars().count() > 100 {
+        title.push('…');
+    }
+    title
+}

@@ -1,0 +1,239 @@
+//! Codex CLI rollout files: one JSONL file per session under
+//! `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl` (or `$CODEX_HOME/sessions`), each line
+//! `{timestamp, type, payload}`. A rollout is linear; it is appended to and never rewritten, so a
+//! message's source ID is its line number (`L12`), which is what lets a later import of the grown
+//! file add only the new messages (`ops::import`).
+//!
+//! - `session_meta` gives the session's ID; `turn_context` the model of the answers after it.
+//! - `response_item` lines are the messages: `message` (user, assistant, developer, system; text
+//!   parts), `reasoning`, `function_call` / `custom_tool_call` / `local_shell_call` and their
+//!   outputs, `web_search_call`.
+//! - `compacted` (the replacement of the history by a summary) is a message tagged `compacted`.
+//! - `event_msg` lines repeat what the response items hold for the UI and are left out; they and
+//!   lines of unknown types are counted in `kinds.skipped` by type.
+
+use super::{Conversation, Format, Kinds, Msg, Rendering, compact, iso_to_ms, strings_in};
+use crate::model::{Intent, Role};
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+
+/// Where Codex keeps its sessions: `$CODEX_HOME/sessions`, else `~/.codex/sessions`.
+pub fn default_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CODEX_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("sessions"));
+    }
+    super::claude_code::home().map(|h| h.join(".codex").join("sessions"))
+}
+
+/// Whether a file found in a folder is a rollout: `rollout-*.jsonl`.
+pub fn is_session_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
+}
+
+/// The text of a `message` item's content parts, each counted.
+fn message_text(content: Option<&Value>, r: &mut Rendering) {
+    match content {
+        Some(Value::String(text)) => r.text(text),
+        Some(Value::Array(parts)) => {
+            for part in parts {
+                let kind = part.get("type").and_then(Value::as_str).unwrap_or("part");
+                match kind {
+                    "input_text" | "output_text" | "text" => {
+                        r.text(part.get("text").and_then(Value::as_str).unwrap_or_default());
+                    }
+                    "input_image" => {
+                        let url = part.get("image_url").and_then(Value::as_str).unwrap_or("");
+                        r.part("image", format!("[image: {}]", super::describe_url(url)));
+                    }
+                    other => {
+                        let text = strings_in(part);
+                        r.part(other, format!("[{other}]\n{text}").trim_end().to_string());
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The session's ID (`session_meta.payload.id`) and its conversation. `Err` when no line is a
+/// rollout line at all.
+pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
+    let mut kinds = Kinds::default();
+    let mut conversation = Conversation::default();
+    let mut session = None;
+    let mut model: Option<String> = None;
+    let mut recognised = 0u64;
+    let mut lines_read = 0u64;
+    for (number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        lines_read += 1;
+        let Ok(Value::Object(line)) = serde_json::from_str::<Value>(line) else {
+            kinds.skip("unreadable_line");
+            continue;
+        };
+        let kind = line
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("untyped");
+        let payload = line.get("payload").cloned().unwrap_or(Value::Null);
+        let p = |key: &str| payload.get(key).and_then(Value::as_str);
+        let time_ms = line
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(iso_to_ms);
+        if time_ms.is_some() {
+            conversation.create_time_ms = conversation.create_time_ms.or(time_ms);
+            conversation.update_time_ms = time_ms.max(conversation.update_time_ms);
+        }
+        let mut r = Rendering::default();
+        let (role, original_role, tag): (Role, Option<&str>, Option<String>) = match kind {
+            "session_meta" => {
+                recognised += 1;
+                if session.is_none() {
+                    session = p("id").map(str::to_string);
+                }
+                continue;
+            }
+            "turn_context" => {
+                recognised += 1;
+                if let Some(m) = p("model") {
+                    model = Some(m.to_string());
+                }
+                continue;
+            }
+            "event_msg" => {
+                recognised += 1;
+                kinds.skip(&format!("event_msg:{}", p("type").unwrap_or("untyped")));
+                continue;
+            }
+            "compacted" => {
+                recognised += 1;
+                r.part(
+                    "compacted",
+                    format!("[compacted]\n{}", p("message").unwrap_or_default()),
+                );
+                (Role::System, None, Some("compacted".into()))
+            }
+            "response_item" => {
+                recognised += 1;
+                let item = p("type").unwrap_or("untyped");
+                match item {
+                    "message" => {
+                        message_text(payload.get("content"), &mut r);
+                        match p("role").unwrap_or("user") {
+                            "user" => (Role::User, None, None),
+                            "assistant" => (Role::Assistant, None, None),
+                            "system" => (Role::System, None, None),
+                            "developer" => (Role::System, Some("developer"), None),
+                            _ => (Role::User, Some("other_role"), None),
+                        }
+                    }
+                    "reasoning" => {
+                        let summary: Vec<String> = payload
+                            .get("summary")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|s| s.get("text").and_then(Value::as_str))
+                            .map(str::to_string)
+                            .collect();
+                        r.part("thinking", format!("[thinking]\n{}", summary.join("\n\n")));
+                        (Role::Assistant, None, None)
+                    }
+                    "function_call" | "custom_tool_call" | "local_shell_call" => {
+                        let name = p("name").unwrap_or(item);
+                        let id = p("call_id").map(|id| format!(" {id}")).unwrap_or_default();
+                        let input = payload
+                            .get("arguments")
+                            .or_else(|| payload.get("input"))
+                            .or_else(|| payload.get("action"))
+                            .map(compact)
+                            .unwrap_or_default();
+                        r.part("tool_call", format!("[tool call{id}: {name}({input})]"));
+                        (Role::Assistant, None, None)
+                    }
+                    "function_call_output" | "custom_tool_call_output" => {
+                        let id = p("call_id").map(|id| format!(" {id}")).unwrap_or_default();
+                        let output = match payload.get("output") {
+                            Some(Value::String(s)) => s.clone(),
+                            Some(other) => strings_in(other),
+                            None => String::new(),
+                        };
+                        r.part("tool_result", format!("[tool result{id}]\n{output}"));
+                        (Role::User, None, None)
+                    }
+                    "web_search_call" => {
+                        let query = payload
+                            .get("action")
+                            .and_then(|a| a.get("query"))
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        r.part("tool_call", format!("[web search: {query}]"));
+                        (Role::Assistant, None, None)
+                    }
+                    other => {
+                        kinds.skip(&format!("response_item:{other}"));
+                        continue;
+                    }
+                }
+            }
+            other => {
+                kinds.skip(other);
+                continue;
+            }
+        };
+        if r.is_empty() {
+            kinds.skip("empty_message");
+            continue;
+        }
+        let (text, met) = r.finish(&mut kinds);
+        kinds.role(original_role.unwrap_or(match role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            _ => "system",
+        }));
+        let intent = tag
+            .or_else(|| {
+                (original_role.is_some() || !met.is_empty())
+                    .then(|| super::tag_for(original_role, &met))
+            })
+            .map(|tag| Intent { tag, note: None });
+        let mut kept = Map::new();
+        kept.insert("import".into(), json!(Format::Codex.as_str()));
+        kept.insert("line".into(), json!(number + 1));
+        if role == Role::Assistant
+            && let Some(m) = &model
+        {
+            kept.insert("model".into(), json!(m));
+        }
+        if conversation.title.is_none()
+            && role == Role::User
+            && intent.is_none()
+            && !text.trim_start().starts_with('<')
+        {
+            conversation.title = Some(super::claude_code::first_line(&text));
+        }
+        conversation.messages.push(Msg {
+            parent: conversation.messages.len().checked_sub(1),
+            role,
+            text,
+            intent,
+            provenance: Some(Value::Object(kept).to_string()),
+            source_id: Some(format!("L{}", number + 1)),
+            time_ms,
+        });
+    }
+    if lines_read > 0 && recognised == 0 {
+        return Err(
+            "none of its lines is a Codex rollout line (session_meta, response_item, event_msg, ...)"
+                .into(),
+        );
+    }
+    conversation.kinds = kinds;
+    Ok((session, conversation))
+}

@@ -1,0 +1,524 @@
+//! Capture of coding-agent histories (issue 26), through the real `tl` on both storage engines:
+//! Claude Code session transcripts as trees (edits, API responses split over lines, tool calls and
+//! results, pass-through events, compaction, repeated and unknown lines), kept up to date (a grown
+//! session adds only its new messages to its timeline; an unchanged one changes nothing), read from
+//! the default folder, and refused cleanly when they are not transcripts. The fixtures under
+//! tests/fixtures/interchange/claude-code* are synthetic and follow the published format.
+
+mod common;
+
+use common::Db;
+use std::path::{Path, PathBuf};
+
+const SESSION: &str = "5f0c1a2e-0000-4000-8000-000000000001";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/interchange")
+        .join(name)
+}
+
+/// A database with a fixed clock, and a copy of the Claude Code projects folder beside it (its
+/// path returned), so that a test can grow the session.
+fn setup() -> (Db, PathBuf) {
+    let mut db = Db::new();
+    db.env("TIMELINE_NOW", "1750000000");
+    let projects = db.dir.path().join("claude").join("projects");
+    let project = projects.join("-home-ada-src-kiln");
+    std::fs::create_dir_all(&project).unwrap();
+    let name = format!("{SESSION}.jsonl");
+    std::fs::copy(
+        fixture("claude-code/-home-ada-src-kiln").join(&name),
+        project.join(&name),
+    )
+    .unwrap();
+    (db, projects)
+}
+
+/// The session file inside the copied projects folder.
+fn session_file(projects: &Path) -> PathBuf {
+    projects
+        .join("-home-ada-src-kiln")
+        .join(format!("{SESSION}.jsonl"))
+}
+
+/// Append the fixture's later lines (a compaction, then a new exchange) to the session.
+fn grow(projects: &Path) {
+    use std::io::Write;
+    let more = std::fs::read(fixture("claude-code-growth.jsonl")).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(session_file(projects))
+        .unwrap()
+        .write_all(&more)
+        .unwrap();
+}
+
+const FIRST_REPORT: &str = r#"{"format":"claude-code","imported":1,"skipped":0,"messages":8,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","create_time_ms":1767607200000,"messages":8,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"user":4},"parts":{"text":7,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#;
+
+const MAIN_BEFORE: &str = r#"{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n7","role":"user","text":"Fix it, and say why in a comment.","tokens":9},{"node":"n8","role":"assistant","text":"Done, with a comment on the new temperature.","tokens":11}"#;
+
+on_both_engines! {
+    /// One session, one timeline: the lines of one API response are one message (thinking, text
+    /// and tool call), a progress event between a tool result and the answer is passed through, an
+    /// edited prompt is a branch, the summary line titles it, the model is in the provenance, and
+    /// the repeated, unknown and metadata lines are counted by kind.
+    #[test]
+    fn claude_code_session_is_a_tree() {
+        let (db, projects) = setup();
+        let input = projects.display().to_string();
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
+        db.tl(&["branches"]).ok(
+            r#"[{"name":"main","head":"n8","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+        );
+        db.tl(&["context", "--node", "n8"]).ok(&format!("[{MAIN_BEFORE}]"));
+        db.tl(&["context", "--node", "n6"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n5","role":"user","text":"Fix it.","tokens":2},{"node":"n6","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
+        );
+        db.tl(&["node", "--node", "n2"]).ok(
+            r#"{"node":"n2","timeline_id":"tl0","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"parent":"n1","children":["n3"],"zone":"hot","pinned":false,"path_tokens":35,"created_at":1767607202,"intent":{"tag":"tool_call"},"summary":null,"provenance":{"import":"claude-code","uuid":"a1","model":"claude-sonnet-4-5"}}"#,
+        );
+        // A single session file is read the same way.
+        let other = Db::new();
+        other
+            .tl(&["import", "--format", "claude-code", "--input", &session_file(&projects).display().to_string()])
+            .ok(FIRST_REPORT);
+    }
+
+    /// A session that grew (a compaction, then a new exchange) adds only its new messages to the
+    /// same timeline, below the message the compaction continued; the old nodes keep their IDs
+    /// and main moves along. Importing it unchanged then writes nothing.
+    #[test]
+    fn claude_code_session_is_kept_up_to_date() {
+        let (db, projects) = setup();
+        let input = projects.display().to_string();
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
+        grow(&projects);
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+            r#"{"format":"claude-code","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":5,"user":6},"parts":{"compact_summary":1,"text":10,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"compact_boundary":1,"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#,
+        );
+        db.tl(&["timelines"]).ok(
+            r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767610840,"messages":11,"branches":2,"current_branch":"main"}]"#,
+        );
+        db.tl(&["branches"]).ok(
+            r#"[{"name":"main","head":"n11","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+        );
+        db.tl(&["context", "--node", "n11"]).ok(&format!(
+            r#"[{MAIN_BEFORE},{{"node":"n9","role":"user","text":"This session is being continued from a previous conversation. Summary: the kiln test now expects 1250, with a comment.","tokens":30,"intent_tag":"compact_summary"}},{{"node":"n10","role":"user","text":"Now run the tests.","tokens":5}},{{"node":"n11","role":"assistant","text":"All 12 tests pass.","tokens":5}}]"#
+        ));
+        let before = db.bytes();
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+            r#"{"format":"claude-code","imported":0,"skipped":1,"messages":0,"timelines":[],"skipped_conversations":[{"file":"-home-ada-src-kiln/5f0c1a2e-0000-4000-8000-000000000001.jsonl","index":0,"source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","reason":"unchanged since its import into tl0"}],"kinds":{"roles":{},"parts":{},"skipped":{}}}"#,
+        );
+        assert_eq!(db.bytes(), before);
+        // The two imports are recorded: the second holds only the new messages.
+        let value = db.value();
+        let ids: Vec<_> = value["imports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["first_node"].clone(), r["nodes"].clone(), r["message_ids"].clone()))
+            .collect();
+        assert_eq!(
+            ids,
+            vec![
+                (serde_json::json!("n1"), serde_json::json!(8), serde_json::json!(["u1", "a1", "t1", "a2", "u2", "a3", "u2e", "a3e"])),
+                (serde_json::json!("n9"), serde_json::json!(3), serde_json::json!(["cs1", "u3", "a4"])),
+            ]
+        );
+    }
+
+    /// A subagent's transcript (`<session>/subagents/agent-ID.jsonl`) is a branch named after it,
+    /// forked from the message whose tool call started it (its tool result names the agent); main
+    /// stays on the session's own last message; Claude Code's compaction agents are left out.
+    #[test]
+    fn claude_code_subagents_are_branches() {
+        let db = Db::new();
+        let input = fixture("claude-code-agents").display().to_string();
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+            r#"{"format":"claude-code","imported":1,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000002","title":"Find where the kiln temperature is set.","create_time_ms":1767690000000,"messages":6,"branches":["main","agent-ab12"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":3},"parts":{"text":4,"tool_call":1,"tool_result":1},"skipped":{}}}"#,
+        );
+        db.tl(&["branches"]).ok(
+            r#"[{"name":"main","head":"n4","current":true},{"name":"agent-ab12","head":"n6","current":false}]"#,
+        );
+        db.tl(&["context", "--node", "n6"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Find where the kiln temperature is set.","tokens":10},{"node":"n2","role":"assistant","text":"[tool call toolu_9: Task({\"description\":\"Search\",\"prompt\":\"Find the temperature constant.\",\"subagent_type\":\"Explore\"})]","tokens":30,"intent_tag":"tool_call"},{"node":"n5","role":"user","text":"Find the temperature constant.","tokens":8},{"node":"n6","role":"assistant","text":"src/kiln.rs:12 sets TEMP = 1250.","tokens":8}]"#,
+        );
+        db.tl(&["node", "--node", "n6"]).ok(
+            r#"{"node":"n6","timeline_id":"tl0","role":"assistant","text":"src/kiln.rs:12 sets TEMP = 1250.","tokens":8,"parent":"n5","children":[],"zone":"hot","pinned":false,"path_tokens":56,"created_at":1767690015,"intent":null,"summary":null,"provenance":{"import":"claude-code","uuid":"s2","model":"claude-haiku-4-5","agent":"ab12"}}"#,
+        );
+    }
+
+    /// A pipe in a sessions folder is passed over (never opened: reading it could wait forever);
+    /// named as the input, it is refused.
+    #[cfg(unix)]
+    #[test]
+    fn claude_code_special_files_are_not_read() {
+        let (db, projects) = setup();
+        let fifo = projects.join("-home-ada-src-kiln").join("pipe.jsonl");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let input = projects.display().to_string();
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
+        db.tl(&["import", "--format", "claude-code", "--input", &fifo.display().to_string()]).err(
+            2,
+            &format!(
+                r#"{{"error":"invalid argument --input: {} is not a regular file (a pipe, a device or a socket); an import reads regular files only, so copy the data into a file and import that; nothing was imported"}}"#,
+                fifo.display()
+            ),
+        );
+    }
+
+    /// Without --input, the sessions are read from $CLAUDE_CONFIG_DIR/projects (else
+    /// ~/.claude/projects); where there are none, the error says where it looked.
+    #[test]
+    fn claude_code_default_location() {
+        let (mut db, projects) = setup();
+        let config = projects.parent().unwrap().display().to_string();
+        db.env("CLAUDE_CONFIG_DIR", &config);
+        db.tl(&["import", "--format", "claude-code"]).ok(FIRST_REPORT);
+        let home = db.dir.path().join("home");
+        db.env("CLAUDE_CONFIG_DIR", "");
+        db.env("HOME", &home.display().to_string());
+        db.tl(&["import", "--format", "claude-code"]).err(
+            2,
+            &format!(
+                r#"{{"error":"invalid argument --input: there are no Claude Code sessions at {}, where they are kept by default ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects); pass --input with a session file or a folder of them"}}"#,
+                home.join(".claude").join("projects").display()
+            ),
+        );
+        // The other formats still need --input.
+        db.tl(&["import", "--format", "chatgpt"]).err(
+            2,
+            r#"{"error":"invalid argument --input: --format chatgpt needs --input, the file to import"}"#,
+        );
+    }
+
+    /// A folder without transcripts and a file that is not one are refused, and nothing is
+    /// written; an unreadable line is counted and the rest imported.
+    #[test]
+    fn claude_code_refuses_what_is_not_a_transcript() {
+        let (db, projects) = setup();
+        let empty = db.dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        db.tl(&["import", "--format", "claude-code", "--input", &empty.display().to_string()]).err(
+            2,
+            &format!(
+                r#"{{"error":"invalid argument --input: the folder {} holds no session files (*.jsonl); pass a Claude Code session transcript itself or the folder that holds them"}}"#,
+                empty.display()
+            ),
+        );
+        let other = db.dir.path().join("other.jsonl");
+        std::fs::write(&other, "{\"role\":\"user\",\"content\":\"hi\"}\n").unwrap();
+        db.tl(&["import", "--format", "claude-code", "--input", &other.display().to_string()]).err(
+            2,
+            &format!(
+                r#"{{"error":"invalid argument --input: {} is not a Claude Code session transcript: none of its 1 conversation(s) could be read (the first: none of its lines is a Claude Code transcript line (user, assistant, summary, system)); check --format; nothing was imported"}}"#,
+                other.display()
+            ),
+        );
+        assert!(!db.path.exists());
+        let file = session_file(&projects);
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.insert_str(0, "{not json\n");
+        std::fs::write(&file, text).unwrap();
+        let report = db.tl(&["import", "--format", "claude-code", "--input", &file.display().to_string()]).json();
+        assert_eq!(report["messages"], 8);
+        assert_eq!(report["kinds"]["skipped"]["unreadable_line"], 1);
+    }
+}
+
+/// A copy of the fixture folder `name` in the database's directory, and its path.
+fn copy_tree(db: &Db, name: &str) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    let to = db.dir.path().join(name);
+    copy(&fixture(name), &to);
+    to
+}
+
+const CODEX_MAIN: &str = r#"{"node":"n1","role":"system","text":"You are Codex, a coding agent.","tokens":8,"intent_tag":"developer"},{"node":"n2","role":"user","text":"<environment_context>\n  <cwd>/home/ada/src/kiln</cwd>\n</environment_context>","tokens":19},{"node":"n3","role":"user","text":"Which tests are slow?","tokens":6},{"node":"n4","role":"assistant","text":"[thinking]\nTime the test suite.","tokens":8,"intent_tag":"thinking"},{"node":"n5","role":"assistant","text":"[tool call call_1: shell({\"command\":[\"cargo\",\"test\"]})]","tokens":14,"intent_tag":"tool_call"},{"node":"n6","role":"user","text":"[tool result call_1]\ntest kiln::heats ... ok (4.2 s)","tokens":13,"intent_tag":"tool_result"},{"node":"n7","role":"assistant","text":"kiln::heats takes 4.2 s; the rest are fast.","tokens":11}"#;
+
+mod codex {
+    use super::*;
+
+    on_both_engines! {
+        /// A Codex rollout is a linear timeline: developer instructions as a tagged system message,
+        /// reasoning, tool calls and their output as tagged messages, the model of the turn in the
+        /// provenance, the UI's event lines and unknown lines counted. When it grows (a compaction and a
+        /// new exchange), only the new messages are added to the same timeline; unchanged, nothing.
+        #[test]
+        fn codex_rollout_is_kept_up_to_date() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let sessions = copy_tree(&db, "codex");
+            let input = sessions.display().to_string();
+            db.tl(&["import", "--format", "codex", "--input", &input]).ok(
+                r#"{"format":"codex","imported":1,"skipped":0,"messages":7,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-00000000c0de","title":"Which tests are slow?","create_time_ms":1767772800000,"messages":7,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"developer":1,"user":3},"parts":{"text":4,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}"#,
+            );
+            db.tl(&["context", "--node", "n7"]).ok(&format!("[{CODEX_MAIN}]"));
+            db.tl(&["node", "--node", "n7"]).ok(
+                r#"{"node":"n7","timeline_id":"tl0","role":"assistant","text":"kiln::heats takes 4.2 s; the rest are fast.","tokens":11,"parent":"n6","children":[],"zone":"hot","pinned":false,"path_tokens":79,"created_at":1767772810,"intent":null,"summary":null,"provenance":{"import":"codex","line":10,"model":"gpt-5-codex"}}"#,
+            );
+            let rollout = sessions
+                .join("2026/01/07/rollout-2026-01-07T08-00-00-0199a1b2-0000-7000-8000-00000000c0de.jsonl");
+            let mut text = std::fs::read_to_string(&rollout).unwrap();
+            text.push_str(&std::fs::read_to_string(fixture("codex-growth.jsonl")).unwrap());
+            std::fs::write(&rollout, text).unwrap();
+            db.tl(&["import", "--format", "codex", "--input", &input]).ok(
+                r#"{"format":"codex","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-00000000c0de","title":"Which tests are slow?","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"developer":1,"system":1,"user":4},"parts":{"compacted":1,"text":6,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}"#,
+            );
+            db.tl(&["context", "--node", "n10"]).ok(&format!(
+                r#"[{CODEX_MAIN},{{"node":"n8","role":"system","text":"[compacted]\nThe user asked which tests are slow; kiln::heats takes 4.2 s.","tokens":19,"intent_tag":"compacted"}},{{"node":"n9","role":"user","text":"Make it faster.","tokens":4}},{{"node":"n10","role":"assistant","text":"It now takes 0.3 s: the heating curve is computed once.","tokens":14}}]"#
+            ));
+            let before = db.bytes();
+            let again = db.tl(&["import", "--format", "codex", "--input", &input]).json();
+            assert_eq!(
+                again["skipped_conversations"][0]["reason"],
+                "unchanged since its import into tl0"
+            );
+            assert_eq!(db.bytes(), before);
+            // Without --input, $CODEX_HOME/sessions.
+            db.env("CODEX_HOME", &db.dir.path().display().to_string());
+            std::fs::rename(&sessions, db.dir.path().join("sessions")).unwrap();
+            let default = db.tl(&["import", "--format", "codex"]).json();
+            assert_eq!((default["imported"].clone(), default["skipped"].clone()), (serde_json::json!(0), serde_json::json!(1)));
+        }
+    }
+}
+
+mod gemini {
+    use super::*;
+
+    const FIRST: &str = r#"{"node":"n1","role":"user","text":"Name three kiln glazes.","tokens":6},{"node":"n2","role":"assistant","text":"[thinking] Glazes\nPick classic stoneware glazes.\n\nCeladon, tenmoku and shino.","tokens":20,"intent_tag":"thinking"}"#;
+
+    on_both_engines! {
+        /// A Gemini CLI session: a `$rewindTo` keeps the abandoned tail as a branch (the answer
+        /// with its tool call and result), the messages after it continue from before the rewound
+        /// prompt on main; thoughts are kept as thinking, the model in the provenance; `$set`, the
+        /// rewind and unknown records are counted. A grown session adds only its new messages.
+        #[test]
+        fn gemini_rewind_is_a_branch_and_growth_is_added() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let tmp = copy_tree(&db, "gemini");
+            let input = tmp.display().to_string();
+            db.tl(&["import", "--format", "gemini-cli", "--input", &input]).ok(
+                r#"{"format":"gemini-cli","imported":1,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"8d5e2a10-0000-4000-8000-0000000000ge","title":"Name three kiln glazes.","create_time_ms":1767866400000,"messages":6,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"gemini":3,"user":3},"parts":{"text":6,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"$set":1,"rewind":1,"x-future-record":1}}}"#,
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n6","current":true},{"name":"edit-1","head":"n4","current":false}]"#,
+            );
+            db.tl(&["context", "--node", "n4"]).ok(&format!(
+                r#"[{FIRST},{{"node":"n3","role":"user","text":"Which one fires hottest?","tokens":6}},{{"node":"n4","role":"assistant","text":"Celadon, at cone 10.\n\n[tool call call-1: google_web_search({{\"query\":\"celadon firing cone\"}})]\n\n[tool result call-1 (success)]\nCeladon: cone 9-10","tokens":36,"intent_tag":"tool_call"}}]"#
+            ));
+            db.tl(&["context", "--node", "n6"]).ok(&format!(
+                r#"[{FIRST},{{"node":"n5","role":"user","text":"Which one is the oldest?","tokens":6}},{{"node":"n6","role":"assistant","text":"Celadon, from China.","tokens":5}}]"#
+            ));
+            let session = tmp.join("9f86d081884c7d65/chats/session-2026-01-08T10-00-8d5e2a10.jsonl");
+            let mut text = std::fs::read_to_string(&session).unwrap();
+            text.push_str(&std::fs::read_to_string(fixture("gemini-growth.jsonl")).unwrap());
+            std::fs::write(&session, text).unwrap();
+            db.tl(&["import", "--format", "gemini-cli", "--input", &input]).ok(
+                r#"{"format":"gemini-cli","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"8d5e2a10-0000-4000-8000-0000000000ge","title":"Name three kiln glazes.","messages":2,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"gemini":4,"user":4},"parts":{"text":8,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"$set":1,"rewind":1,"x-future-record":1}}}"#,
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n8","current":true},{"name":"edit-1","head":"n4","current":false}]"#,
+            );
+            db.tl(&["node", "--node", "n8"]).ok(
+                r#"{"node":"n8","timeline_id":"tl0","role":"assistant","text":"Shino is the youngest of the three.","tokens":9,"parent":"n7","children":[],"zone":"hot","pinned":false,"path_tokens":51,"created_at":1767866703,"intent":null,"summary":null,"provenance":{"import":"gemini-cli","id":"m8","model":"gemini-2.5-flash"}}"#,
+            );
+            let before = db.bytes();
+            let again = db.tl(&["import", "--format", "gemini-cli", "--input", &input]).json();
+            assert_eq!(again["skipped_conversations"][0]["reason"], "unchanged since its import into tl0");
+            assert_eq!(db.bytes(), before);
+        }
+    }
+}
+
+mod llm {
+    use super::*;
+
+    /// A logs.db as simonw/llm writes it (the columns the import reads, and some it does not).
+    fn logs_db(path: &Path) {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE conversations (id TEXT PRIMARY KEY, name TEXT, model TEXT);
+             CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT,
+                 prompt_json TEXT, options_json TEXT, response TEXT, response_json TEXT,
+                 conversation_id TEXT REFERENCES conversations(id), duration_ms INTEGER,
+                 datetime_utc TEXT, input_tokens INTEGER, output_tokens INTEGER);
+             INSERT INTO conversations VALUES ('01jc0000000000000000000001', 'Glaze chemistry', 'gpt-4o-mini');
+             INSERT INTO conversations VALUES ('01jc0000000000000000000002', 'Haiku', 'claude-3.5-haiku');
+             INSERT INTO responses (id, model, prompt, system, response, conversation_id, duration_ms, datetime_utc)
+                 VALUES ('01jr0000000000000000000001', 'gpt-4o-mini', 'What makes celadon green?', 'Be brief.', 'Iron oxide fired in reduction.', '01jc0000000000000000000001', 900, '2026-01-09T08:00:00.000000');
+             INSERT INTO responses (id, model, prompt, system, response, conversation_id, duration_ms, datetime_utc)
+                 VALUES ('01jr0000000000000000000002', 'gpt-4o-mini', 'And tenmoku?', 'Be brief.', 'More iron, so it is dark brown.', '01jc0000000000000000000001', 800, '2026-01-09T08:01:00.000000');
+             INSERT INTO responses (id, model, prompt, system, response, conversation_id, duration_ms, datetime_utc)
+                 VALUES ('01jr0000000000000000000003', 'claude-3.5-haiku', 'A haiku about kilns', NULL, 'Fire holds its breath / clay remembers the river / glaze wakes into glass', '01jc0000000000000000000002', 700, '2026-01-09T09:00:00.000000');",
+        )
+        .unwrap();
+    }
+
+    on_both_engines! {
+        /// Each llm conversation is a timeline (system prompt once, then prompt and response per
+        /// logged exchange, the model in the provenance); logs.db is opened read-only and left
+        /// as it was; an exchange logged later is added to its timeline, the rest unchanged.
+        #[test]
+        fn llm_logs_are_kept_up_to_date() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let logs = db.dir.path().join("logs.db");
+            logs_db(&logs);
+            let original = std::fs::read(&logs).unwrap();
+            let input = logs.display().to_string();
+            db.tl(&["import", "--format", "llm", "--input", &input]).ok(
+                r#"{"format":"llm","imported":2,"skipped":0,"messages":7,"timelines":[{"timeline_id":"tl0","source_id":"01jc0000000000000000000001","title":"Glaze chemistry","create_time_ms":1767945600000,"messages":5,"branches":["main"],"status":"new"},{"timeline_id":"tl1","source_id":"01jc0000000000000000000002","title":"Haiku","create_time_ms":1767949200000,"messages":2,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"system":1,"user":3},"parts":{"text":7},"skipped":{}}}"#,
+            );
+            assert_eq!(std::fs::read(&logs).unwrap(), original);
+            db.tl(&["--timeline", "tl0", "context", "--node", "n5"]).ok(
+                r#"[{"node":"n1","role":"system","text":"Be brief.","tokens":3},{"node":"n2","role":"user","text":"What makes celadon green?","tokens":7},{"node":"n3","role":"assistant","text":"Iron oxide fired in reduction.","tokens":8},{"node":"n4","role":"user","text":"And tenmoku?","tokens":3},{"node":"n5","role":"assistant","text":"More iron, so it is dark brown.","tokens":8}]"#,
+            );
+            db.tl(&["--timeline", "tl0", "node", "--node", "n5"]).ok(
+                r#"{"node":"n5","timeline_id":"tl0","role":"assistant","text":"More iron, so it is dark brown.","tokens":8,"parent":"n4","children":[],"zone":"hot","pinned":false,"path_tokens":29,"created_at":1767945660,"intent":null,"summary":null,"provenance":{"import":"llm","response_id":"01jr0000000000000000000002","model":"gpt-4o-mini"}}"#,
+            );
+            rusqlite::Connection::open(&logs).unwrap().execute_batch(
+                "INSERT INTO responses (id, model, prompt, system, response, conversation_id, datetime_utc)
+                     VALUES ('01jr0000000000000000000004', 'gpt-4o', 'And shino?', 'Be brief.', 'Feldspar, fired long and slow.', '01jc0000000000000000000001', '2026-01-09T10:00:00.000000');",
+            ).unwrap();
+            db.tl(&["import", "--format", "llm", "--input", &db.dir.path().display().to_string()]).ok(
+                r#"{"format":"llm","imported":1,"skipped":1,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"01jc0000000000000000000001","title":"Glaze chemistry","messages":2,"branches":["main"],"status":"updated"}],"skipped_conversations":[{"file":"logs.db","index":1,"source_id":"01jc0000000000000000000002","title":"Haiku","reason":"unchanged since its import into tl1"}],"kinds":{"roles":{"assistant":3,"system":1,"user":3},"parts":{"text":7},"skipped":{}}}"#,
+            );
+            db.tl(&["--timeline", "tl0", "branches"]).ok(r#"[{"name":"main","head":"n7","current":true}]"#);
+            // Not a logs.db: refused, nothing written.
+            let other = db.dir.path().join("other.db");
+            rusqlite::Connection::open(&other).unwrap().execute_batch("CREATE TABLE t (x);").unwrap();
+            db.tl(&["import", "--format", "llm", "--input", &other.display().to_string()]).err(
+                2,
+                &format!(
+                    r#"{{"error":"invalid argument --input: {} is not an llm logs.db: it has no responses table, so it is not an llm logs.db; nothing was imported"}}"#,
+                    other.display()
+                ),
+            );
+        }
+    }
+}
+
+mod webui {
+    use super::*;
+
+    fn import(db: &Db, format: &str, name: &str) -> common::Run {
+        db.tl(&[
+            "import",
+            "--format",
+            format,
+            "--input",
+            &fixture(name).display().to_string(),
+        ])
+    }
+
+    on_both_engines! {
+        /// An Open WebUI chat export: the history's tree, `currentId` as the head of main, a
+        /// regenerated answer as a branch, each answer's model in the provenance. Imported twice,
+        /// the second time adds nothing.
+        #[test]
+        fn open_webui_chat_is_a_tree() {
+            let db = Db::new();
+            import(&db, "open-webui", "open-webui-export.json").ok(
+                r#"{"format":"open-webui","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"c0ffee00-0000-4000-8000-000000000001","title":"Glaze recipe","create_time_ms":1767960000000,"messages":3,"branches":["main","regen-1"]}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":1},"parts":{"text":3},"skipped":{}}}"#,
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n3","current":true},{"name":"regen-1","head":"n2","current":false}]"#,
+            );
+            db.tl(&["node", "--node", "n3"]).ok(
+                r#"{"node":"n3","timeline_id":"tl0","role":"assistant","text":"Feldspar 40, silica 30, whiting 20, kaolin 10, plus 1% red iron oxide.","tokens":18,"parent":"n1","children":[],"zone":"hot","pinned":false,"path_tokens":24,"created_at":1767960300,"intent":null,"summary":null,"provenance":{"import":"open-webui","id":"a2","model":"qwen2.5:7b"}}"#,
+            );
+            let before = db.bytes();
+            assert_eq!(import(&db, "open-webui", "open-webui-export.json").json()["imported"], 0);
+            assert_eq!(db.bytes(), before);
+        }
+
+        /// LibreChat: `parentMessageId` links (the all-zero ID is the root, so an edited first
+        /// prompt is a branch) and a nested `messagesTree`; a file that is neither is refused.
+        #[test]
+        fn librechat_exports_are_trees() {
+            let db = Db::new();
+            import(&db, "librechat", "librechat-export.json").ok(
+                r#"{"format":"librechat","imported":1,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"lc-0001","title":"Kiln schedule","create_time_ms":1768032000000,"messages":4,"branches":["main","edit-1"]}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":2},"parts":{"text":4},"skipped":{}}}"#,
+            );
+            db.tl(&["context", "--node", "n4"]).ok(
+                r#"[{"node":"n3","role":"user","text":"A glaze schedule?","tokens":5},{"node":"n4","role":"assistant","text":"150 C/h to cone 6, hold 10 minutes.","tokens":9}]"#,
+            );
+            import(&db, "librechat", "librechat-tree.json").ok(
+                r#"{"format":"librechat","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl1","source_id":"lc-0002","title":"Tree","create_time_ms":1768035600000,"messages":2,"branches":["main"]}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2},"skipped":{}}}"#,
+            );
+            db.tl(&["--timeline", "tl1", "context", "--node", "n2"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Hi","tokens":1},{"node":"n2","role":"assistant","text":"Hello!","tokens":2}]"#,
+            );
+            let before = db.bytes();
+            let path = fixture("open-webui-export.json").display().to_string();
+            db.tl(&["import", "--format", "librechat", "--input", &path]).err(
+                2,
+                &format!(
+                    r#"{{"error":"invalid argument --input: {path} is not a LibreChat export: none of its 1 conversation(s) could be read (the first: it has neither messages nor messagesTree, so it is not a LibreChat conversation); check --format; nothing was imported"}}"#
+                ),
+            );
+            assert_eq!(db.bytes(), before);
+        }
+    }
+}
+
+/// On a terminal, an import over many session files shows a progress bar on standard error (run
+/// under `script`, which gives `tl` a terminal); piped, as in every other test here, it shows
+/// nothing (their `ok` asserts an empty standard error).
+#[cfg(target_os = "linux")]
+#[test]
+fn progress_bar_on_a_terminal_only() {
+    let db = Db::new();
+    let folder = db.dir.path().join("projects").join("p");
+    std::fs::create_dir_all(&folder).unwrap();
+    for k in 0..3 {
+        let line = format!(
+            r#"{{"type":"user","uuid":"u{k}","parentUuid":null,"sessionId":"s{k}","timestamp":"2026-01-05T10:00:00.000Z","message":{{"role":"user","content":"prompt {k}"}}}}"#
+        );
+        std::fs::write(folder.join(format!("s{k}.jsonl")), line + "\n").unwrap();
+    }
+    let command = format!(
+        "{} --db '{}' import --format claude-code --input '{}' >/dev/null",
+        common::TL,
+        db.path.display(),
+        folder.display()
+    );
+    let run = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("TIMELINE_NOW", "1750000000")
+        .env_remove("TIMELINE_DB")
+        .output();
+    let Ok(output) = run else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "`script` (util-linux) is needed for the progress bar test under CI"
+        );
+        eprintln!(
+            "!!! progress_bar_on_a_terminal_only did NOT run: `script` (util-linux) is not installed"
+        );
+        return;
+    };
+    let screen = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{screen}");
+    assert!(
+        screen.contains("importing ") && screen.contains("/3 sessions"),
+        "{screen:?}"
+    );
+    assert_eq!(db.tl(&["db", "info"]).json()["timelines"], 3);
+}

@@ -1376,8 +1376,12 @@ on_both_engines! {
             );
         }
         let tree = std::fs::read_to_string(repo_path("examples/demo.txt")).unwrap();
+        // The tree closes the console block of the demo's commands (which the docs-examples test
+        // also runs), right after the ascii export that prints it.
         assert!(
-            docs.contains(&format!("```text\n{tree}```\n")),
+            docs.contains(&format!(
+                "$ tl --db demo.timeline.json export --format ascii\n{tree}```\n"
+            )),
             "docs/export.md shows an outdated example tree"
         );
     }

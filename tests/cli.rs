@@ -735,10 +735,9 @@ mod first_contact {
             let mut db = Db::new();
             db.path = db.dir.path().join("missing").join(common::engine().file_name());
             let engine = if db.path.extension().is_some_and(|e| e == "json") { "json" } else { "sqlite" };
-            let info = format!(
-                r#"{{"engine":"{engine}","path":"{}","exists":false,"format_version":null,"file_bytes":0,"timelines":0,"nodes":0,"cold_nodes":0}}"#,
-                db.path.display()
-            );
+            let info = json!({"engine": engine, "path": db.path.display().to_string(), "exists": false, "format_version": null,
+                "file_bytes": 0, "timelines": 0, "nodes": 0, "cold_nodes": 0})
+            .to_string();
             db.tl(&["db", "info"]).ok(&info);
             db.tl(&["timelines"]).ok("[]");
             let mut mcp = McpSession::start(&db);

@@ -2785,7 +2785,9 @@ rm m/fill
                 .iter()
                 .map(|n| fs::read(db.dir.path().join(n)).unwrap())
                 .collect();
-            let p = db.path.display().to_string();
+            // The path as it stands inside a JSON string (backslashes doubled on Windows).
+            let p = serde_json::to_string(&db.path.display().to_string()).unwrap();
+            let p = &p[1..p.len() - 1];
             let expected = match db.engine() {
                 Engine::Sqlite => {
                     assert_eq!(left, ["db.sqlite-shm", "db.sqlite-wal"]);

@@ -745,7 +745,8 @@ mod first_contact {
             drop(mcp);
             let missing = db.dir.path().join("missing");
             let m = missing.display();
-            db.tl(&["create"]).err(3, &format!(r#"{{"error":"the directory {m} does not exist; create it first (mkdir -p \"{m}\") or pass --db with another path"}}"#));
+            let refused = format!(r#"the directory {m} does not exist; create it first (mkdir -p "{m}") or pass --db with another path"#);
+            db.tl(&["create"]).err(3, &json!({ "error": refused }).to_string());
             assert!(!missing.exists());
         }
 

@@ -38,6 +38,10 @@ wine_setup() {
   # (It exits 2, changing nothing, when a server for this prefix is already running.)
   wineserver -p || [ $? -eq 2 ] || ci_missing "a working wineserver" "wineserver -p failed for $WINEPREFIX"
   trap 'wineserver -k >/dev/null 2>&1 || true' EXIT
+  # Start the prefix's services (winedevice.exe and the like) now, with their output to /dev/null:
+  # started by the first program run inside "$(...)", they would keep its pipe open after it exits,
+  # and the capture would wait for them for ever (seen when the prefix was made by an earlier stage).
+  wineboot </dev/null >/dev/null 2>&1 || ci_missing "a working Wine" "wineboot failed for $WINEPREFIX; try it by hand with WINEDEBUG unset"
   # Wine 8 has no bcryptprimitives.dll, whose ProcessPrng Rust's standard library calls.
   local src="$ci_root/scripts/wine/bcryptprimitives"
   if [ ! -f "$wine_shim" ] || [ "$src.c" -nt "$wine_shim" ] || [ "$src.def" -nt "$wine_shim" ]; then

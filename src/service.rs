@@ -332,10 +332,7 @@ fn request_digest(op: &Operation, args: &Args) -> String {
         .filter(|(name, _)| name.as_str() != "timeline_id")
         .collect();
     let canonical = json!([op.name, sorted]).to_string();
-    Sha256::digest(canonical.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::ops::hex(&Sha256::digest(canonical.as_bytes()))
 }
 
 /// The first result of a key, as it was returned: a budget's messages are stored by node ID and read

@@ -209,7 +209,7 @@ impl SearchKey {
 
 /// A cursor as callers see it: the position written in hexadecimal, so nobody builds one by hand.
 fn opaque(text: &str) -> String {
-    text.bytes().map(|b| format!("{b:02x}")).collect()
+    super::hex(text.as_bytes())
 }
 
 fn unopaque(cursor: &str) -> Option<String> {

@@ -694,11 +694,7 @@ fn digest(mut hasher: Sha256, target: Option<&Target>) -> String {
             .as_bytes(),
         );
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    super::hex(&hasher.finalize())
 }
 
 /// What writing one conversation made.

@@ -104,6 +104,11 @@ pub fn run_in_memory(
     )
 }
 
+/// Bytes in lowercase hexadecimal: digests (idempotency keys, import digests) and cursors.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The timeline a request names, or the one with the smallest ID.
 pub fn timeline_of(tx: &mut dyn Tx, requested: Option<u64>) -> Result<TimelineRow> {
     match requested {

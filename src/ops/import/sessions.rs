@@ -166,12 +166,7 @@ fn read_llm(
             hasher.update([0]);
             hasher.update(row.to_json().to_string().as_bytes());
         }
-        let digest: String = hasher
-            .clone()
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let digest = crate::ops::hex(&hasher.clone().finalize());
         let content = match known.get(&digest) {
             Some(k) => Content::Unchanged(k.clone()),
             None => Content::Ready(llm::convert(title.as_deref(), &rows)),
@@ -307,12 +302,7 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
             }
         }
     }
-    let digest: String = hasher
-        .clone()
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let digest = crate::ops::hex(&hasher.clone().finalize());
     if let Some(k) = known.get(&digest) {
         return Prepared {
             file: name,

@@ -40,10 +40,6 @@ skips=(
   # Wine does not keep a file's DACL: reading it back gives one made up from the Unix mode.
   s4_database_backup_and_lock_are_owner_only_on_windows
   s8_sqlite_database_is_owner_only_on_windows
-  # Not Wine but Windows: first writers of a new SQLite database take turns by locking its directory,
-  # which Windows cannot do, so a loser of the creation race still gets "run the command again"
-  # (#21 item 3 is met on Unix only; docs/contributing.md and spec/NOTES.md).
-  first_write::sqlite::first_writers_at_once_all_succeed
 )
 skip_args=()
 for name in "${skips[@]}"; do skip_args+=(--skip "$name"); done

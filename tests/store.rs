@@ -2891,7 +2891,10 @@ rm m/fill
                     assert_eq!(listed.as_array().unwrap().len(), 6, "{listed}");
                     let staged: Vec<String> = names_in(db.dir.path())
                         .into_iter()
-                        .filter(|n| n.contains(".new-") || n.contains(".tmp-"))
+                        // `.creating` is the turn's lock file on Windows, removed on close.
+                        .filter(|n| {
+                            n.contains(".new-") || n.contains(".tmp-") || n.ends_with(".creating")
+                        })
                         .collect();
                     assert_eq!(staged, Vec::<String>::new(), "trial {trial}");
                 }

@@ -4,7 +4,7 @@
 //! it exists: see `store::leftovers`), committed, checkpointed until its write-ahead log is empty,
 //! closed and fsynced, and only then hard-linked into place, and the directory fsynced. A step that
 //! fails (a full disk) leaves nothing at the path. Processes creating databases in one directory
-//! take turns (a lock on the directory), so the ones that lose the race find the database made and
+//! take turns (a lock on the directory, on Windows on a file beside the database), so the ones that lose the race find the database made and
 //! go on as ordinary writers. Files SQLite keeps beside a database (`-wal`, `-shm`, `-journal`) that
 //! are found where no database is are never merged into a new one: the write is refused.
 
@@ -45,7 +45,7 @@ impl SqliteStore {
             &self.path,
             |staged| staged.write_existing(f),
             || {
-                // Only where the directory cannot be locked (Windows, some network file systems).
+                // Only where no turn could be taken (some network file systems).
                 Error::database(format!(
                     "the database {} was created by another process at the same moment; nothing was written, so run the command again",
                     path.display()
@@ -113,40 +113,81 @@ fn refuse_leftover_companions(path: &Path) -> Result<()> {
     )))
 }
 
-/// This process's turn at creating a database in the directory of `path`: an exclusive lock on the
-/// directory, held until dropped, waited for as long as SQLite waits for a writer. `None` where a
-/// directory cannot be locked; creation then relies on the hard link alone.
+/// This process's turn at creating a database in the directory of `path`, held until dropped and
+/// waited for as long as SQLite waits for a writer. `None` where no lock can be taken (some network
+/// file systems); creation then relies on the hard link alone.
 fn take_turn(path: &Path) -> Result<Option<File>> {
-    #[cfg(unix)]
-    {
-        let dir = parent_dir(path);
-        let Ok(handle) = File::open(&dir) else {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        let Some(handle) = turn_handle(path, deadline)? else {
             return Ok(None);
         };
-        let deadline = Instant::now() + BUSY_TIMEOUT;
-        loop {
-            match handle.try_lock() {
-                Ok(()) => return Ok(Some(handle)),
-                Err(fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
-                }
-                Err(fs::TryLockError::WouldBlock) => {
-                    return Err(Error::database(format!(
-                        "cannot create the database {}: another process has been creating a database in {} for more than {} seconds; nothing was written, so try again once it has finished",
-                        path.display(),
-                        dir.display(),
-                        BUSY_TIMEOUT.as_secs()
-                    )));
-                }
-                Err(fs::TryLockError::Error(_)) => return Ok(None),
+        match handle.try_lock() {
+            Ok(()) => return Ok(Some(handle)),
+            Err(fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                drop(handle);
+                std::thread::sleep(std::time::Duration::from_millis(5));
             }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(Error::database(format!(
+                    "cannot create the database {}: another process has been creating a database in {} for more than {} seconds; nothing was written, so try again once it has finished",
+                    path.display(),
+                    parent_dir(path).display(),
+                    BUSY_TIMEOUT.as_secs()
+                )));
+            }
+            Err(fs::TryLockError::Error(_)) => return Ok(None),
         }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = (path, Instant::now(), BUSY_TIMEOUT);
-        Ok(None)
+}
+
+/// What the creators of databases in one directory lock: on Unix the directory itself.
+#[cfg(unix)]
+fn turn_handle(path: &Path, _deadline: Instant) -> Result<Option<File>> {
+    Ok(File::open(parent_dir(path)).ok())
+}
+
+/// Windows cannot lock a directory, so the turn is a lock on `.<name>.creating` beside the database,
+/// opened by every creator with delete-on-close: the system removes it once the last creator's
+/// handle is closed (also when a process dies), so nothing is left behind. While it is being
+/// removed it cannot be opened (access denied); the next creator waits for it to be gone and makes
+/// a new one, so two creators never hold locks on different files.
+#[cfg(windows)]
+fn turn_handle(path: &Path, deadline: Instant) -> Result<Option<File>> {
+    use std::os::windows::fs::OpenOptionsExt;
+    const FILE_SHARE_READ_WRITE_DELETE: u32 = 0x1 | 0x2 | 0x4;
+    const FILE_FLAG_DELETE_ON_CLOSE: u32 = 0x0400_0000;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lock = parent_dir(path).join(format!(".{name}.creating"));
+    loop {
+        let opened = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .share_mode(FILE_SHARE_READ_WRITE_DELETE)
+            .custom_flags(FILE_FLAG_DELETE_ON_CLOSE)
+            .open(&lock);
+        match opened {
+            Ok(handle) => return Ok(Some(handle)),
+            // Being removed by the creator before: it exists but cannot be opened.
+            Err(e)
+                if e.kind() == IoKind::PermissionDenied
+                    && !matches!(fs::symlink_metadata(&lock), Err(m) if m.kind() == IoKind::NotFound)
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            Err(_) => return Ok(None),
+        }
     }
+}
+
+#[cfg(not(any(unix, windows)))]
+fn turn_handle(_path: &Path, _deadline: Instant) -> Result<Option<File>> {
+    Ok(None)
 }
 
 /// Make the database at `path` in a staged file filled by `fill` (which says whether it committed),

@@ -40,6 +40,7 @@ skips=(
   # Wine does not keep a file's DACL: reading it back gives one made up from the Unix mode.
   s4_database_backup_and_lock_are_owner_only_on_windows
   s8_sqlite_database_is_owner_only_on_windows
+  s8_sqlite_wal_and_shm_are_owner_only_on_windows
 )
 skip_args=()
 for name in "${skips[@]}"; do skip_args+=(--skip "$name"); done

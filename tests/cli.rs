@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Db, Run, TL, TempDir};
+use common::{Db, MKDIR, Run, TL, TempDir};
 use serde_json::json;
 use std::process::{Command, Stdio};
 
@@ -623,7 +623,7 @@ on_both_engines! {
         let p = parent.display();
         run.err(
             3,
-            &serde_json::json!({"error": format!("the directory {p} does not exist; create it first (mkdir -p \"{p}\") or pass --db with another path")})
+            &serde_json::json!({"error": format!("the directory {p} does not exist; create it first ({MKDIR} \"{p}\") or pass --db with another path")})
                 .to_string(),
         );
         // A directory is not a database.
@@ -745,7 +745,7 @@ mod first_contact {
             drop(mcp);
             let missing = db.dir.path().join("missing");
             let m = missing.display();
-            let refused = format!(r#"the directory {m} does not exist; create it first (mkdir -p "{m}") or pass --db with another path"#);
+            let refused = format!(r#"the directory {m} does not exist; create it first ({MKDIR} "{m}") or pass --db with another path"#);
             db.tl(&["create"]).err(3, &json!({ "error": refused }).to_string());
             assert!(!missing.exists());
         }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Db, Run, TL, TempDir};
+use common::{Db, MKDIR, Run, TL, TempDir};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::fs;
@@ -1267,7 +1267,7 @@ on_both_engines! {
             String::from_utf8(run.stderr).unwrap(),
             format!(
                 "{}\n",
-                json!({"error": format!("the directory {dir} does not exist; create it first (mkdir -p \"{dir}\") or pass --db with another path")})
+                json!({"error": format!("the directory {dir} does not exist; create it first ({MKDIR} \"{dir}\") or pass --db with another path")})
             )
         );
         assert!(!db.dir.path().join("missing").exists());
@@ -1920,6 +1920,20 @@ fn s8_sqlite_database_is_owner_only_on_windows() {
     db.tl(&["append", "--role", "user", "--text", "third"])
         .ok(r#"{"node":"n3"}"#);
     assert_eq!(dacl(&db.path), OWNER_ONLY);
+}
+
+/// The -wal and -shm files, which hold the latest messages while a writer has the database open, are
+/// as private as the database.
+#[test]
+#[cfg(windows)]
+fn s8_sqlite_wal_and_shm_are_owner_only_on_windows() {
+    let db = small_sqlite();
+    let mut mcp = common::McpSession::start(&db);
+    mcp.ok("timeline_append", serde_json::json!({"role": "user", "text": "third"}));
+    for suffix in ["-wal", "-shm"] {
+        let companion = PathBuf::from(format!("{}{suffix}", db.path.display()));
+        assert_eq!(dacl(&companion), OWNER_ONLY, "{suffix}");
+    }
 }
 
 #[test]

@@ -626,6 +626,17 @@ impl SqliteStore {
                 }
             }
             let conn = self.open_checked()?;
+            // On Unix SQLite gives the -wal and -shm files the database's mode; on Windows they
+            // inherit the directory's ACL, so a writer makes them owner-only like the database.
+            #[cfg(windows)]
+            if self.read_only.is_none() {
+                for suffix in ["-wal", "-shm"] {
+                    let companion = with_suffix(&self.path, suffix);
+                    if companion.exists() {
+                        let _ = super::perms_windows::restrict_to_owner(&companion);
+                    }
+                }
+            }
             self.conn = Some(conn);
         }
         Ok(self.conn.as_mut())

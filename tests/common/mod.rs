@@ -15,6 +15,9 @@ pub const CLOCK: &str = "1767225600";
 pub const TL: &str = env!("CARGO_BIN_EXE_tl");
 pub const TL_MCP: &str = env!("CARGO_BIN_EXE_tl-mcp");
 
+/// How messages tell the user to make a missing directory (Windows' `mkdir` makes parents itself).
+pub const MKDIR: &str = if cfg!(windows) { "mkdir" } else { "mkdir -p" };
+
 /// The storage engine of the databases `Db::new` makes on this test's thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {

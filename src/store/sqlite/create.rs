@@ -8,11 +8,13 @@
 //! go on as ordinary writers. Files SQLite keeps beside a database (`-wal`, `-shm`, `-journal`) that
 //! are found where no database is are never merged into a new one: the write is refused.
 
-use super::{BUSY_TIMEOUT, SqliteStore};
+use super::rows::{insert_archived, sql};
+use super::tx::SqlTx;
+use super::{BUSY_TIMEOUT, SqliteStore, failure};
 use crate::error::{Error, Result};
 use crate::model::Database;
 use crate::store::{Outcome, Tx, io_error, leftovers, parent_dir, perms, with_suffix};
-use rusqlite::Connection;
+use rusqlite::{Connection, TransactionBehavior, params};
 use std::fs::{self, File};
 use std::io::ErrorKind as IoKind;
 use std::path::{Path, PathBuf};
@@ -249,5 +251,63 @@ fn naming(e: Error, staged: &Path, path: &Path) -> Error {
     match e.data {
         Some(data) => renamed.with_data(data),
         None => renamed,
+    }
+}
+
+impl SqliteStore {
+    pub(super) fn load_all(&mut self, db: &Database) -> Result<()> {
+        let path = self.path.clone();
+        let conn = self
+            .connection(true)?
+            .expect("connection(true) opens or creates the database");
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| failure(&path, "cannot start writing", e))?;
+        // (create_from's target was checked to be new, so the file is created here directly.)
+        let mut t = SqlTx {
+            conn: &tx,
+            path: &path,
+        };
+        for timeline in &db.timelines {
+            let cold = timeline.nodes.iter().filter(|n| n.cold).count() as i64;
+            t.exec(
+                "INSERT INTO timelines (id, next_node, current_branch, cold_nodes, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    sql(timeline.id),
+                    sql(timeline.nodes.len() as u64),
+                    timeline.current_branch,
+                    cold,
+                    timeline.title,
+                    timeline.created_at.map(sql),
+                    timeline.updated_at.map(sql)
+                ],
+            )?;
+            for n in 0..timeline.nodes.len() as u64 {
+                if let Some(row) = crate::store::memory::node_row(timeline, n) {
+                    t.put_node(timeline.id, &row)?;
+                }
+            }
+            for branch in &timeline.branches {
+                t.put_branch(timeline.id, branch)?;
+            }
+            for archived in &timeline.archived {
+                insert_archived(&t, timeline.id, archived)?;
+            }
+        }
+        t.exec(
+            "UPDATE state SET next_timeline = ?1 WHERE id = 0",
+            params![sql(db.next_timeline)],
+        )?;
+        for entry in &db.idempotency {
+            t.put_idempotency(entry)?;
+        }
+        // Audit timestamps never decrease (checked on load), so each entry keeps its own.
+        for entry in &db.audit {
+            t.append_audit(entry.ts, entry.clone())?;
+        }
+        for record in &db.imports {
+            t.put_import_row(record)?;
+        }
+        tx.commit().map_err(|e| failure(&path, "cannot commit", e))
     }
 }

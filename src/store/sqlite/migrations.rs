@@ -4,158 +4,22 @@ use super::{APPLICATION_ID, SqliteStore};
 use crate::error::Result;
 use rusqlite::Connection;
 
-/// Forward migrations: `MIGRATIONS[v]` takes the schema from version `v` to `v + 1`. Version 0 is an
-/// empty file. The schema version of this build is `MIGRATIONS.len()`. A migration, once released,
-/// is never edited: a change of schema is a new migration appended at the end.
+/// Forward migrations, numbered like the files they are in: `migrations/NNNN_name.sql` takes the
+/// schema from version NNNN − 1 to NNNN, so `MIGRATIONS[v]` takes it from `v` to `v + 1`. Version 0
+/// is an empty file and the schema version of this build is `MIGRATIONS.len()`. A migration, once
+/// released, is never edited (the schema check compares a file's objects with what these create,
+/// text and all): a change of schema is a new file, appended here.
 pub(super) const MIGRATIONS: &[&str] = &[
-    // 0 → 1: the first schema. The lookups by parent and by range start carry the node ID, so that
-    // their `ORDER BY id` walks the index instead of the whole timeline's primary key.
-    r#"
-CREATE TABLE state (
-    id INTEGER PRIMARY KEY CHECK (id = 0),
-    next_timeline INTEGER NOT NULL
-);
-INSERT INTO state (id, next_timeline) VALUES (0, 0);
-CREATE TABLE timelines (
-    id INTEGER PRIMARY KEY,
-    next_node INTEGER NOT NULL,
-    current_branch TEXT NOT NULL,
-    cold_nodes INTEGER NOT NULL DEFAULT 0,
-    title TEXT,
-    created_at INTEGER,
-    updated_at INTEGER
-);
-CREATE TABLE nodes (
-    timeline INTEGER NOT NULL,
-    id INTEGER NOT NULL,
-    parent INTEGER NOT NULL,
-    role TEXT NOT NULL,
-    text TEXT NOT NULL,
-    tokens INTEGER NOT NULL,
-    intent_tag TEXT,
-    intent_note TEXT,
-    summary_kind TEXT,
-    summary_from INTEGER,
-    summary_to INTEGER,
-    derived_from TEXT,
-    supersedes INTEGER,
-    version INTEGER,
-    request_digest BLOB,
-    cold INTEGER NOT NULL DEFAULT 0,
-    pinned INTEGER NOT NULL DEFAULT 0,
-    prefix_tokens INTEGER NOT NULL,
-    depth INTEGER NOT NULL,
-    cover_count INTEGER NOT NULL DEFAULT 0,
-    stale INTEGER NOT NULL DEFAULT 0,
-    superseded_by INTEGER,
-    created_at INTEGER,
-    PRIMARY KEY (timeline, id)
-);
-CREATE INDEX nodes_by_parent ON nodes (timeline, parent, id);
-CREATE INDEX nodes_by_range_start ON nodes (timeline, summary_from, id) WHERE summary_from IS NOT NULL;
-CREATE INDEX nodes_by_request ON nodes (timeline, request_digest) WHERE request_digest IS NOT NULL;
-CREATE TABLE summary_sources (
-    timeline INTEGER NOT NULL,
-    summary INTEGER NOT NULL,
-    source INTEGER NOT NULL,
-    PRIMARY KEY (timeline, summary, source)
-);
-CREATE INDEX summary_sources_by_source ON summary_sources (timeline, source, summary);
-CREATE TABLE branches (
-    seq INTEGER PRIMARY KEY,
-    timeline INTEGER NOT NULL,
-    name TEXT NOT NULL,
-    head INTEGER NOT NULL,
-    watermark INTEGER NOT NULL,
-    UNIQUE (timeline, name)
-);
-CREATE TABLE idempotency (
-    scope TEXT NOT NULL,
-    key TEXT NOT NULL,
-    op TEXT NOT NULL,
-    result TEXT NOT NULL,
-    ts INTEGER NOT NULL,
-    request TEXT,
-    PRIMARY KEY (scope, key)
-);
-CREATE INDEX idempotency_by_ts ON idempotency (ts);
-CREATE TABLE audit (
-    seq INTEGER PRIMARY KEY,
-    ts INTEGER NOT NULL,
-    entry TEXT NOT NULL
-);
-"#,
-    // 1 → 2, archived branches (restore-branch): what archive-branch removed, so that
-    // restore-branch can bring it back. `nodes` is a JSON array of the node numbers the archival
-    // moved to the cold zone; `seq` orders the archivals.
-    r#"
-CREATE TABLE archived_branches (
-    seq INTEGER PRIMARY KEY,
-    timeline INTEGER NOT NULL,
-    name TEXT NOT NULL,
-    head INTEGER NOT NULL,
-    watermark INTEGER NOT NULL,
-    position INTEGER NOT NULL,
-    nodes TEXT NOT NULL
-);
-CREATE INDEX archived_branches_by_name ON archived_branches (timeline, name, seq);
--- Also 1 → 2, imports (tl import, issue 15): one row per conversation brought in. The record column
--- is the ImportRecord as JSON; the other columns are its lookup keys.
-CREATE TABLE imports (
-    seq INTEGER PRIMARY KEY,
-    format TEXT NOT NULL,
-    source_key TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    timeline INTEGER NOT NULL,
-    ts INTEGER NOT NULL,
-    record TEXT NOT NULL
-);
-CREATE INDEX imports_by_source ON imports (format, source_key, seq);
-"#,
-    // 2 → 3 (issue 14, full-text search): the search index, filled from the existing messages.
+    include_str!("migrations/0001_first_schema.sql"),
+    include_str!("migrations/0002_archived_branches_and_imports.sql"),
     MIGRATION_SEARCH_INDEX,
-    // 3 → 4 (issue 21, item 7): where an imported message came from, in a column only import
-    // writes (see `Node::provenance`). Import records written before kept it in the intent note;
-    // it moves only for the nodes an import record says that import created, so a caller's
-    // look-alike note on any other node stays an ordinary note.
-    r#"
-ALTER TABLE nodes ADD COLUMN provenance TEXT;
-UPDATE nodes SET provenance = intent_note, intent_note = NULL
-WHERE intent_note LIKE '{"import":%'
-  AND json_valid(intent_note)
-  AND json_type(intent_note, '$.import') = 'text'
-  AND EXISTS (
-    SELECT 1 FROM imports i
-    WHERE i.timeline = nodes.timeline
-      AND nodes.id >= CAST(substr(json_extract(i.record, '$.first_node'), 2) AS INTEGER)
-      AND nodes.id < CAST(substr(json_extract(i.record, '$.first_node'), 2) AS INTEGER)
-                     + json_extract(i.record, '$.nodes')
-  );
-"#,
-    // 4 → 5 (issue 21, item 11): an import looks up a conversation's digest by index, not by
-    // reading every earlier record of its source key (linear time for many shared source IDs).
-    // IF NOT EXISTS: tests that rebuild an older schema by dropping tables keep this index.
-    "CREATE INDEX IF NOT EXISTS imports_by_digest ON imports (format, source_key, digest, seq);",
-    // 5 → 6 (issue 21, item 6): the rows whose parent is not older than them, which Timeline never
-    // writes. A parent cycle always contains one, so every change checks that this index is empty
-    // (one lookup) before it writes: nothing is written to a file that claims a cycle anywhere.
-    "CREATE INDEX nodes_with_newer_parent ON nodes (timeline, id) WHERE parent >= id AND id != 0;",
+    include_str!("migrations/0004_import_provenance.sql"),
+    include_str!("migrations/0005_imports_by_digest.sql"),
+    include_str!("migrations/0006_nodes_with_newer_parent.sql"),
 ];
 
-/// The migration that adds full-text search (issue 14). `search_docs` gives each searchable message a
-/// stable document number (an INTEGER PRIMARY KEY survives VACUUM); `search_index` is a contentless
-/// FTS5 table over the message's terms as `crate::search` cuts them, joined by spaces, so its `ascii`
-/// tokenizer only splits at those spaces. Both are written in the transaction that inserts the node.
-/// The terms come from the SQL function `tl_search_terms`, registered on every connection.
-pub(super) const MIGRATION_SEARCH_INDEX: &str = r#"
-CREATE TABLE search_docs (
-    doc INTEGER PRIMARY KEY,
-    timeline INTEGER NOT NULL,
-    node INTEGER NOT NULL,
-    UNIQUE (timeline, node)
-);
-CREATE VIRTUAL TABLE search_index USING fts5(terms, content = '', tokenize = 'ascii');
-"#;
+/// The migration after which the search index is filled from the messages already written.
+pub(super) const MIGRATION_SEARCH_INDEX: &str = include_str!("migrations/0003_search_index.sql");
 
 /// Fill the search index from every searchable message (after the migration, and by
 /// `tl db check --repair` after emptying it).
@@ -200,5 +64,34 @@ impl SqliteStore {
             let _ = conn.execute_batch("ROLLBACK");
             self.failure("cannot set up the schema of", e)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MIGRATIONS;
+
+    /// Every file in `migrations/` is in `MIGRATIONS`, at the place its number says, and nothing
+    /// else is: a new file that was not added (or a gap in the numbers) fails here.
+    #[test]
+    fn migrations_are_the_numbered_files_in_order() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/sqlite/migrations");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        files.sort();
+        assert_eq!(files.len(), MIGRATIONS.len(), "{files:?}");
+        for (i, name) in files.iter().enumerate() {
+            assert!(
+                name.starts_with(&format!("{:04}_", i + 1)),
+                "{name} is not number {}",
+                i + 1
+            );
+            assert!(name.ends_with(".sql"), "{name}");
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            assert_eq!(text, MIGRATIONS[i], "{name} is not MIGRATIONS[{i}]");
+        }
     }
 }

@@ -142,6 +142,28 @@ impl Error {
         Error::new(ErrorKind::Database, message)
     }
 
+    /// An `Output` error of a new file (an export, a backup or conversion of a JSON snapshot) that
+    /// could not be written: it existed already, or writing it failed.
+    pub(crate) fn new_file(path: &std::path::Path, e: crate::fsutil::NewFileError) -> Self {
+        use crate::fsutil::NewFileError;
+        match e {
+            NewFileError::Exists => Error::new(
+                ErrorKind::Output,
+                format!(
+                    "the output file {} already exists; choose another name (export never overwrites a file, so changes you made to it are kept)",
+                    path.display()
+                ),
+            ),
+            NewFileError::Io(e) => Error::new(
+                ErrorKind::Output,
+                format!(
+                    "cannot write the output file {}: {e}; check that its directory exists and is writable",
+                    path.display()
+                ),
+            ),
+        }
+    }
+
     /// The `LimitExceeded` error of a token sum that overflows 64 bits.
     pub fn overflow() -> Self {
         Error::new(

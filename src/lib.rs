@@ -94,6 +94,7 @@ pub mod budget;
 pub mod cli;
 pub mod error;
 pub mod export;
+mod fsutil;
 pub mod interchange;
 pub mod mcp;
 pub mod model;

@@ -9,11 +9,10 @@
 
 use super::fault::{self, Step};
 use super::memory::MemTx;
-use super::replace::replace;
-use super::{
-    Engine, Outcome, Tx, io_error, parent_dir, perms, sync_dir, temp_path_beside, with_suffix,
-};
+use super::{Engine, Outcome, Tx, io_error};
 use crate::error::{Error, Result};
+use crate::fsutil::replace::replace;
+use crate::fsutil::{parent_dir, private, sync_dir, temp_path_beside, with_suffix};
 use crate::model::Database;
 use crate::model::file::DatabaseFile;
 use std::fs::{self, File};
@@ -115,7 +114,7 @@ impl JsonStore {
             // A read never creates the lock file (`tl --db examples/x.json export` must leave the
             // checkout as it was): it shares the lock when the file exists and otherwise needs none,
             // as a writer replaces the database by an atomic rename (see below).
-            return match perms::open_own_read_only(&lock_path) {
+            return match private::open_own_read_only(&lock_path) {
                 Ok(file) => {
                     file.lock_shared().map_err(|e| {
                         io_error(&format!("cannot lock {}", lock_path.display()), e)
@@ -128,7 +127,7 @@ impl JsonStore {
                 Err(e) => Err(cannot_open(e)),
             };
         }
-        let file = match perms::open_private(&lock_path, false) {
+        let file = match private::open_private(&lock_path, false) {
             Ok(file) => file,
             Err(e) if cannot_write(&e) && !self.exists() => {
                 return Err(super::cannot_create(&self.path, e));
@@ -271,7 +270,7 @@ impl JsonStore {
         self.remove_leftovers();
         let temp = self.temp_path("tmp");
         let result = (|| -> std::io::Result<()> {
-            let mut file = perms::open_private(&temp, true)?;
+            let mut file = private::open_private(&temp, true)?;
             file.write_all(bytes)?;
             fault::reached(Step::TempWritten);
             file.sync_all()?;
@@ -280,7 +279,7 @@ impl JsonStore {
             if let Some(previous) = previous {
                 let backup_temp = self.temp_path("bak");
                 let written = (|| {
-                    let mut backup = perms::open_private(&backup_temp, true)?;
+                    let mut backup = private::open_private(&backup_temp, true)?;
                     backup.write_all(previous)?;
                     backup.sync_all()?;
                     replace(&backup_temp, &self.backup_path())
@@ -422,7 +421,8 @@ impl JsonStore {
         let bytes = self.read_bytes()?.ok_or_else(|| self.missing())?;
         // The copy must load like the original: never hand out a copy of a damaged file as a backup.
         self.load(Some(&bytes))?;
-        crate::export::write_new_file(target, &mut |out| out.write_all(&bytes))
+        crate::fsutil::write_new_file(target, &mut |out| out.write_all(&bytes))
+            .map_err(|e| Error::new_file(target, e))
     }
 
     /// Every problem a load finds (the file is read under a shared lock and never written).
@@ -440,7 +440,8 @@ impl JsonStore {
 
     /// Write `db` as a new snapshot file at `target` (which `Store::create_from` checked is free).
     pub fn create_from(target: &Path, db: &Database) -> Result<()> {
-        crate::export::write_new_file(target, &mut |out| out.write_all(&encode(db)))
+        crate::fsutil::write_new_file(target, &mut |out| out.write_all(&encode(db)))
+            .map_err(|e| Error::new_file(target, e))
     }
 
     fn missing(&self) -> Error {

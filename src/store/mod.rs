@@ -10,12 +10,7 @@
 
 mod fault;
 mod json;
-pub(crate) mod leftovers;
 mod memory;
-mod perms;
-#[cfg(windows)]
-mod perms_windows;
-mod replace;
 mod sqlite;
 
 pub use json::{decode, encode};
@@ -24,6 +19,7 @@ pub use memory::MemTx;
 pub use sqlite::schema_version as sqlite_schema_version;
 
 use crate::error::{Error, Result};
+use crate::fsutil::{open_no_block, parent_dir, same_file};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Node, Role, Timeline};
 use crate::search::Query;
@@ -629,85 +625,6 @@ fn refuse_foreign_link_in_shared_dir(link: &Path, link_meta: &fs::Metadata) -> R
             dir.display()
         )));
     }
-    Ok(())
-}
-
-/// Open for reading without blocking on a FIFO that replaced the file since it was checked.
-fn open_no_block(path: &Path) -> std::io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    options.open(path)
-}
-
-/// Whether `path` names the file `opened` is open on (same device and inode). Windows has no such
-/// identity in the standard library; a link there is followed by the system's own path resolution.
-fn same_file(opened: &fs::File, path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (opened.metadata(), fs::metadata(path)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (opened, path);
-        true
-    }
-}
-
-pub(crate) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
-pub(crate) fn parent_dir(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// A private temporary name in the same directory as `path`: `.<name>.<what>-<pid>-<nanos>`. Being in
-/// the same directory makes the final rename or link atomic.
-pub(crate) fn temp_path_beside(path: &Path, what: &str) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    parent_dir(path).join(format!(".{name}.{what}-{}-{nanos}", std::process::id()))
-}
-
-/// Make a new or renamed entry in the directory of `path` durable.
-pub(crate) fn sync_parent(path: &Path) {
-    sync_dir(&parent_dir(path));
-}
-
-fn sync_dir(dir: &Path) {
-    let _ = sync_dir_checked(dir);
-}
-
-/// `sync_dir`, saying whether the fsync failed (a directory that cannot be opened is not a failure).
-pub(crate) fn sync_dir_checked(dir: &Path) -> std::io::Result<()> {
-    // Makes the rename durable on Unix; directories cannot be opened this way on Windows, where the
-    // rename is already durable once it returns.
-    #[cfg(unix)]
-    if let Ok(d) = fs::File::open(dir) {
-        return d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
     Ok(())
 }
 

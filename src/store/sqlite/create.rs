@@ -1,7 +1,7 @@
 //! The first write to an SQLite database that does not exist yet, and `db convert` into a new one.
 //!
 //! The database is made in a private file beside its path (`.<name>.new-<pid>-<nanos>`, locked while
-//! it exists: see `store::leftovers`), committed, checkpointed until its write-ahead log is empty,
+//! it exists: see `fsutil::leftovers`), committed, checkpointed until its write-ahead log is empty,
 //! closed and fsynced, and only then hard-linked into place, and the directory fsynced. A step that
 //! fails (a full disk) leaves nothing at the path. Processes creating databases in one directory
 //! take turns (a lock on the directory), so the ones that lose the race find the database made and
@@ -12,8 +12,9 @@ use super::rows::{insert_archived, sql};
 use super::tx::SqlTx;
 use super::{BUSY_TIMEOUT, SqliteStore, failure};
 use crate::error::{Error, Result};
+use crate::fsutil::{leftovers, parent_dir, private, with_suffix};
 use crate::model::Database;
-use crate::store::{Outcome, Tx, io_error, leftovers, parent_dir, perms, with_suffix};
+use crate::store::{Outcome, Tx, io_error};
 use rusqlite::{Connection, TransactionBehavior, params};
 use std::fs::{self, File};
 use std::io::ErrorKind as IoKind;
@@ -159,9 +160,9 @@ fn stage<R>(
     fill: impl FnOnce(&mut SqliteStore) -> Result<(R, bool)>,
     taken: impl FnOnce() -> Error,
 ) -> Result<R> {
-    let staged_path = crate::store::temp_path_beside(path, "new");
+    let staged_path = crate::fsutil::temp_path_beside(path, "new");
     // Made here first so that a directory this user may not write is named as the problem.
-    let file = perms::open_private(&staged_path, true)
+    let file = private::open_private(&staged_path, true)
         .map_err(|e| crate::store::cannot_create(path, e))?;
     // On Windows the lock would be mandatory and SQLite could not read its own file; there a file
     // another process holds open cannot be removed anyway.
@@ -233,7 +234,7 @@ fn link(staged: &Path, path: &Path, taken: impl FnOnce() -> Error) -> Result<()>
         Err(e) if e.kind() == IoKind::AlreadyExists => return Err(taken()),
         Err(e) => return Err(cannot(e)),
     }
-    if let Err(e) = crate::store::sync_dir_checked(&parent_dir(path)) {
+    if let Err(e) = crate::fsutil::sync_dir_checked(&parent_dir(path)) {
         let _ = fs::remove_file(path);
         return Err(cannot(e));
     }

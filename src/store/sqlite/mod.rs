@@ -14,8 +14,9 @@
 //! `db convert`) hold the rest.
 
 use super::memory::MemTx;
-use super::{Engine, Outcome, Tx, io_error, perms};
+use super::{Engine, Outcome, Tx, io_error};
 use crate::error::{Error, Result};
+use crate::fsutil::private;
 use crate::model::Database;
 use rusqlite::{Connection, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -128,8 +129,8 @@ impl SqliteStore {
                 }
                 // Created by us first, so the file (and the -wal and -shm files SQLite derives their
                 // mode from) is private from the start.
-                match perms::open_private(&self.path, true) {
-                    Ok(_) => super::sync_parent(&self.path),
+                match private::open_private(&self.path, true) {
+                    Ok(_) => crate::fsutil::sync_parent(&self.path),
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                     Err(e) => {
                         return Err(io_error(
@@ -240,7 +241,7 @@ impl SqliteStore {
         let Some(conn) = self.connection(false)? else {
             return Err(missing(&path));
         };
-        perms::open_private(target, true)
+        private::open_private(target, true)
             .map_err(|e| io_error(&format!("cannot create {}", target.display()), e))?;
         let copy = || -> rusqlite::Result<()> {
             let mut dst = Connection::open(target)?;
@@ -261,7 +262,7 @@ impl SqliteStore {
             let _ = std::fs::remove_file(target);
             return Err(e);
         }
-        super::sync_parent(target);
+        crate::fsutil::sync_parent(target);
         Ok(())
     }
 

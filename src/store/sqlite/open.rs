@@ -5,7 +5,7 @@ use super::migrations::schema_version;
 use super::schema::{foreign_schema, register_functions, verify_schema};
 use super::{APPLICATION_ID, BUSY_TIMEOUT, SqliteStore, file_stamp};
 use crate::error::{Error, Result};
-use crate::store::with_suffix;
+use crate::fsutil::with_suffix;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
@@ -283,7 +283,7 @@ impl ReadOnly {
             ),
             ReadOnly::Directory => format!(
                 "you may not create files in its directory {} (SQLite keeps its -wal and -shm files there while it changes the database)",
-                crate::store::parent_dir(path).display()
+                crate::fsutil::parent_dir(path).display()
             ),
             ReadOnly::Link(suffix) => {
                 let mut link = path.as_os_str().to_owned();

@@ -11,14 +11,7 @@ use serde_json::{Map, Value, json};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// What a request produced: JSON for every operation, plain text for an ASCII export to stdout.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Output {
-    /// The operation's JSON result.
-    Json(Value),
-    /// Text printed as is (an ASCII tree export).
-    Text(String),
-}
+pub use crate::ops::Output;
 
 /// One call of an operation as a front-end received it, before validation.
 pub struct Request<'a> {

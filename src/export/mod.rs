@@ -14,8 +14,7 @@ mod html;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::Timeline;
-use crate::ops::ExportArgs;
-use crate::service::Output;
+use crate::ops::{ExportArgs, Output};
 use crate::store::{Store, Tx};
 use serde_json::{Value, json};
 use std::io::{self, BufWriter, ErrorKind as IoKind, Write};

@@ -8,6 +8,7 @@ mod archive;
 mod budget;
 mod find;
 mod import;
+mod output;
 mod read;
 mod summarize;
 mod tree;
@@ -25,6 +26,7 @@ pub use budget::planner_input;
 /// What export needs to lay out a budget without writing: the texts and errors the budget uses.
 pub use budget::{existing_placeholder, infeasible, placeholder_text};
 pub use import::import;
+pub use output::Output;
 pub use walk::{path, path_rows};
 
 /// What an operation needs besides the database: the clock, and the front-end whose words a text

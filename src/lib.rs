@@ -96,6 +96,8 @@ pub mod error;
 pub mod export;
 mod fsutil;
 pub mod interchange;
+#[cfg(test)]
+mod layering;
 pub mod mcp;
 pub mod model;
 pub mod ops;

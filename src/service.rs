@@ -170,7 +170,7 @@ pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
     crate::spec::validate::check_idempotency_key(op, idempotency_key.as_deref(), origin)?;
     let args = validate(op, &args, origin)?;
     let typed = ops::Request::from_args(&op.name, &args).ok_or_else(|| {
-        Error::database(format!(
+        Error::internal(format!(
             "internal error: the operation {} has no typed request",
             op.name
         ))

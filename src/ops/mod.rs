@@ -79,7 +79,7 @@ pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
         | Request::DbInfo(_)
         | Request::DbCheck(_)
         | Request::DbConvert(_)
-        | Request::DbBackup(_) => Err(Error::database(format!(
+        | Request::DbBackup(_) => Err(Error::internal(format!(
             "internal error: {} is not an operation inside a transaction",
             request.name()
         ))),
@@ -122,7 +122,7 @@ pub fn timeline_of(tx: &mut dyn Tx, requested: Option<u64>) -> Result<TimelineRo
             let first = tx.timeline_ids(1)?;
             match first.first() {
                 Some(&id) => tx.timeline(id)?.ok_or_else(|| {
-                    Error::database(format!("internal error: timeline tl{id} vanished"))
+                    Error::internal(format!("internal error: timeline tl{id} vanished"))
                 }),
                 None => Err(Error::not_found(
                     Message::from("no timeline in this database yet; run ")

@@ -13,7 +13,7 @@ mod json;
 mod memory;
 mod sqlite;
 
-pub use json::{decode, encode};
+pub use json::{DecodeError, decode, encode};
 pub use memory::MemTx;
 /// The schema version new SQLite databases get (and older ones are migrated to).
 pub use sqlite::schema_version as sqlite_schema_version;
@@ -647,6 +647,7 @@ pub(crate) fn cannot_create(path: &Path, e: std::io::Error) -> Error {
         "cannot create the database {}: {why}; nothing was written. Pass --db with a path in a directory you may write to",
         path.display()
     ))
+    .with_source(e)
 }
 
 pub(crate) fn io_error(what: &str, e: std::io::Error) -> Error {
@@ -661,5 +662,5 @@ pub(crate) fn io_error(what: &str, e: std::io::Error) -> Error {
         }
         _ => "",
     };
-    Error::database(format!("{what}: {e}{hint}"))
+    Error::database(format!("{what}: {e}{hint}")).with_source(e)
 }

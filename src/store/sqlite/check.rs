@@ -79,6 +79,7 @@ impl SqliteStore {
                 // The values themselves, by the checks a snapshot's load applies (a non-empty
                 // intent tag, ...): what db convert could not write otherwise.
                 if let Err(problem) = crate::store::json::decode(&crate::store::json::encode(&db)) {
+                    let problem = problem.to_string();
                     problems.push(problem);
                 }
             }

@@ -196,7 +196,7 @@ fn stage<R>(
 /// commit would then be removed with the staged file.
 fn seal(conn: Option<Connection>, file: &File, staged: &Path, path: &Path) -> Result<()> {
     let Some(conn) = conn else {
-        return Err(Error::database(
+        return Err(Error::internal(
             "internal error: the new database was not open after its first change; nothing was written. Please report this.",
         ));
     };

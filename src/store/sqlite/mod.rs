@@ -316,5 +316,5 @@ fn failure(path: &Path, what: &str, e: rusqlite::Error) -> Error {
         }
         _ => String::new(),
     };
-    Error::database(format!("{what} the database {}: {e}{hint}", path.display()))
+    Error::database(format!("{what} the database {}: {e}{hint}", path.display())).with_source(e)
 }

@@ -239,7 +239,7 @@ impl SqliteStore {
         use rusqlite::ErrorCode as C;
         match (e.sqlite_error_code(), self.read_only) {
             (Some(C::DatabaseCorrupt | C::NotADatabase), _) | (None, _) => {
-                self.corrupt(&e.to_string())
+                self.corrupt(&e.to_string()).with_source(e)
             }
             (Some(C::CannotOpen | C::ReadOnly | C::PermissionDenied), Some(why))
                 if self.wal_has_changes() =>
@@ -249,6 +249,7 @@ impl SqliteStore {
                     "cannot read the database {db}: {}, and SQLite needs to create its shared-memory file {db}-shm to read the changes still in {db}-wal; nothing was changed. Copy the database with its -wal file to a writable place and use the copy",
                     why.reason(&self.path)
                 ))
+                .with_source(e)
             }
             _ => self.failure("cannot open", e),
         }

@@ -21,9 +21,10 @@ pub(super) fn unsql(v: i64) -> u64 {
 
 impl SqlTx<'_> {
     pub(super) fn put_import_row(&self, record: &ImportRecord) -> Result<()> {
-        let json = serde_json::to_string(record).map_err(|e| Error::database(e.to_string()))?;
+        let json = serde_json::to_string(record)
+            .map_err(|e| Error::internal(e.to_string()).with_source(e))?;
         let timeline = crate::model::parse_timeline_id(&record.timeline).ok_or_else(|| {
-            Error::database(format!(
+            Error::internal(format!(
                 "internal error: import record of an invalid timeline {:?}",
                 record.timeline
             ))

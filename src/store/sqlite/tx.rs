@@ -205,9 +205,9 @@ impl Tx for SqlTx<'_> {
         let next = self
             .timeline(tl)?
             .map(|t| t.next_node)
-            .ok_or_else(|| Error::database(format!("internal error: no timeline tl{tl}")))?;
+            .ok_or_else(|| Error::internal(format!("internal error: no timeline tl{tl}")))?;
         if row.id != next {
-            return Err(Error::database(format!(
+            return Err(Error::internal(format!(
                 "internal error: node n{} inserted where n{next} is next",
                 row.id
             )));
@@ -266,7 +266,7 @@ impl Tx for SqlTx<'_> {
             }
         };
         if changed != 1 || n == ROOT {
-            return Err(Error::database(format!(
+            return Err(Error::internal(format!(
                 "internal error: no message n{n} to change"
             )));
         }
@@ -351,7 +351,7 @@ impl Tx for SqlTx<'_> {
             params![sql(tl), old, new],
         )?;
         if changed != 1 {
-            return Err(Error::database(format!(
+            return Err(Error::internal(format!(
                 "internal error: no branch {old:?} to rename"
             )));
         }
@@ -607,7 +607,7 @@ impl Tx for SqlTx<'_> {
     fn load_timeline(&mut self, tl: u64) -> Result<Timeline> {
         let info = self
             .timeline(tl)?
-            .ok_or_else(|| Error::database(format!("internal error: no timeline tl{tl}")))?;
+            .ok_or_else(|| Error::internal(format!("internal error: no timeline tl{tl}")))?;
         let query = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE timeline = ?1 ORDER BY id");
         let mut stmt = self.conn.prepare(&query).map_err(|e| self.fail(e))?;
         let rows: Vec<NodeRow> = stmt

@@ -1,12 +1,15 @@
 //! Storage: one typed interface (`Tx`) that every operation is written against, and two engines
 //! behind it.
 //!
-//! - SQLite (`sqlite.rs`) for new databases: rows and indexes, so an operation costs what it touches;
+//! - SQLite (`sqlite/`) for new databases: rows and indexes, so an operation costs what it touches;
 //!   WAL mode, `synchronous=FULL`, one `BEGIN IMMEDIATE` transaction per change.
 //! - The JSON snapshot (`json.rs`) for files ending in `.json`: the whole database in one file, loaded
 //!   into the in-memory model (`memory.rs`) under a lock and replaced atomically with a `.bak` copy.
 //!
 //! An existing file is recognised by its content, a new one by its extension (see `Engine::detect`).
+//!
+//! How files are made, replaced and synced safely (private, never through a link, atomic) is
+//! `crate::fsutil`'s; this module says what a failure means for a database.
 
 mod fault;
 mod json;

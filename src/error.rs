@@ -491,7 +491,9 @@ mod tests {
         let error = Error::database("cannot write x: no space left").with_source(cause);
         let source = error.source().expect("a source");
         assert_eq!(source.to_string(), "no space left");
-        let io = source.downcast_ref::<std::io::Error>().expect("an io::Error");
+        let io = source
+            .downcast_ref::<std::io::Error>()
+            .expect("an io::Error");
         assert_eq!(io.kind(), std::io::ErrorKind::StorageFull);
         assert_eq!(error, Error::database("cannot write x: no space left"));
         assert!(Error::database("x").source().is_none());

@@ -95,3 +95,27 @@ pub(crate) fn sync_dir_checked(dir: &Path) -> std::io::Result<()> {
     let _ = dir;
     Ok(())
 }
+
+/// The user this process runs as, as the owner of the files it makes (Unix); `None` elsewhere.
+pub(crate) fn current_user() -> Option<u32> {
+    #[cfg(unix)]
+    {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        Some(unsafe { libc::geteuid() })
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// The kernel's `protected_symlinks` rule, whatever the system's setting: in a directory anyone may
+/// write to but only owners may delete from (mode 1777, like /tmp), a link is followed only when it
+/// belongs to the user running Timeline or to the directory's owner. The owner of `link` (whose
+/// metadata is `link_meta`) when the rule refuses it; `None` when it may be followed.
+#[cfg(unix)]
+pub(crate) fn foreign_link_in_shared_dir(link: &Path, link_meta: &fs::Metadata) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let dir_meta = fs::metadata(parent_dir(link)).ok()?;
+    let shared = dir_meta.mode() & 0o1002 == 0o1002;
+    let owner = link_meta.uid();
+    (shared && Some(owner) != current_user() && owner != dir_meta.uid()).then_some(owner)
+}

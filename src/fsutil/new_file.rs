@@ -87,7 +87,7 @@ pub(crate) fn write_new_file(
     };
     let _ = fs::remove_file(&temp);
     drop(file);
-    leftovers::remove_stale(path, "export", leftovers::current_user(), SystemTime::now());
+    leftovers::remove_stale(path, "export", super::current_user(), SystemTime::now());
     result
 }
 

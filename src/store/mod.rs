@@ -607,21 +607,12 @@ fn follow_link(link: &Path, link_meta: &fs::Metadata) -> Result<PathBuf> {
     Ok(real)
 }
 
-/// The kernel's `protected_symlinks` rule, applied whatever the system's setting: in a directory
-/// anyone may write to but only owners may delete from (mode 1777, like /tmp), a link is followed
-/// only when it belongs to the user running Timeline or to the directory's owner.
+/// The kernel's `protected_symlinks` rule, applied whatever the system's setting (see
+/// `fsutil::foreign_link_in_shared_dir`).
 #[cfg(unix)]
 fn refuse_foreign_link_in_shared_dir(link: &Path, link_meta: &fs::Metadata) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
     let dir = parent_dir(link);
-    let Ok(dir_meta) = fs::metadata(&dir) else {
-        return Ok(());
-    };
-    let shared = dir_meta.mode() & 0o1002 == 0o1002;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    let owner = link_meta.uid();
-    if shared && owner != me && owner != dir_meta.uid() {
+    if let Some(owner) = crate::fsutil::foreign_link_in_shared_dir(link, link_meta) {
         return Err(Error::database(format!(
             "{} is a symbolic link owned by another user (uid {owner}) in {}, a directory anyone can write to, so Timeline will not follow it: such a link can be planted to make you read or write a file elsewhere. Nothing was read or written. Pass --db with the real path of the database, or keep the database in a directory only you can write to",
             link.display(),

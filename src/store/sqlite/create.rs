@@ -87,7 +87,12 @@ fn prepare(path: &Path) -> Result<()> {
 /// Remove the staged databases (with their `-wal` and `-shm`) that first writes killed midway left
 /// beside `path`.
 pub(super) fn remove_leftovers(path: &Path) {
-    leftovers::remove_stale(path, "new", leftovers::current_user(), SystemTime::now());
+    leftovers::remove_stale(
+        path,
+        "new",
+        crate::fsutil::current_user(),
+        SystemTime::now(),
+    );
 }
 
 /// SQLite opens a database together with a `-wal` or `-journal` file of the same name and replays

@@ -11,6 +11,7 @@
 use crate::spec::validate::Origin;
 use serde_json::{Map, Value, json};
 use std::fmt;
+use std::sync::Arc;
 
 /// The kinds of error the spec defines; each maps to an exit code of `tl` and an MCP answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +34,9 @@ pub enum ErrorKind {
     Database,
     /// The export output file cannot be written.
     Output,
+    /// A bug in Timeline: an operation broke one of its own rules and was stopped before it wrote
+    /// anything. Not `Database`, whose exit code tells the user the file is damaged.
+    Internal,
 }
 
 impl ErrorKind {
@@ -48,11 +52,12 @@ impl ErrorKind {
             ErrorKind::LimitExceeded => "limit_exceeded",
             ErrorKind::Database => "database",
             ErrorKind::Output => "output",
+            ErrorKind::Internal => "internal",
         }
     }
 
     /// Every kind, in the order of the spec's error table.
-    pub const ALL: [ErrorKind; 9] = [
+    pub const ALL: [ErrorKind; 10] = [
         ErrorKind::InvalidArgument,
         ErrorKind::NotFound,
         ErrorKind::Conflict,
@@ -62,6 +67,7 @@ impl ErrorKind {
         ErrorKind::LimitExceeded,
         ErrorKind::Database,
         ErrorKind::Output,
+        ErrorKind::Internal,
     ];
 
     /// Exit status of `tl` for this kind, from the spec.
@@ -77,7 +83,10 @@ impl ErrorKind {
 }
 
 /// An error of any library operation: its kind, a message for people and optional structured data.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// The lower layer's error that caused it, when there is one (an I/O or SQLite error), is kept as
+/// its [`std::error::Error::source`]; the message already says in words what it means.
+#[derive(Debug, Clone)]
 pub struct Error {
     /// Which error of the spec this is.
     pub kind: ErrorKind,
@@ -92,6 +101,21 @@ pub struct Error {
     /// `inputSchema` states, before anything ran. MCP versions before 2025-11-25 answer such an
     /// error as a protocol error ("invalid arguments"); everything else is a tool execution error.
     pub schema: bool,
+    /// The lower layer's error this one was made from (a thin pointer: errors are returned
+    /// everywhere, so they stay small).
+    source: Option<Arc<Box<dyn std::error::Error + Send + Sync>>>,
+}
+
+/// Errors are equal when they say the same (their sources are not compared: two I/O errors of
+/// one kind are not comparable values).
+impl PartialEq for Error {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind
+            && self.message == other.message
+            && self.data == other.data
+            && self.wording == other.wording
+            && self.schema == other.schema
+    }
 }
 
 /// The library's result type: `Error` unless stated otherwise.
@@ -107,7 +131,14 @@ impl Error {
             data: None,
             wording: wording.has_steps().then(|| Box::new(wording)),
             schema: false,
+            source: None,
         }
+    }
+
+    /// Keep `cause`, the lower layer's error this one was made from, as the error's source.
+    pub fn with_source(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(Box::new(cause)));
+        self
     }
 
     /// Attach structured details to the error.
@@ -140,6 +171,34 @@ impl Error {
     /// A `Database` error (the file cannot be read, locked or written).
     pub fn database(message: impl Into<Message>) -> Self {
         Error::new(ErrorKind::Database, message)
+    }
+
+    /// An `Output` error of a new file (an export, a backup or conversion of a JSON snapshot) that
+    /// could not be written: it existed already, or writing it failed.
+    pub(crate) fn new_file(path: &std::path::Path, e: crate::fsutil::NewFileError) -> Self {
+        use crate::fsutil::NewFileError;
+        match e {
+            NewFileError::Exists => Error::new(
+                ErrorKind::Output,
+                format!(
+                    "the output file {} already exists; choose another name (export never overwrites a file, so changes you made to it are kept)",
+                    path.display()
+                ),
+            ),
+            NewFileError::Io(e) => Error::new(
+                ErrorKind::Output,
+                format!(
+                    "cannot write the output file {}: {e}; check that its directory exists and is writable",
+                    path.display()
+                ),
+            )
+            .with_source(e),
+        }
+    }
+
+    /// An `Internal` error: a bug in Timeline, not in the request or the database.
+    pub fn internal(message: impl Into<Message>) -> Self {
+        Error::new(ErrorKind::Internal, message)
     }
 
     /// The `LimitExceeded` error of a token sum that overflows 64 bits.
@@ -384,7 +443,13 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| &**e as &(dyn std::error::Error + 'static))
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -406,6 +471,34 @@ mod tests {
             "spec has error kinds the code does not"
         );
     }
+    /// A bug is its own kind: not exit 3, which tells the user the database is damaged.
+    #[test]
+    fn a_bug_is_not_a_database_error() {
+        let bug = Error::internal("internal error: no message n4 to change");
+        assert_eq!(bug.kind, ErrorKind::Internal);
+        assert_eq!(bug.kind.code(), "internal");
+        assert_eq!(bug.kind.exit_code(), 70);
+        assert_eq!(ErrorKind::Database.exit_code(), 3);
+        assert_eq!(bug.kind.mcp_code(), None);
+        assert_eq!(bug.message, "internal error: no message n4 to change");
+    }
+
+    /// The lower layer's error stays reachable as the source, and does not take part in equality.
+    #[test]
+    fn the_cause_is_kept_as_the_source() {
+        use std::error::Error as _;
+        let cause = std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left");
+        let error = Error::database("cannot write x: no space left").with_source(cause);
+        let source = error.source().expect("a source");
+        assert_eq!(source.to_string(), "no space left");
+        let io = source
+            .downcast_ref::<std::io::Error>()
+            .expect("an io::Error");
+        assert_eq!(io.kind(), std::io::ErrorKind::StorageFull);
+        assert_eq!(error, Error::database("cannot write x: no space left"));
+        assert!(Error::database("x").source().is_none());
+    }
+
     #[test]
     fn a_plain_message_reads_the_same_everywhere() {
         let error = Error::not_found(format!("branch {:?} not found", "a{}b"));

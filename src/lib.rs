@@ -94,7 +94,10 @@ pub mod budget;
 pub mod cli;
 pub mod error;
 pub mod export;
+mod fsutil;
 pub mod interchange;
+#[cfg(test)]
+mod layering;
 pub mod mcp;
 pub mod model;
 pub mod ops;

@@ -11,14 +11,7 @@ use serde_json::{Map, Value, json};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// What a request produced: JSON for every operation, plain text for an ASCII export to stdout.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Output {
-    /// The operation's JSON result.
-    Json(Value),
-    /// Text printed as is (an ASCII tree export).
-    Text(String),
-}
+pub use crate::ops::Output;
 
 /// One call of an operation as a front-end received it, before validation.
 pub struct Request<'a> {
@@ -177,7 +170,7 @@ pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
     crate::spec::validate::check_idempotency_key(op, idempotency_key.as_deref(), origin)?;
     let args = validate(op, &args, origin)?;
     let typed = ops::Request::from_args(&op.name, &args).ok_or_else(|| {
-        Error::database(format!(
+        Error::internal(format!(
             "internal error: the operation {} has no typed request",
             op.name
         ))

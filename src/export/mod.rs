@@ -14,14 +14,11 @@ mod html;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::Timeline;
-use crate::ops::ExportArgs;
-use crate::service::Output;
+use crate::ops::{ExportArgs, Output};
 use crate::store::{Store, Tx};
 use serde_json::{Value, json};
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, ErrorKind as IoKind, Seek, Write};
+use std::io::{self, BufWriter, ErrorKind as IoKind, Write};
 use std::path::Path;
-use std::time::SystemTime;
 
 /// A rendered export and what it contains.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,107 +236,13 @@ fn deliver(
     Ok(Some(result))
 }
 
-fn exists_error(path: &Path) -> Error {
-    Error::new(
-        ErrorKind::Output,
-        format!(
-            "the output file {} already exists; choose another name (export never overwrites a file, so changes you made to it are kept)",
-            path.display()
-        ),
-    )
-}
-
-fn write_error(path: &Path, e: io::Error) -> Error {
-    Error::new(
-        ErrorKind::Output,
-        format!(
-            "cannot write the output file {}: {e}; check that its directory exists and is writable",
-            path.display()
-        ),
-    )
-}
-
-/// A fresh file that only its owner can read and write (Unix); fails if `path` exists.
-fn create_new(path: &Path) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.read(true).write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)
-}
-
-/// Write what `fill` writes to `path`, which must not exist yet; an existing file is never touched.
-///
-/// The bytes go to a temporary file in the same directory (`.<name>.export-<pid>-<nanos>`, locked by
-/// this process while it exists), are fsynced, and the temporary file is hard-linked to `path`, which
-/// fails atomically if `path` exists (a rename would replace it). Where the file system has no hard
-/// links, `path` is created with `create_new` and the temporary file copied into it, and removed
-/// again if that fails. Either way a reader never sees a half-written file under `path` unless the
-/// machine crashes during the fallback. Afterwards, temporary files that killed exports left in the
-/// directory are removed (see `store::leftovers`).
+/// Write what `fill` writes to `path`, which must not exist yet (see `fsutil::write_new_file`),
+/// with export's words for what went wrong.
 pub fn write_new_file(
     path: &Path,
     fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
 ) -> Result<()> {
-    if fs::symlink_metadata(path).is_ok() {
-        return Err(exists_error(path));
-    }
-    let temp = crate::store::temp_path_beside(path, "export");
-    let mut file = create_new(&temp).map_err(|e| write_error(path, e))?;
-    // Held until the temporary file is removed: a later export that can take this lock knows the
-    // writer is gone.
-    crate::store::leftovers::hold(&file);
-    let staged = (|| -> io::Result<()> {
-        let mut out = BufWriter::with_capacity(1 << 16, &file);
-        fill(&mut out)?;
-        out.flush()?;
-        drop(out);
-        file.sync_all()
-    })();
-    let result = match staged {
-        Err(e) => Err(write_error(path, e)),
-        Ok(()) => match fs::hard_link(&temp, path) {
-            Ok(()) => {
-                crate::store::sync_parent(path);
-                Ok(())
-            }
-            Err(e) if e.kind() == IoKind::AlreadyExists => Err(exists_error(path)),
-            Err(_) => copy_directly(&mut file, path),
-        },
-    };
-    let _ = fs::remove_file(&temp);
-    drop(file);
-    crate::store::leftovers::remove_stale(
-        path,
-        "export",
-        crate::store::leftovers::current_user(),
-        SystemTime::now(),
-    );
-    result
-}
-
-/// The fallback without hard links: create_new, copy the staged file, fsync; remove the partial file
-/// on failure.
-fn copy_directly(staged: &mut File, path: &Path) -> Result<()> {
-    let mut file = match create_new(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == IoKind::AlreadyExists => return Err(exists_error(path)),
-        Err(e) => return Err(write_error(path, e)),
-    };
-    let written = staged
-        .rewind()
-        .and_then(|()| io::copy(staged, &mut file))
-        .and_then(|_| file.sync_all());
-    drop(file);
-    if let Err(e) = written {
-        let _ = fs::remove_file(path);
-        return Err(write_error(path, e));
-    }
-    crate::store::sync_parent(path);
-    Ok(())
+    crate::fsutil::write_new_file(path, fill).map_err(|e| Error::new_file(path, e))
 }
 
 /// Branch heads by node: `(is_current, name)`, the current branch first, then in branch order.

@@ -362,7 +362,7 @@ impl Layout<'_> {
                         ),
                     ),
                     (segment, reason) => {
-                        return Err(Error::database(format!(
+                        return Err(Error::internal(format!(
                             "internal error: the planner gave {} the reason {reason:?} in {segment:?}",
                             node_id(row.id)
                         )));

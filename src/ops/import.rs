@@ -304,7 +304,7 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
             queue.stop();
         }
         if reader.join().is_err() {
-            return Err(Error::database(
+            return Err(Error::internal(
                 "internal error: the import's reader thread failed; see the message above. Please report this",
             ));
         }

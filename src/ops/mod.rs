@@ -8,6 +8,7 @@ mod archive;
 mod budget;
 mod find;
 mod import;
+mod output;
 mod read;
 mod summarize;
 mod tree;
@@ -25,6 +26,7 @@ pub use budget::planner_input;
 /// What export needs to lay out a budget without writing: the texts and errors the budget uses.
 pub use budget::{existing_placeholder, infeasible, placeholder_text};
 pub use import::import;
+pub use output::Output;
 pub use walk::{path, path_rows};
 
 /// What an operation needs besides the database: the clock, and the front-end whose words a text
@@ -77,7 +79,7 @@ pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
         | Request::DbInfo(_)
         | Request::DbCheck(_)
         | Request::DbConvert(_)
-        | Request::DbBackup(_) => Err(Error::database(format!(
+        | Request::DbBackup(_) => Err(Error::internal(format!(
             "internal error: {} is not an operation inside a transaction",
             request.name()
         ))),
@@ -120,7 +122,7 @@ pub fn timeline_of(tx: &mut dyn Tx, requested: Option<u64>) -> Result<TimelineRo
             let first = tx.timeline_ids(1)?;
             match first.first() {
                 Some(&id) => tx.timeline(id)?.ok_or_else(|| {
-                    Error::database(format!("internal error: timeline tl{id} vanished"))
+                    Error::internal(format!("internal error: timeline tl{id} vanished"))
                 }),
                 None => Err(Error::not_found(
                     Message::from("no timeline in this database yet; run ")

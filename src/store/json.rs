@@ -9,16 +9,16 @@
 
 use super::fault::{self, Step};
 use super::memory::MemTx;
-use super::replace::replace;
-use super::{
-    Engine, Outcome, Tx, io_error, parent_dir, perms, sync_dir, temp_path_beside, with_suffix,
-};
+use super::{Engine, Outcome, Tx, io_error};
 use crate::error::{Error, Result};
+use crate::fsutil::replace::replace;
+use crate::fsutil::{parent_dir, private, sync_dir, temp_path_beside, with_suffix};
 use crate::model::Database;
 use crate::model::file::DatabaseFile;
 use std::fs::{self, File};
 use std::io::{ErrorKind as IoKind, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Whether an open failed because this process may not write there (read-only media or permissions).
 fn cannot_write(e: &std::io::Error) -> bool {
@@ -115,7 +115,7 @@ impl JsonStore {
             // A read never creates the lock file (`tl --db examples/x.json export` must leave the
             // checkout as it was): it shares the lock when the file exists and otherwise needs none,
             // as a writer replaces the database by an atomic rename (see below).
-            return match perms::open_own_read_only(&lock_path) {
+            return match private::open_own_read_only(&lock_path) {
                 Ok(file) => {
                     file.lock_shared().map_err(|e| {
                         io_error(&format!("cannot lock {}", lock_path.display()), e)
@@ -128,7 +128,7 @@ impl JsonStore {
                 Err(e) => Err(cannot_open(e)),
             };
         }
-        let file = match perms::open_private(&lock_path, false) {
+        let file = match private::open_private(&lock_path, false) {
             Ok(file) => file,
             Err(e) if cannot_write(&e) && !self.exists() => {
                 return Err(super::cannot_create(&self.path, e));
@@ -209,7 +209,8 @@ impl JsonStore {
     fn load(&self, bytes: Option<&[u8]>) -> Result<Database> {
         match bytes {
             None => Ok(Database::default()),
-            Some(bytes) => decode(bytes).map_err(|problem| self.corrupt(&problem)),
+            Some(bytes) => decode(bytes)
+                .map_err(|problem| self.corrupt(problem.problem()).with_source(problem)),
         }
     }
 
@@ -271,7 +272,7 @@ impl JsonStore {
         self.remove_leftovers();
         let temp = self.temp_path("tmp");
         let result = (|| -> std::io::Result<()> {
-            let mut file = perms::open_private(&temp, true)?;
+            let mut file = private::open_private(&temp, true)?;
             file.write_all(bytes)?;
             fault::reached(Step::TempWritten);
             file.sync_all()?;
@@ -280,7 +281,7 @@ impl JsonStore {
             if let Some(previous) = previous {
                 let backup_temp = self.temp_path("bak");
                 let written = (|| {
-                    let mut backup = perms::open_private(&backup_temp, true)?;
+                    let mut backup = private::open_private(&backup_temp, true)?;
                     backup.write_all(previous)?;
                     backup.sync_all()?;
                     replace(&backup_temp, &self.backup_path())
@@ -385,7 +386,7 @@ impl JsonStore {
                 }
                 // The audit is append-only (U2): old entries are never rewritten or deleted.
                 if !db.audit.starts_with(&audit_before) {
-                    return Err(Error::database(
+                    return Err(Error::internal(
                         "internal error: an operation tried to rewrite or delete audit entries; nothing was written. Please report this.",
                     ));
                 }
@@ -393,12 +394,12 @@ impl JsonStore {
                 // check that the state the operation derived step by step is what a load derives.
                 match decode(&bytes) {
                     Err(problem) => {
-                        return Err(Error::database(format!(
+                        return Err(Error::internal(format!(
                             "internal error: the new snapshot does not validate ({problem}); nothing was written. Please report this."
                         )));
                     }
                     Ok(reloaded) if reloaded != db => {
-                        return Err(Error::database(
+                        return Err(Error::internal(
                             "internal error: the derived state of the new snapshot differs from a fresh load; nothing was written. Please report this.",
                         ));
                     }
@@ -422,7 +423,8 @@ impl JsonStore {
         let bytes = self.read_bytes()?.ok_or_else(|| self.missing())?;
         // The copy must load like the original: never hand out a copy of a damaged file as a backup.
         self.load(Some(&bytes))?;
-        crate::export::write_new_file(target, &mut |out| out.write_all(&bytes))
+        crate::fsutil::write_new_file(target, &mut |out| out.write_all(&bytes))
+            .map_err(|e| Error::new_file(target, e))
     }
 
     /// Every problem a load finds (the file is read under a shared lock and never written).
@@ -434,13 +436,14 @@ impl JsonStore {
         let bytes = self.read_bytes()?.ok_or_else(|| self.missing())?;
         Ok(match decode(&bytes) {
             Ok(_) => Vec::new(),
-            Err(problem) => vec![problem],
+            Err(problem) => vec![problem.to_string()],
         })
     }
 
     /// Write `db` as a new snapshot file at `target` (which `Store::create_from` checked is free).
     pub fn create_from(target: &Path, db: &Database) -> Result<()> {
-        crate::export::write_new_file(target, &mut |out| out.write_all(&encode(db)))
+        crate::fsutil::write_new_file(target, &mut |out| out.write_all(&encode(db)))
+            .map_err(|e| Error::new_file(target, e))
     }
 
     fn missing(&self) -> Error {
@@ -459,6 +462,58 @@ pub fn encode(db: &Database) -> Vec<u8> {
     bytes
 }
 
+/// Why snapshot bytes are not a database: the problem in words (as `db check` lists it), and the
+/// parser's or the model's error that found it as the source.
+#[derive(Debug, Clone)]
+pub struct DecodeError {
+    problem: String,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl DecodeError {
+    fn caused(problem: String, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        DecodeError {
+            problem,
+            source: Some(Arc::new(cause)),
+        }
+    }
+
+    /// The problem, as `db check` lists it.
+    pub fn problem(&self) -> &str {
+        &self.problem
+    }
+}
+
+impl From<String> for DecodeError {
+    fn from(problem: String) -> Self {
+        DecodeError {
+            problem,
+            source: None,
+        }
+    }
+}
+
+/// Equal when they name the same problem (sources are not comparable values).
+impl PartialEq for DecodeError {
+    fn eq(&self, other: &Self) -> bool {
+        self.problem == other.problem
+    }
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.problem)
+    }
+}
+
+impl std::error::Error for DecodeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
 /// Parse and check snapshot bytes, rebuilding every derived index.
 ///
 /// A file whose top level is a JSON object is first parsed straight into `DatabaseFile`, which costs
@@ -468,7 +523,7 @@ pub fn encode(db: &Database) -> Vec<u8> {
 /// array, and a duplicate key, which the `Value` route resolves as "last one wins", makes the direct
 /// parse fail. Whenever the direct parse fails or finds another format version, the `Value` route
 /// runs, so every error message stays the same.
-pub fn decode(bytes: &[u8]) -> std::result::Result<Database, String> {
+pub fn decode(bytes: &[u8]) -> std::result::Result<Database, DecodeError> {
     let supported = crate::spec::spec().constants.format_version;
     // JSON whitespace exactly as serde_json skips it (not `is_ascii_whitespace`, which adds form feed).
     let first = bytes
@@ -479,7 +534,7 @@ pub fn decode(bytes: &[u8]) -> std::result::Result<Database, String> {
         && (1..=supported).contains(&file.format_version)
     {
         return Database::from_file(file, supported)
-            .map_err(|e| format!("invalid content ({})", e.message));
+            .map_err(|e| DecodeError::caused(format!("invalid content ({})", e.message), e));
     }
     decode_via_value(bytes)
 }
@@ -502,20 +557,21 @@ fn file_format_version(bytes: &[u8]) -> Option<u64> {
 
 /// The reference route of `decode`: a `serde_json::Value` first, so that an unsupported version or
 /// a file that is not a Timeline database gets a precise message before any structure check.
-fn decode_via_value(bytes: &[u8]) -> std::result::Result<Database, String> {
+fn decode_via_value(bytes: &[u8]) -> std::result::Result<Database, DecodeError> {
     let supported = crate::spec::spec().constants.format_version;
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(format!(
+        return Err(DecodeError::from(format!(
             "the file is empty ({} bytes, no JSON)",
             bytes.len()
-        ));
+        )));
     }
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
-        if e.is_eof() {
+        let problem = if e.is_eof() {
             format!("the file is truncated ({e})")
         } else {
             format!("it is not valid JSON ({e})")
-        }
+        };
+        DecodeError::caused(problem, e)
     })?;
     match value
         .get("format_version")
@@ -523,20 +579,21 @@ fn decode_via_value(bytes: &[u8]) -> std::result::Result<Database, String> {
     {
         Some(v) if (1..=supported).contains(&v) => {}
         Some(v) => {
-            return Err(format!(
+            return Err(DecodeError::from(format!(
                 "unsupported format_version {v} (this version of Timeline reads format_version 1 to {supported}; use the release that wrote it)"
-            ));
+            )));
         }
         None => {
-            return Err(
+            return Err(DecodeError::from(
                 "format_version is missing or not a number, so this is not a Timeline database"
-                    .into(),
-            );
+                    .to_string(),
+            ));
         }
     }
-    let file: DatabaseFile =
-        serde_json::from_value(value).map_err(|e| format!("invalid structure ({e})"))?;
-    Database::from_file(file, supported).map_err(|e| format!("invalid content ({})", e.message))
+    let file: DatabaseFile = serde_json::from_value(value)
+        .map_err(|e| DecodeError::caused(format!("invalid structure ({e})"), e))?;
+    Database::from_file(file, supported)
+        .map_err(|e| DecodeError::caused(format!("invalid content ({})", e.message), e))
 }
 
 /// Whether `file_name` is one of the temporary files `temp_path` makes for the database `db_name`:
@@ -575,6 +632,17 @@ mod tests {
             },
         )
         .unwrap()
+    }
+
+    /// A snapshot that does not parse says so in words and keeps the parser's error as its source.
+    #[test]
+    fn a_decode_error_keeps_the_parsers_error() {
+        use std::error::Error as _;
+        let e = decode(b"{\"format_version\": 1, ").unwrap_err();
+        assert!(e.problem().starts_with("the file is truncated ("), "{e}");
+        let source = e.source().expect("a source");
+        assert!(source.downcast_ref::<serde_json::Error>().is_some());
+        assert!(decode(b"  ").unwrap_err().source().is_none());
     }
 
     /// `decode` and its reference route agree exactly: the same database or the same message.

@@ -23,7 +23,7 @@ impl MemTx<'_> {
     fn get(&mut self, tl: u64) -> Result<&mut Timeline> {
         match self.find(tl) {
             Some(i) => Ok(&mut self.db.timelines[i]),
-            None => Err(Error::database(format!(
+            None => Err(Error::internal(format!(
                 "internal error: timeline tl{tl} is not in the database"
             ))),
         }
@@ -151,7 +151,7 @@ impl Tx for MemTx<'_> {
         let t = self.get(tl)?;
         let n = t.nodes.len() as u64;
         if row.id != n {
-            return Err(Error::database(format!(
+            return Err(Error::internal(format!(
                 "internal error: node n{} inserted where n{n} is next",
                 row.id
             )));
@@ -174,7 +174,7 @@ impl Tx for MemTx<'_> {
         let t = self.get(tl)?;
         let i = n as usize;
         if n == ROOT || i >= t.nodes.len() {
-            return Err(Error::database(format!(
+            return Err(Error::internal(format!(
                 "internal error: no message n{n} to change"
             )));
         }
@@ -239,7 +239,7 @@ impl Tx for MemTx<'_> {
                 branch.name = new.to_string();
                 Ok(())
             }
-            None => Err(Error::database(format!(
+            None => Err(Error::internal(format!(
                 "internal error: no branch {old:?} to rename"
             ))),
         }

@@ -1,29 +1,28 @@
 //! Storage: one typed interface (`Tx`) that every operation is written against, and two engines
 //! behind it.
 //!
-//! - SQLite (`sqlite.rs`) for new databases: rows and indexes, so an operation costs what it touches;
+//! - SQLite (`sqlite/`) for new databases: rows and indexes, so an operation costs what it touches;
 //!   WAL mode, `synchronous=FULL`, one `BEGIN IMMEDIATE` transaction per change.
 //! - The JSON snapshot (`json.rs`) for files ending in `.json`: the whole database in one file, loaded
 //!   into the in-memory model (`memory.rs`) under a lock and replaced atomically with a `.bak` copy.
 //!
 //! An existing file is recognised by its content, a new one by its extension (see `Engine::detect`).
+//!
+//! How files are made, replaced and synced safely (private, never through a link, atomic) is
+//! `crate::fsutil`'s; this module says what a failure means for a database.
 
 mod fault;
 mod json;
-pub(crate) mod leftovers;
 mod memory;
-mod perms;
-#[cfg(windows)]
-mod perms_windows;
-mod replace;
 mod sqlite;
 
-pub use json::{decode, encode};
+pub use json::{DecodeError, decode, encode};
 pub use memory::MemTx;
 /// The schema version new SQLite databases get (and older ones are migrated to).
 pub use sqlite::schema_version as sqlite_schema_version;
 
 use crate::error::{Error, Result};
+use crate::fsutil::{open_no_block, parent_dir, same_file};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Node, Role, Timeline};
 use crate::search::Query;
@@ -610,106 +609,18 @@ fn follow_link(link: &Path, link_meta: &fs::Metadata) -> Result<PathBuf> {
     Ok(real)
 }
 
-/// The kernel's `protected_symlinks` rule, applied whatever the system's setting: in a directory
-/// anyone may write to but only owners may delete from (mode 1777, like /tmp), a link is followed
-/// only when it belongs to the user running Timeline or to the directory's owner.
+/// The kernel's `protected_symlinks` rule, applied whatever the system's setting (see
+/// `fsutil::foreign_link_in_shared_dir`).
 #[cfg(unix)]
 fn refuse_foreign_link_in_shared_dir(link: &Path, link_meta: &fs::Metadata) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
     let dir = parent_dir(link);
-    let Ok(dir_meta) = fs::metadata(&dir) else {
-        return Ok(());
-    };
-    let shared = dir_meta.mode() & 0o1002 == 0o1002;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    let owner = link_meta.uid();
-    if shared && owner != me && owner != dir_meta.uid() {
+    if let Some(owner) = crate::fsutil::foreign_link_in_shared_dir(link, link_meta) {
         return Err(Error::database(format!(
             "{} is a symbolic link owned by another user (uid {owner}) in {}, a directory anyone can write to, so Timeline will not follow it: such a link can be planted to make you read or write a file elsewhere. Nothing was read or written. Pass --db with the real path of the database, or keep the database in a directory only you can write to",
             link.display(),
             dir.display()
         )));
     }
-    Ok(())
-}
-
-/// Open for reading without blocking on a FIFO that replaced the file since it was checked.
-fn open_no_block(path: &Path) -> std::io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    options.open(path)
-}
-
-/// Whether `path` names the file `opened` is open on (same device and inode). Windows has no such
-/// identity in the standard library; a link there is followed by the system's own path resolution.
-fn same_file(opened: &fs::File, path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (opened.metadata(), fs::metadata(path)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (opened, path);
-        true
-    }
-}
-
-pub(crate) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
-pub(crate) fn parent_dir(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// A private temporary name in the same directory as `path`: `.<name>.<what>-<pid>-<nanos>`. Being in
-/// the same directory makes the final rename or link atomic.
-pub(crate) fn temp_path_beside(path: &Path, what: &str) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    parent_dir(path).join(format!(".{name}.{what}-{}-{nanos}", std::process::id()))
-}
-
-/// Make a new or renamed entry in the directory of `path` durable.
-pub(crate) fn sync_parent(path: &Path) {
-    sync_dir(&parent_dir(path));
-}
-
-fn sync_dir(dir: &Path) {
-    let _ = sync_dir_checked(dir);
-}
-
-/// `sync_dir`, saying whether the fsync failed (a directory that cannot be opened is not a failure).
-pub(crate) fn sync_dir_checked(dir: &Path) -> std::io::Result<()> {
-    // Makes the rename durable on Unix; directories cannot be opened this way on Windows, where the
-    // rename is already durable once it returns.
-    #[cfg(unix)]
-    if let Ok(d) = fs::File::open(dir) {
-        return d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
     Ok(())
 }
 
@@ -732,6 +643,7 @@ pub(crate) fn cannot_create(path: &Path, e: std::io::Error) -> Error {
         "cannot create the database {}: {why}; nothing was written. Pass --db with a path in a directory you may write to",
         path.display()
     ))
+    .with_source(e)
 }
 
 pub(crate) fn io_error(what: &str, e: std::io::Error) -> Error {
@@ -746,5 +658,5 @@ pub(crate) fn io_error(what: &str, e: std::io::Error) -> Error {
         }
         _ => "",
     };
-    Error::database(format!("{what}: {e}{hint}"))
+    Error::database(format!("{what}: {e}{hint}")).with_source(e)
 }

@@ -1,18 +1,21 @@
 //! The first write to an SQLite database that does not exist yet, and `db convert` into a new one.
 //!
 //! The database is made in a private file beside its path (`.<name>.new-<pid>-<nanos>`, locked while
-//! it exists: see `store::leftovers`), committed, checkpointed until its write-ahead log is empty,
+//! it exists: see `fsutil::leftovers`), committed, checkpointed until its write-ahead log is empty,
 //! closed and fsynced, and only then hard-linked into place, and the directory fsynced. A step that
 //! fails (a full disk) leaves nothing at the path. Processes creating databases in one directory
 //! take turns (a lock on the directory, on Windows on a file beside the database), so the ones that lose the race find the database made and
 //! go on as ordinary writers. Files SQLite keeps beside a database (`-wal`, `-shm`, `-journal`) that
 //! are found where no database is are never merged into a new one: the write is refused.
 
-use super::{BUSY_TIMEOUT, SqliteStore};
+use super::rows::{insert_archived, sql};
+use super::tx::SqlTx;
+use super::{BUSY_TIMEOUT, SqliteStore, failure};
 use crate::error::{Error, Result};
+use crate::fsutil::{leftovers, parent_dir, private, with_suffix};
 use crate::model::Database;
-use crate::store::{Outcome, Tx, io_error, leftovers, parent_dir, perms, with_suffix};
-use rusqlite::Connection;
+use crate::store::{Outcome, Tx, io_error};
+use rusqlite::{Connection, TransactionBehavior, params};
 use std::fs::{self, File};
 use std::io::ErrorKind as IoKind;
 use std::path::{Path, PathBuf};
@@ -84,7 +87,12 @@ fn prepare(path: &Path) -> Result<()> {
 /// Remove the staged databases (with their `-wal` and `-shm`) that first writes killed midway left
 /// beside `path`.
 pub(super) fn remove_leftovers(path: &Path) {
-    leftovers::remove_stale(path, "new", leftovers::current_user(), SystemTime::now());
+    leftovers::remove_stale(
+        path,
+        "new",
+        crate::fsutil::current_user(),
+        SystemTime::now(),
+    );
 }
 
 /// SQLite opens a database together with a `-wal` or `-journal` file of the same name and replays
@@ -198,9 +206,9 @@ fn stage<R>(
     fill: impl FnOnce(&mut SqliteStore) -> Result<(R, bool)>,
     taken: impl FnOnce() -> Error,
 ) -> Result<R> {
-    let staged_path = crate::store::temp_path_beside(path, "new");
+    let staged_path = crate::fsutil::temp_path_beside(path, "new");
     // Made here first so that a directory this user may not write is named as the problem.
-    let file = perms::open_private(&staged_path, true)
+    let file = private::open_private(&staged_path, true)
         .map_err(|e| crate::store::cannot_create(path, e))?;
     // On Windows the lock would be mandatory and SQLite could not read its own file; there a file
     // another process holds open cannot be removed anyway.
@@ -234,7 +242,7 @@ fn stage<R>(
 /// commit would then be removed with the staged file.
 fn seal(conn: Option<Connection>, file: &File, staged: &Path, path: &Path) -> Result<()> {
     let Some(conn) = conn else {
-        return Err(Error::database(
+        return Err(Error::internal(
             "internal error: the new database was not open after its first change; nothing was written. Please report this.",
         ));
     };
@@ -272,7 +280,7 @@ fn link(staged: &Path, path: &Path, taken: impl FnOnce() -> Error) -> Result<()>
         Err(e) if e.kind() == IoKind::AlreadyExists => return Err(taken()),
         Err(e) => return Err(cannot(e)),
     }
-    if let Err(e) = crate::store::sync_dir_checked(&parent_dir(path)) {
+    if let Err(e) = crate::fsutil::sync_dir_checked(&parent_dir(path)) {
         let _ = fs::remove_file(path);
         return Err(cannot(e));
     }
@@ -290,5 +298,63 @@ fn naming(e: Error, staged: &Path, path: &Path) -> Error {
     match e.data {
         Some(data) => renamed.with_data(data),
         None => renamed,
+    }
+}
+
+impl SqliteStore {
+    pub(super) fn load_all(&mut self, db: &Database) -> Result<()> {
+        let path = self.path.clone();
+        let conn = self
+            .connection(true)?
+            .expect("connection(true) opens or creates the database");
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| failure(&path, "cannot start writing", e))?;
+        // (create_from's target was checked to be new, so the file is created here directly.)
+        let mut t = SqlTx {
+            conn: &tx,
+            path: &path,
+        };
+        for timeline in &db.timelines {
+            let cold = timeline.nodes.iter().filter(|n| n.cold).count() as i64;
+            t.exec(
+                "INSERT INTO timelines (id, next_node, current_branch, cold_nodes, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    sql(timeline.id),
+                    sql(timeline.nodes.len() as u64),
+                    timeline.current_branch,
+                    cold,
+                    timeline.title,
+                    timeline.created_at.map(sql),
+                    timeline.updated_at.map(sql)
+                ],
+            )?;
+            for n in 0..timeline.nodes.len() as u64 {
+                if let Some(row) = crate::store::memory::node_row(timeline, n) {
+                    t.put_node(timeline.id, &row)?;
+                }
+            }
+            for branch in &timeline.branches {
+                t.put_branch(timeline.id, branch)?;
+            }
+            for archived in &timeline.archived {
+                insert_archived(&t, timeline.id, archived)?;
+            }
+        }
+        t.exec(
+            "UPDATE state SET next_timeline = ?1 WHERE id = 0",
+            params![sql(db.next_timeline)],
+        )?;
+        for entry in &db.idempotency {
+            t.put_idempotency(entry)?;
+        }
+        // Audit timestamps never decrease (checked on load), so each entry keeps its own.
+        for entry in &db.audit {
+            t.append_audit(entry.ts, entry.clone())?;
+        }
+        for record in &db.imports {
+            t.put_import_row(record)?;
+        }
+        tx.commit().map_err(|e| failure(&path, "cannot commit", e))
     }
 }

@@ -1,5 +1,5 @@
 //! Private files: mode 0600 on Unix; on Windows an owner-only, protected DACL is applied after creation
-//! (see `perms_windows.rs`).
+//! (see `private_windows.rs`).
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
@@ -41,6 +41,13 @@ fn create_private(path: &Path) -> std::io::Result<File> {
     }
     let file = options.open(path)?;
     #[cfg(windows)]
-    super::perms_windows::restrict_to_owner(path)?;
+    super::private_windows::restrict_to_owner(path)?;
     Ok(file)
+}
+
+/// Make an existing file that someone else created for us (SQLite's `-wal` and `-shm`) owner-only.
+/// On Unix SQLite gives them the database's mode already.
+#[cfg(windows)]
+pub fn restrict_existing(path: &Path) -> std::io::Result<()> {
+    super::private_windows::restrict_to_owner(path)
 }

@@ -23,17 +23,6 @@ pub(crate) fn hold(file: &File) {
     let _ = file.try_lock();
 }
 
-/// The user this process runs as, as the owner of the files it makes (Unix); `None` elsewhere.
-pub(crate) fn current_user() -> Option<u32> {
-    #[cfg(unix)]
-    {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        Some(unsafe { libc::geteuid() })
-    }
-    #[cfg(not(unix))]
-    None
-}
-
 /// Whether `file_name` has the form of a temporary file of kind `what`: `.<name>.<what>-<pid>-<nanos>`,
 /// and if so the companion suffix it ends with (`""` for the temporary file itself).
 fn temporary_suffix<'a>(file_name: &'a str, what: &str) -> Option<&'a str> {

@@ -1,0 +1,248 @@
+//! Row mapping: Timeline's values to and from the rows and columns of the schema.
+
+use super::tx::SqlTx;
+use crate::error::{Error, Result};
+use crate::model::file::ImportRecord;
+use crate::model::{
+    ArchivedBranch, Intent, Node, Role, Summary, SummaryKind, summary_request_digest,
+};
+use crate::store::{NodeRow, TimelineRow};
+use rusqlite::params;
+
+/// SQLite stores signed 64-bit integers; Timeline's counters are unsigned. The bits are kept as they
+/// are, so every u64 survives the round trip (nothing compares them in SQL beyond equality).
+pub(super) fn sql(v: u64) -> i64 {
+    v as i64
+}
+
+pub(super) fn unsql(v: i64) -> u64 {
+    v as u64
+}
+
+impl SqlTx<'_> {
+    pub(super) fn put_import_row(&self, record: &ImportRecord) -> Result<()> {
+        let json = serde_json::to_string(record)
+            .map_err(|e| Error::internal(e.to_string()).with_source(e))?;
+        let timeline = crate::model::parse_timeline_id(&record.timeline).ok_or_else(|| {
+            Error::internal(format!(
+                "internal error: import record of an invalid timeline {:?}",
+                record.timeline
+            ))
+        })?;
+        self.exec(
+            "INSERT INTO imports (format, source_key, digest, timeline, ts, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                record.format,
+                record.source_key,
+                record.digest,
+                sql(timeline),
+                sql(record.ts),
+                json
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub(super) fn import_records(
+        &self,
+        sql_text: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<ImportRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql_text)
+            .map_err(|e| self.fail(e))?;
+        let rows: Vec<String> = stmt
+            .query_map(params, |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.fail(e))?;
+        rows.iter()
+            .map(|json| {
+                serde_json::from_str(json).map_err(|e| {
+                    Error::database(format!(
+                        "the database {} has a damaged import record ({e}); run tl db check",
+                        self.path.display()
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// Insert one node row as it is (used by `insert_node` and bulk loads).
+    pub(super) fn put_node(&self, tl: u64, row: &NodeRow) -> Result<()> {
+        let node = &row.node;
+        let summary = node.summary.as_ref();
+        let derived_from = summary
+            .filter(|s| !s.derived_from.is_empty())
+            .map(|s| serde_json::to_string(&s.derived_from).unwrap_or_default());
+        let digest = summary.filter(|s| s.kind == SummaryKind::Real).map(|s| {
+            summary_request_digest(
+                s.from,
+                s.to,
+                &node.text,
+                node.tokens,
+                &s.derived_from,
+                s.supersedes,
+                node.intent.as_ref(),
+            )
+            .to_vec()
+        });
+        self.exec(
+            "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+            params![
+                sql(tl),
+                sql(row.id),
+                sql(node.parent),
+                node.role.as_str(),
+                node.text,
+                sql(node.tokens),
+                node.intent.as_ref().map(|i| i.tag.as_str()),
+                node.intent.as_ref().and_then(|i| i.note.as_deref()),
+                summary.map(|s| s.kind.as_str()),
+                summary.map(|s| sql(s.from)),
+                summary.map(|s| sql(s.to)),
+                derived_from,
+                summary.and_then(|s| s.supersedes).map(sql),
+                summary.map(|s| sql(s.version)),
+                digest,
+                node.cold,
+                row.pinned,
+                sql(row.prefix_tokens),
+                sql(row.depth),
+                row.cover_count,
+                row.stale,
+                row.superseded_by.map(sql),
+                node.created_at.map(sql),
+                node.provenance,
+            ],
+        )?;
+        if let Some(s) = summary {
+            for &source in &s.derived_from {
+                self.exec(
+                    "INSERT OR IGNORE INTO summary_sources (timeline, summary, source) VALUES (?1, ?2, ?3)",
+                    params![sql(tl), sql(row.id), sql(source)],
+                )?;
+            }
+        }
+        self.index_node(tl, row)
+    }
+
+    /// Add a searchable node to the search index (same transaction as the node itself).
+    pub(super) fn index_node(&self, tl: u64, row: &NodeRow) -> Result<()> {
+        if !crate::store::searchable(row.id, &row.node) {
+            return Ok(());
+        }
+        let terms = crate::search::indexed_text(&row.node.text);
+        if terms.is_empty() {
+            return Ok(());
+        }
+        self.exec(
+            "INSERT INTO search_docs (timeline, node) VALUES (?1, ?2)",
+            params![sql(tl), sql(row.id)],
+        )?;
+        let doc = self.conn.last_insert_rowid();
+        self.exec(
+            "INSERT INTO search_index (rowid, terms) VALUES (?1, ?2)",
+            params![doc, terms],
+        )?;
+        Ok(())
+    }
+}
+
+/// Add the record of an archived branch after every other (`seq` orders the archivals).
+pub(super) fn insert_archived(t: &SqlTx, tl: u64, archived: &ArchivedBranch) -> Result<()> {
+    let nodes =
+        serde_json::to_string(&archived.nodes).map_err(|e| Error::database(e.to_string()))?;
+    t.exec(
+        "INSERT INTO archived_branches (timeline, name, head, watermark, position, nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            sql(tl),
+            archived.name,
+            sql(archived.head),
+            sql(archived.watermark),
+            sql(archived.position),
+            nodes
+        ],
+    )?;
+    Ok(())
+}
+
+pub(super) const TIMELINE_COLUMNS: &str =
+    "id, next_node, current_branch, title, created_at, updated_at";
+
+pub(super) fn read_timeline(r: &rusqlite::Row) -> rusqlite::Result<TimelineRow> {
+    Ok(TimelineRow {
+        id: unsql(r.get(0)?),
+        next_node: unsql(r.get(1)?),
+        current_branch: r.get(2)?,
+        title: r.get(3)?,
+        created_at: r.get::<_, Option<i64>>(4)?.map(unsql),
+        updated_at: r.get::<_, Option<i64>>(5)?.map(unsql),
+    })
+}
+
+pub(super) const NODE_COLUMNS: &str = "id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance";
+
+pub(super) fn read_node(r: &rusqlite::Row) -> rusqlite::Result<NodeRow> {
+    let bad = |what: String| {
+        rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Text,
+            Box::<dyn std::error::Error + Send + Sync>::from(what),
+        )
+    };
+    let role: String = r.get(2)?;
+    let role = Role::parse(&role)
+        .or((role == "root").then_some(Role::Root))
+        .ok_or_else(|| bad(format!("invalid role {role:?}")))?;
+    let intent = r
+        .get::<_, Option<String>>(5)?
+        .map(|tag| Intent { tag, note: None });
+    let intent = match (intent, r.get::<_, Option<String>>(6)?) {
+        (Some(i), note) => Some(Intent { note, ..i }),
+        (None, _) => None,
+    };
+    let summary = match r.get::<_, Option<String>>(7)? {
+        None => None,
+        Some(kind) => {
+            let kind = match kind.as_str() {
+                "real" => SummaryKind::Real,
+                "placeholder" => SummaryKind::Placeholder,
+                other => return Err(bad(format!("invalid summary kind {other:?}"))),
+            };
+            let derived_from: Vec<u64> = match r.get::<_, Option<String>>(10)? {
+                None => Vec::new(),
+                Some(json) => serde_json::from_str(&json)
+                    .map_err(|e| bad(format!("invalid derived_from ({e})")))?,
+            };
+            Some(Summary {
+                kind,
+                from: unsql(r.get(8)?),
+                to: unsql(r.get(9)?),
+                derived_from,
+                supersedes: r.get::<_, Option<i64>>(11)?.map(unsql),
+                version: unsql(r.get(12)?),
+            })
+        }
+    };
+    Ok(NodeRow {
+        id: unsql(r.get(0)?),
+        node: Node {
+            parent: unsql(r.get(1)?),
+            role,
+            text: r.get(3)?,
+            tokens: unsql(r.get(4)?),
+            created_at: r.get::<_, Option<i64>>(20)?.map(unsql),
+            intent,
+            provenance: r.get(21)?,
+            summary,
+            cold: r.get(13)?,
+        },
+        pinned: r.get(14)?,
+        prefix_tokens: unsql(r.get(15)?),
+        depth: unsql(r.get(16)?),
+        cover_count: r.get(17)?,
+        stale: r.get(18)?,
+        superseded_by: r.get::<_, Option<i64>>(19)?.map(unsql),
+    })
+}

@@ -1,0 +1,742 @@
+//! `Tx` over one SQLite transaction.
+
+use super::rows::{
+    NODE_COLUMNS, TIMELINE_COLUMNS, insert_archived, read_node, read_timeline, sql, unsql,
+};
+use super::schema::newer_parent;
+use super::{corrupt, failure};
+use crate::error::{Error, Result};
+use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
+use crate::model::{ArchivedBranch, Branch, Database, Node, ROOT, Timeline};
+use crate::search::Query;
+use crate::store::{Counts, Engine, NodeChange, NodeRow, SearchHit, SearchScope, TimelineRow, Tx};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::Path;
+
+/// `Tx` over one SQLite transaction.
+pub(super) struct SqlTx<'a> {
+    pub(super) conn: &'a Connection,
+    pub(super) path: &'a Path,
+}
+
+impl SqlTx<'_> {
+    pub(super) fn fail(&self, e: rusqlite::Error) -> Error {
+        failure(self.path, "cannot use", e)
+    }
+
+    pub(super) fn exec(&self, sql: &str, params: impl rusqlite::Params) -> Result<usize> {
+        self.conn
+            .prepare_cached(sql)
+            .and_then(|mut s| s.execute(params))
+            .map_err(|e| self.fail(e))
+    }
+
+    pub(super) fn ids(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<u64>> {
+        let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.fail(e))?;
+        let rows = stmt
+            .query_map(params, |r| r.get::<_, i64>(0))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<i64>>>())
+            .map_err(|e| self.fail(e))?;
+        Ok(rows.into_iter().map(unsql).collect())
+    }
+}
+
+impl Tx for SqlTx<'_> {
+    fn engine(&self) -> Engine {
+        Engine::Sqlite
+    }
+
+    fn next_timeline(&mut self) -> Result<u64> {
+        self.conn
+            .prepare_cached("SELECT next_timeline FROM state WHERE id = 0")
+            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+            .map(unsql)
+            .map_err(|e| self.fail(e))
+    }
+
+    fn timeline_ids(&mut self, limit: usize) -> Result<Vec<u64>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.ids(
+            "SELECT id FROM timelines ORDER BY id LIMIT ?1",
+            params![limit],
+        )
+    }
+
+    fn timeline(&mut self, tl: u64) -> Result<Option<TimelineRow>> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {TIMELINE_COLUMNS} FROM timelines WHERE id = ?1"
+            ))
+            .and_then(|mut s| s.query_row(params![sql(tl)], read_timeline).optional())
+            .map_err(|e| self.fail(e))
+    }
+
+    fn create_timeline(
+        &mut self,
+        id: u64,
+        first_branch: &str,
+        title: Option<&str>,
+        now: u64,
+    ) -> Result<()> {
+        let next = id.checked_add(1).ok_or_else(Error::overflow)?;
+        self.exec(
+            "INSERT INTO timelines (id, next_node, current_branch, title, created_at, updated_at) VALUES (?1, 0, ?2, ?3, ?4, ?4)",
+            params![sql(id), first_branch, title, sql(now)],
+        )?;
+        self.insert_node(
+            id,
+            &NodeRow {
+                id: ROOT,
+                node: Node::root(),
+                prefix_tokens: 0,
+                depth: 0,
+                pinned: false,
+                cover_count: 0,
+                stale: false,
+                superseded_by: None,
+            },
+        )?;
+        self.put_branch(
+            id,
+            &Branch {
+                name: first_branch.to_string(),
+                head: ROOT,
+                watermark: ROOT,
+            },
+        )?;
+        self.exec(
+            "UPDATE state SET next_timeline = ?1 WHERE id = 0",
+            params![sql(next)],
+        )?;
+        Ok(())
+    }
+
+    fn touch_timeline(&mut self, tl: u64, now: u64) -> Result<()> {
+        self.exec(
+            "UPDATE timelines SET updated_at = ?2 WHERE id = ?1",
+            params![sql(tl), sql(now)],
+        )?;
+        Ok(())
+    }
+
+    fn timeline_list(&mut self) -> Result<Vec<(TimelineRow, u64)>> {
+        let query = format!(
+            "SELECT {TIMELINE_COLUMNS}, (SELECT count(*) FROM branches b WHERE b.timeline = t.id) FROM timelines t ORDER BY id"
+        );
+        let mut stmt = self.conn.prepare(&query).map_err(|e| self.fail(e))?;
+        stmt.query_map([], |r| Ok((read_timeline(r)?, unsql(r.get(6)?))))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.fail(e))
+    }
+
+    fn set_current_branch(&mut self, tl: u64, name: &str) -> Result<()> {
+        self.exec(
+            "UPDATE timelines SET current_branch = ?2 WHERE id = ?1",
+            params![sql(tl), name],
+        )?;
+        Ok(())
+    }
+
+    fn node(&mut self, tl: u64, n: u64) -> Result<Option<NodeRow>> {
+        let query = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE timeline = ?1 AND id = ?2");
+        let row = self
+            .conn
+            .prepare_cached(&query)
+            .and_then(|mut s| s.query_row(params![sql(tl), sql(n)], read_node).optional())
+            .map_err(|e| self.fail(e))?;
+        // A parent is written before its children, so it is always older. Refusing any other row
+        // here, where every walk reads it, makes each step up the tree go to a smaller ID: no walk
+        // can circle a parent cycle the file claims, and nothing is written on top of one.
+        if let Some(row) = &row
+            && row.id == ROOT
+            && (row.node.parent != ROOT || row.depth != 0)
+        {
+            // Walks end at the root, which is where depth 0 is.
+            return Err(corrupt(
+                self.path,
+                &format!(
+                    "timeline tl{tl}: its root n0 claims parent n{} and depth {} (a root has neither)",
+                    row.node.parent, row.depth
+                ),
+            ));
+        }
+        if let Some(row) = &row
+            && row.id != ROOT
+            && row.node.parent >= row.id
+        {
+            return Err(newer_parent(self.path, tl, row.id, row.node.parent));
+        }
+        Ok(row)
+    }
+
+    fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
+        // (Only newer nodes: a child older than its parent is damage, refused when it is read.)
+        self.ids(
+            "SELECT id FROM nodes WHERE timeline = ?1 AND parent = ?2 AND id > ?2 ORDER BY id",
+            params![sql(tl), sql(n)],
+        )
+    }
+
+    fn summaries_from(&mut self, tl: u64, from: u64) -> Result<Vec<u64>> {
+        self.ids(
+            "SELECT id FROM nodes WHERE timeline = ?1 AND summary_from = ?2 ORDER BY id",
+            params![sql(tl), sql(from)],
+        )
+    }
+
+    fn summary_by_request(&mut self, tl: u64, digest: &[u8; 32]) -> Result<Option<u64>> {
+        Ok(self
+            .ids(
+                "SELECT id FROM nodes WHERE timeline = ?1 AND request_digest = ?2 ORDER BY id LIMIT 1",
+                params![sql(tl), digest.as_slice()],
+            )?
+            .first()
+            .copied())
+    }
+
+    fn dependents(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
+        self.ids(
+            "SELECT summary FROM summary_sources WHERE timeline = ?1 AND source = ?2 ORDER BY summary",
+            params![sql(tl), sql(n)],
+        )
+    }
+
+    fn insert_node(&mut self, tl: u64, row: &NodeRow) -> Result<()> {
+        let next = self
+            .timeline(tl)?
+            .map(|t| t.next_node)
+            .ok_or_else(|| Error::internal(format!("internal error: no timeline tl{tl}")))?;
+        if row.id != next {
+            return Err(Error::internal(format!(
+                "internal error: node n{} inserted where n{next} is next",
+                row.id
+            )));
+        }
+        self.put_node(tl, row)?;
+        self.exec(
+            "UPDATE timelines SET next_node = next_node + 1, cold_nodes = cold_nodes + ?2 WHERE id = ?1",
+            params![sql(tl), i64::from(row.node.cold)],
+        )?;
+        Ok(())
+    }
+
+    fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {
+        let key = params![sql(tl), sql(n)];
+        let changed = match change {
+            NodeChange::Pin(pinned) => self.exec(
+                &format!(
+                    "UPDATE nodes SET pinned = {} WHERE timeline = ?1 AND id = ?2",
+                    i64::from(pinned)
+                ),
+                key,
+            )?,
+            NodeChange::Covered => self.exec(
+                "UPDATE nodes SET cover_count = cover_count + 1 WHERE timeline = ?1 AND id = ?2",
+                key,
+            )?,
+            NodeChange::Stale => self.exec(
+                "UPDATE nodes SET stale = 1 WHERE timeline = ?1 AND id = ?2",
+                key,
+            )?,
+            NodeChange::SupersededBy(newer) => self.exec(
+                "UPDATE nodes SET superseded_by = ?3 WHERE timeline = ?1 AND id = ?2",
+                params![sql(tl), sql(n), sql(newer)],
+            )?,
+            NodeChange::Archived => {
+                let moved = self.exec(
+                    "UPDATE nodes SET cold = 1 WHERE timeline = ?1 AND id = ?2 AND cold = 0",
+                    key,
+                )?;
+                self.exec(
+                    "UPDATE timelines SET cold_nodes = cold_nodes + ?2 WHERE id = ?1",
+                    params![sql(tl), moved as i64],
+                )?;
+                1
+            }
+            NodeChange::Restored => {
+                let moved = self.exec(
+                    "UPDATE nodes SET cold = 0 WHERE timeline = ?1 AND id = ?2 AND cold = 1",
+                    key,
+                )?;
+                self.exec(
+                    "UPDATE timelines SET cold_nodes = cold_nodes - ?2 WHERE id = ?1",
+                    params![sql(tl), moved as i64],
+                )?;
+                1
+            }
+        };
+        if changed != 1 || n == ROOT {
+            return Err(Error::internal(format!(
+                "internal error: no message n{n} to change"
+            )));
+        }
+        Ok(())
+    }
+
+    fn branches(&mut self, tl: u64) -> Result<Vec<Branch>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT name, head, watermark FROM branches WHERE timeline = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.fail(e))?;
+        stmt.query_map(params![sql(tl)], |r| {
+            Ok(Branch {
+                name: r.get(0)?,
+                head: unsql(r.get(1)?),
+                watermark: unsql(r.get(2)?),
+            })
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.fail(e))
+    }
+
+    fn branch(&mut self, tl: u64, name: &str) -> Result<Option<Branch>> {
+        self.conn
+            .prepare_cached(
+                "SELECT head, watermark FROM branches WHERE timeline = ?1 AND name = ?2",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![sql(tl), name], |r| {
+                    Ok(Branch {
+                        name: name.to_string(),
+                        head: unsql(r.get(0)?),
+                        watermark: unsql(r.get(1)?),
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| self.fail(e))
+    }
+
+    fn put_branch(&mut self, tl: u64, branch: &Branch) -> Result<()> {
+        self.exec(
+            "INSERT INTO branches (timeline, name, head, watermark) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (timeline, name) DO UPDATE SET head = excluded.head, watermark = excluded.watermark",
+            params![
+                sql(tl),
+                branch.name,
+                sql(branch.head),
+                sql(branch.watermark)
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn remove_branch(&mut self, tl: u64, name: &str) -> Result<()> {
+        self.exec(
+            "DELETE FROM branches WHERE timeline = ?1 AND name = ?2",
+            params![sql(tl), name],
+        )?;
+        Ok(())
+    }
+
+    fn insert_branch(&mut self, tl: u64, index: u64, branch: &Branch) -> Result<()> {
+        // Branches are listed in row order: the ones after the place are taken out and added again
+        // behind the new one (a new row always comes after every existing one).
+        let index = usize::try_from(index).unwrap_or(usize::MAX);
+        let later: Vec<Branch> = self.branches(tl)?.into_iter().skip(index).collect();
+        for b in &later {
+            self.remove_branch(tl, &b.name)?;
+        }
+        self.put_branch(tl, branch)?;
+        for b in &later {
+            self.put_branch(tl, b)?;
+        }
+        Ok(())
+    }
+
+    fn rename_branch(&mut self, tl: u64, old: &str, new: &str) -> Result<()> {
+        let changed = self.exec(
+            "UPDATE branches SET name = ?3 WHERE timeline = ?1 AND name = ?2",
+            params![sql(tl), old, new],
+        )?;
+        if changed != 1 {
+            return Err(Error::internal(format!(
+                "internal error: no branch {old:?} to rename"
+            )));
+        }
+        Ok(())
+    }
+
+    fn archived_branches(&mut self, tl: u64) -> Result<Vec<ArchivedBranch>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT name, head, watermark, position, nodes FROM archived_branches WHERE timeline = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.fail(e))?;
+        let rows = stmt
+            .query_map(params![sql(tl)], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.fail(e))?;
+        rows.into_iter()
+            .map(|(name, head, watermark, position, nodes)| {
+                let nodes: Vec<u64> = serde_json::from_str(&nodes).map_err(|e| {
+                    Error::database(format!(
+                        "the database {} has a damaged record of archived branch {name:?} ({e}); run tl db check",
+                        self.path.display()
+                    ))
+                })?;
+                Ok(ArchivedBranch {
+                    name,
+                    head: unsql(head),
+                    watermark: unsql(watermark),
+                    position: unsql(position),
+                    nodes,
+                })
+            })
+            .collect()
+    }
+
+    fn push_archived_branch(&mut self, tl: u64, archived: &ArchivedBranch) -> Result<()> {
+        insert_archived(self, tl, archived)
+    }
+
+    fn remove_archived_branch(&mut self, tl: u64, name: &str) -> Result<()> {
+        self.exec(
+            "DELETE FROM archived_branches WHERE seq = (SELECT max(seq) FROM archived_branches WHERE timeline = ?1 AND name = ?2)",
+            params![sql(tl), name],
+        )?;
+        Ok(())
+    }
+
+    fn idempotency(&mut self, scope: &str, key: &str) -> Result<Option<IdempotencyEntry>> {
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT op, result, ts, request FROM idempotency WHERE scope = ?1 AND key = ?2",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![scope, key], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(|e| self.fail(e))?;
+        row.map(|(op, result, ts, request)| {
+            Ok(IdempotencyEntry {
+                scope: scope.to_string(),
+                key: key.to_string(),
+                op,
+                result: serde_json::from_str(&result).map_err(|e| {
+                    Error::database(format!(
+                        "the database {} has a damaged idempotency record ({e}); run tl db check",
+                        self.path.display()
+                    ))
+                })?,
+                ts: unsql(ts),
+                request,
+            })
+        })
+        .transpose()
+    }
+
+    fn put_idempotency(&mut self, entry: &IdempotencyEntry) -> Result<()> {
+        self.exec(
+            "INSERT OR REPLACE INTO idempotency (scope, key, op, result, ts, request) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                entry.scope,
+                entry.key,
+                entry.op,
+                entry.result.to_string(),
+                sql(entry.ts),
+                entry.request
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn purge_idempotency(&mut self, cutoff: u64) -> Result<()> {
+        // Timestamps are far below 2^63, so the signed comparison in SQL is the unsigned one.
+        self.exec(
+            "DELETE FROM idempotency WHERE ts <= ?1",
+            params![sql(cutoff)],
+        )?;
+        Ok(())
+    }
+
+    fn append_audit(&mut self, now: u64, mut entry: AuditEntry) -> Result<()> {
+        let last = self
+            .ids("SELECT ts FROM audit ORDER BY seq DESC LIMIT 1", [])?
+            .first()
+            .copied()
+            .unwrap_or(0);
+        entry.ts = now.max(last);
+        let json = serde_json::to_string(&entry).map_err(|e| Error::database(e.to_string()))?;
+        self.exec(
+            "INSERT INTO audit (ts, entry) VALUES (?1, ?2)",
+            params![sql(entry.ts), json],
+        )?;
+        Ok(())
+    }
+
+    fn earlier_imports(
+        &mut self,
+        format: &str,
+        source_key: &str,
+        digest: &str,
+    ) -> Result<crate::model::Earlier> {
+        // One row each, through imports_by_digest and imports_by_source.
+        let same = self.import_records(
+            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 AND digest = ?3 ORDER BY seq LIMIT 1",
+            params![format, source_key, digest],
+        )?;
+        let latest = self.import_records(
+            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 ORDER BY seq DESC LIMIT 1",
+            params![format, source_key],
+        )?;
+        Ok(crate::model::Earlier {
+            same: same.into_iter().next(),
+            latest: latest.into_iter().next(),
+        })
+    }
+
+    fn import_digests(&mut self, format: &str) -> Result<Vec<crate::model::KnownImport>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT digest, source_key, timeline, json_extract(record, '$.title') FROM imports WHERE format = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.fail(e))?;
+        let rows = stmt
+            .query_map(params![format], |r| {
+                Ok(crate::model::KnownImport {
+                    digest: r.get(0)?,
+                    source_key: r.get(1)?,
+                    timeline: crate::model::timeline_id(unsql(r.get::<_, i64>(2)?)),
+                    title: r.get(3)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.fail(e))?;
+        Ok(rows)
+    }
+
+    fn imports_of(&mut self, format: &str, source_key: &str) -> Result<Vec<ImportRecord>> {
+        self.import_records(
+            "SELECT record FROM imports WHERE format = ?1 AND source_key = ?2 ORDER BY seq",
+            params![format, source_key],
+        )
+    }
+
+    fn put_import(&mut self, record: &ImportRecord) -> Result<()> {
+        self.put_import_row(record)
+    }
+
+    fn created_at(&mut self, tl: u64, n: u64) -> Result<Option<u64>> {
+        self.conn
+            .prepare_cached("SELECT created_at FROM nodes WHERE timeline = ?1 AND id = ?2")
+            .and_then(|mut s| {
+                s.query_row(params![sql(tl), sql(n)], |r| r.get::<_, Option<i64>>(0))
+                    .optional()
+            })
+            .map(|t| t.flatten().map(unsql))
+            .map_err(|e| self.fail(e))
+    }
+
+    fn search(&mut self, query: &Query, scope: &SearchScope) -> Result<Vec<SearchHit>> {
+        let read = |r: &rusqlite::Row| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, f64>(2)?,
+            ))
+        };
+        // The nodes are joined only to filter by role or zone: a word most messages hold matches
+        // most of the index, and each join is one more lookup per match.
+        let rows = if scope.role.is_some() || scope.cold.is_some() {
+            self.conn
+                .prepare_cached(
+                    "SELECT d.timeline, d.node, bm25(search_index) FROM search_index \
+                     JOIN search_docs d ON d.doc = search_index.rowid \
+                     JOIN nodes n ON n.timeline = d.timeline AND n.id = d.node \
+                     WHERE search_index MATCH ?1 AND (?2 IS NULL OR d.timeline = ?2) \
+                     AND (?3 IS NULL OR n.role = ?3) AND (?4 IS NULL OR n.cold = ?4)",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_map(
+                        params![
+                            query.fts5(),
+                            scope.timeline.map(sql),
+                            scope.role.map(|r| r.as_str()),
+                            scope.cold
+                        ],
+                        read,
+                    )?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                })
+        } else {
+            self.conn
+                .prepare_cached(
+                    "SELECT d.timeline, d.node, bm25(search_index) FROM search_index \
+                     JOIN search_docs d ON d.doc = search_index.rowid \
+                     WHERE search_index MATCH ?1 AND (?2 IS NULL OR d.timeline = ?2)",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_map(params![query.fts5(), scope.timeline.map(sql)], read)?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+        }
+        .map_err(|e| self.fail(e))?;
+        let mut hits = Vec::with_capacity(rows.len());
+        for (timeline, node, bm25) in rows {
+            let (timeline, node) = (unsql(timeline), unsql(node));
+            hits.push(SearchHit {
+                timeline,
+                node,
+                score: -bm25,
+                created_at: self.created_at(timeline, node)?,
+            });
+        }
+        Ok(hits)
+    }
+
+    fn load_timeline(&mut self, tl: u64) -> Result<Timeline> {
+        let info = self
+            .timeline(tl)?
+            .ok_or_else(|| Error::internal(format!("internal error: no timeline tl{tl}")))?;
+        let query = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE timeline = ?1 ORDER BY id");
+        let mut stmt = self.conn.prepare(&query).map_err(|e| self.fail(e))?;
+        let rows: Vec<NodeRow> = stmt
+            .query_map(params![sql(tl)], read_node)
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.fail(e))?;
+        drop(stmt);
+        let damaged = |what: String| {
+            Error::database(format!(
+                "the database {} is damaged: timeline tl{tl}: {what}; run tl db check",
+                self.path.display()
+            ))
+        };
+        let mut nodes = Vec::with_capacity(rows.len());
+        let mut pins = std::collections::BTreeSet::new();
+        for (i, row) in rows.into_iter().enumerate() {
+            if row.id != i as u64 {
+                return Err(damaged(format!("node n{i} is missing")));
+            }
+            if row.pinned {
+                pins.insert(row.id);
+            }
+            nodes.push(row.node);
+        }
+        if nodes.len() as u64 != info.next_node {
+            return Err(damaged(format!(
+                "next_node {} does not match the {} stored nodes",
+                info.next_node,
+                nodes.len()
+            )));
+        }
+        let mut timeline = Timeline {
+            id: tl,
+            title: info.title,
+            created_at: info.created_at,
+            updated_at: info.updated_at,
+            nodes,
+            branches: self.branches(tl)?,
+            current_branch: info.current_branch,
+            pins,
+            archived: self.archived_branches(tl)?,
+            derived: Default::default(),
+        };
+        timeline.rebuild().map_err(|e| damaged(e.message))?;
+        timeline.check_archived().map_err(|e| damaged(e.message))?;
+        Ok(timeline)
+    }
+
+    fn load_database(&mut self) -> Result<Database> {
+        let ids = self.timeline_ids(usize::MAX)?;
+        let mut timelines = Vec::with_capacity(ids.len());
+        for id in ids {
+            timelines.push(self.load_timeline(id)?);
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT scope, key, op, result, ts, request FROM idempotency ORDER BY rowid")
+            .map_err(|e| self.fail(e))?;
+        let idempotency = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                ))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.fail(e))?;
+        drop(stmt);
+        let idempotency = idempotency
+            .into_iter()
+            .map(|(scope, key, op, result, ts, request)| IdempotencyEntry {
+                scope,
+                key,
+                op,
+                result: serde_json::from_str(&result).unwrap_or(serde_json::Value::Null),
+                ts: unsql(ts),
+                request,
+            })
+            .collect();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT entry FROM audit ORDER BY seq")
+            .map_err(|e| self.fail(e))?;
+        let audit: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.fail(e))?;
+        drop(stmt);
+        let audit = audit
+            .iter()
+            .map(|json| {
+                serde_json::from_str(json).map_err(|e| {
+                    Error::database(format!(
+                        "the database {} has a damaged audit entry ({e}); run tl db check",
+                        self.path.display()
+                    ))
+                })
+            })
+            .collect::<Result<Vec<AuditEntry>>>()?;
+        let imports = self.import_records("SELECT record FROM imports ORDER BY seq", [])?;
+        let mut db = Database {
+            next_timeline: self.next_timeline()?,
+            timelines,
+            idempotency,
+            audit,
+            imports,
+            import_index: Default::default(),
+        };
+        db.index_imports();
+        Ok(db)
+    }
+
+    fn counts(&mut self) -> Result<Counts> {
+        self.conn
+            .query_row(
+                "SELECT count(*), coalesce(sum(next_node - 1), 0), coalesce(sum(cold_nodes), 0) FROM timelines",
+                [],
+                |r| {
+                    Ok(Counts {
+                        timelines: unsql(r.get(0)?),
+                        nodes: unsql(r.get(1)?),
+                        cold_nodes: unsql(r.get(2)?),
+                    })
+                },
+            )
+            .map_err(|e| self.fail(e))
+    }
+}

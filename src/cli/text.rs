@@ -3,6 +3,7 @@
 //! through `terminal::escape_line`, and colour is only used when the caller says the output is a
 //! terminal (never in JSON, never when piped, never with `NO_COLOR`).
 
+use crate::ops::TxRequest;
 use crate::search::{MARK_END, MARK_START};
 use crate::terminal::escape_line;
 use serde_json::Value;
@@ -69,19 +70,33 @@ fn role_colour(role: &str) -> &'static str {
     }
 }
 
-/// The text view of `op`'s JSON result; `None` when the operation has none.
-pub fn render(op: &str, result: &Value, view: &View) -> Option<String> {
-    let mut out = String::new();
-    match op {
-        "log" => log(result, view, &mut out),
-        "search" => search(result, view, &mut out),
-        "diff" => diff(result, view, &mut out),
-        "context" => context(result, view, &mut out),
-        "branches" => branches(result, view, &mut out),
-        "timelines" => timelines(result, view, &mut out),
-        _ => return None,
-    }
-    Some(out)
+/// A text view: draws a result (its JSON) for people into the string.
+pub type Renderer = fn(&Value, &View, &mut String);
+
+/// The text view of a request's result; `None` when its operation has none.
+pub fn renderer(request: &TxRequest) -> Option<Renderer> {
+    Some(match request {
+        TxRequest::Log(_) => log,
+        TxRequest::Search(_) => search,
+        TxRequest::Diff(_) => diff,
+        TxRequest::Context(_) => context,
+        TxRequest::Branches(_) => branches,
+        TxRequest::Timelines(_) => timelines,
+        TxRequest::Create(_)
+        | TxRequest::Append(_)
+        | TxRequest::Fork(_)
+        | TxRequest::Switch(_)
+        | TxRequest::DropBranch(_)
+        | TxRequest::RenameBranch(_)
+        | TxRequest::ContextBudget(_)
+        | TxRequest::Pin(_)
+        | TxRequest::Unpin(_)
+        | TxRequest::Summarize(_)
+        | TxRequest::Node(_)
+        | TxRequest::ArchiveCheck(_)
+        | TxRequest::ArchiveBranch(_)
+        | TxRequest::RestoreBranch(_) => return None,
+    })
 }
 
 fn text<'a>(v: &'a Value, key: &str) -> &'a str {

@@ -7,14 +7,7 @@ use super::{Operation, Param, Spec, TimelineUse, TypeDef, TypeKind, spec};
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 
-/// Which front-end the arguments came from; only the way parameter names are printed differs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// The `tl` command line: parameters are named by their flags (`--max`).
-    Cli,
-    /// An MCP tool call: parameters are named by their property names (`max`).
-    Mcp,
-}
+pub use super::Origin;
 
 /// Arguments that passed validation, with typed accessors.
 #[derive(Debug, Clone, Default)]
@@ -23,70 +16,16 @@ pub struct Args {
 }
 
 impl Args {
-    /// A text argument, `None` when absent.
-    pub fn str(&self, name: &str) -> Option<&str> {
-        self.values.get(name).and_then(Value::as_str)
-    }
-
-    /// An integer argument, `None` when absent.
-    pub fn u64(&self, name: &str) -> Option<u64> {
-        self.values.get(name).and_then(Value::as_u64)
-    }
-
     /// A flag: true only when it was given as true.
     pub fn flag(&self, name: &str) -> bool {
         self.values.get(name) == Some(&Value::Bool(true))
     }
 
-    /// A boolean argument, if it was given.
-    pub fn bool(&self, name: &str) -> Option<bool> {
-        self.values.get(name).and_then(Value::as_bool)
-    }
-
-    /// The number of an `n…` or `tl…` ID; validation guarantees it parses.
-    pub fn id(&self, name: &str) -> Option<u64> {
-        self.str(name)
-            .map(|s| parse_id_number(s).unwrap_or(u64::MAX))
-    }
-
-    /// The numbers of a list of IDs; empty when absent.
-    pub fn ids(&self, name: &str) -> Vec<u64> {
-        match self.values.get(name) {
-            Some(Value::Array(items)) => items
-                .iter()
-                .filter_map(Value::as_str)
-                .filter_map(parse_id_number)
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// An object argument, `None` when absent.
-    pub fn object(&self, name: &str) -> Option<&Map<String, Value>> {
-        self.values.get(name).and_then(Value::as_object)
-    }
-
-    /// An intent object (`{tag, note}`), as validation left it.
-    pub fn intent(&self, name: &str) -> Option<crate::model::Intent> {
-        let object = self.object(name)?;
-        Some(crate::model::Intent {
-            tag: object.get("tag")?.as_str()?.to_string(),
-            note: object
-                .get("note")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-        })
-    }
-
-    /// All arguments as the JSON object they were validated from.
+    /// All arguments as the JSON object they were validated from; `ops::Request::from_checked`
+    /// reads the typed request from it.
     pub fn as_map(&self) -> &Map<String, Value> {
         &self.values
     }
-}
-
-fn parse_id_number(s: &str) -> Option<u64> {
-    let digits = s.trim_start_matches(|c: char| c.is_ascii_alphabetic());
-    digits.parse().ok()
 }
 
 /// How a parameter is named to the person who passed it.

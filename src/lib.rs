@@ -94,6 +94,8 @@
 
 pub mod budget;
 pub mod cli;
+#[doc(hidden)]
+pub mod codegen;
 pub mod error;
 pub mod export;
 pub mod interchange;

@@ -136,3 +136,14 @@ fn id_number(id: &str) -> Option<u64> {
         .parse()
         .ok()
 }
+
+/// A message's intent is a value of the spec's `intent` type, checked by the same rules.
+impl validate::TaggedNote for crate::model::Intent {
+    fn tag(&self) -> &str {
+        &self.tag
+    }
+
+    fn note(&self) -> Option<&str> {
+        self.note.as_deref()
+    }
+}

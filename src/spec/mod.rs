@@ -1,10 +1,10 @@
 //! The product contract, loaded from `spec/timeline.json`.
 //!
-//! Every operation, parameter, limit, result shape and error kind is defined once in that file. The CLI
-//! command tree, the MCP `tools/list` payload and the CLI reference are rendered from it (see `emit`),
-//! and both front-ends validate their input against it (see `validate`).
+//! Every operation, parameter, limit, result shape and error kind is defined once in that file. The
+//! MCP schemas served at run time come from it (`mcp`), so do the files under `generated/` (the
+//! `codegen` module), and both front-ends validate their input against it (`validate`).
 
-pub mod emit;
+pub mod mcp;
 pub mod validate;
 
 use serde::Deserialize;

@@ -4,10 +4,37 @@
 //! lives in exactly one place: the spec's type table interpreted here.
 
 use super::{Operation, Param, Spec, TimelineUse, TypeDef, TypeKind, spec};
-use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 
 pub use super::Origin;
+
+/// Arguments that break the spec's rules. It is always an `invalid_argument` error of the argument
+/// check (the `error` module turns it into one, marked as enforcing the tool's `inputSchema`); kept
+/// apart so that the spec depends on no other module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    /// What is wrong and what is expected, naming the parameter as the caller wrote it.
+    pub message: String,
+}
+
+impl Invalid {
+    fn new(message: impl Into<String>) -> Invalid {
+        Invalid {
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Invalid {}
+
+/// The result of a check.
+pub type Result<T> = std::result::Result<T, Invalid>;
 
 /// Arguments that passed validation, with typed accessors.
 #[derive(Debug, Clone, Default)]
@@ -45,22 +72,31 @@ fn param_name(origin: Origin, param: &Param) -> String {
 }
 
 /// Validate `args` for `op`. Unknown keys, missing required parameters and values that break a type's
-/// rules are errors of kind `invalid_argument` that name the parameter and say what is expected; they
-/// are marked as errors of the argument check (`Error::schema`), since they enforce what the tool's
-/// `inputSchema` states.
+/// rules are [`Invalid`]: errors of kind `invalid_argument` that name the parameter and say what is
+/// expected, marked as errors of the argument check (`Error::schema`) when converted, since they
+/// enforce what the tool's `inputSchema` states.
 pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Result<Args> {
-    check_args(op, args, origin).map_err(Error::from_schema_check)
+    check_args(op, args, origin)
+}
+
+/// A value of the spec's `intent` type: a tag and an optional note (`model::Intent` is one; the
+/// spec names no type of the model, so that it depends on no other module).
+pub trait TaggedNote {
+    /// The intent's tag.
+    fn tag(&self) -> &str;
+    /// The intent's note, if any.
+    fn note(&self) -> Option<&str>;
 }
 
 /// Why `intent` is not one that `append` accepts as its `intent` argument (the same rules of the spec's
 /// `intent` type: a non-empty tag within the size limit, a note within the text limit), or `None`.
 /// Importers check what they build with it, so an import writes only what `append` could have.
-pub fn intent_problem(intent: &crate::model::Intent) -> Option<String> {
+pub fn intent_problem(intent: &impl TaggedNote) -> Option<String> {
     let spec = spec();
     let mut value = Map::new();
-    value.insert("tag".into(), Value::String(intent.tag.clone()));
-    if let Some(note) = &intent.note {
-        value.insert("note".into(), Value::String(note.clone()));
+    value.insert("tag".into(), Value::String(intent.tag().to_string()));
+    if let Some(note) = intent.note() {
+        value.insert("note".into(), Value::String(note.to_string()));
     }
     let def = spec.type_def("intent");
     check_object(spec, def, &Value::Object(value), "intent", Origin::Mcp)
@@ -82,18 +118,16 @@ pub fn check_idempotency_key(op: &Operation, key: Option<&str>, origin: Origin) 
         Origin::Mcp => "idempotency_key",
     };
     if op.idempotency == super::KeyUse::Rejected {
-        return Err(Error::invalid(format!(
+        return Err(Invalid::new(format!(
             "invalid argument {name}: {} does not take an idempotency key; it changes nothing in the database, so it is always safe to run again",
             op.cli
-        ))
-        .from_schema_check());
+        )));
     }
     let limit = spec().constants.max_idempotency_key_bytes;
     if key.is_empty() || key.len() > limit {
-        return Err(Error::invalid(format!(
+        return Err(Invalid::new(format!(
             "invalid argument {name}: must be 1 to {limit} bytes, such as request-001"
-        ))
-        .from_schema_check());
+        )));
     }
     Ok(())
 }
@@ -121,7 +155,7 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
                         .then(|| "timeline_id".to_string()),
                 )
                 .collect();
-            return Err(Error::invalid(format!(
+            return Err(Invalid::new(format!(
                 "invalid argument {key}: {} takes no such argument (it takes: {})",
                 op.mcp.as_deref().unwrap_or(&op.cli),
                 if expected.is_empty() {
@@ -138,7 +172,7 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
             None | Some(Value::Null)
                 if origin == Origin::Mcp && op.timeline == TimelineUse::Required =>
             {
-                return Err(Error::invalid("invalid argument timeline_id: required; pass the ID that timeline_create returned, such as \"tl0\"".to_string()));
+                return Err(Invalid::new("invalid argument timeline_id: required; pass the ID that timeline_create returned, such as \"tl0\"".to_string()));
             }
             None | Some(Value::Null) => {}
             Some(value) => {
@@ -152,7 +186,7 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
         let value = args.get(&param.name).filter(|v| !v.is_null());
         let Some(value) = value else {
             if param.required {
-                return Err(Error::invalid(format!(
+                return Err(Invalid::new(format!(
                     "invalid argument {}: required ({})",
                     param_name(origin, param),
                     param.help_for(origin)
@@ -191,14 +225,14 @@ fn check_object(
     origin: Origin,
 ) -> Result<Map<String, Value>> {
     let Value::Object(object) = value else {
-        return Err(Error::invalid(format!(
+        return Err(Invalid::new(format!(
             "invalid argument {name}: must be an object ({})",
             def.description_for(origin)
         )));
     };
     for key in object.keys() {
         if !def.fields.iter().any(|f| &f.name == key) {
-            return Err(Error::invalid(format!(
+            return Err(Invalid::new(format!(
                 "invalid argument {name}.{key}: unknown field (known: {})",
                 def.fields
                     .iter()
@@ -224,7 +258,7 @@ fn check_object(
                 } else {
                     format!(" when {} is given", others.join(", "))
                 };
-                return Err(Error::invalid(format!(
+                return Err(Invalid::new(format!(
                     "invalid argument {shown}: required{because} ({})",
                     field.help_for(origin)
                 )));
@@ -247,11 +281,7 @@ fn check_value(
     origin: Origin,
 ) -> Result<()> {
     let description = def.description_for(origin);
-    let fail = |problem: String| {
-        Err(Error::invalid(format!(
-            "invalid argument {name}: {problem}"
-        )))
-    };
+    let fail = |problem: String| Err(Invalid::new(format!("invalid argument {name}: {problem}")));
     match def.kind {
         TypeKind::Uint => match value {
             Value::Number(n)

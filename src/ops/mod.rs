@@ -10,6 +10,7 @@ mod find;
 mod import;
 mod read;
 mod request;
+pub mod results;
 mod summarize;
 mod tree;
 mod walk;
@@ -50,27 +51,33 @@ pub fn reads_only(request: &TxRequest) -> bool {
 /// (`Request`), so they cannot reach here.
 pub fn run(tx: &mut dyn Tx, request: &TxRequest, ctx: &Ctx) -> Result<Value> {
     match request {
-        TxRequest::Create(a) => tree::create(tx, a, ctx),
-        TxRequest::Append(a) => tree::append(tx, a, ctx),
-        TxRequest::Fork(a) => tree::fork(tx, a, ctx),
-        TxRequest::Switch(a) => tree::switch(tx, a, ctx),
-        TxRequest::DropBranch(a) => tree::drop_branch(tx, a, ctx),
-        TxRequest::RenameBranch(a) => tree::rename_branch(tx, a, ctx),
-        TxRequest::Pin(a) => tree::pin(tx, a, ctx),
-        TxRequest::Unpin(a) => tree::unpin(tx, a, ctx),
-        TxRequest::Timelines(_) => read::timelines(tx),
-        TxRequest::Context(a) => read::context(tx, a),
-        TxRequest::Branches(a) => read::branches(tx, a),
+        TxRequest::Create(a) => json(tree::create(tx, a, ctx)),
+        TxRequest::Append(a) => json(tree::append(tx, a, ctx)),
+        TxRequest::Fork(a) => json(tree::fork(tx, a, ctx)),
+        TxRequest::Switch(a) => json(tree::switch(tx, a, ctx)),
+        TxRequest::DropBranch(a) => json(tree::drop_branch(tx, a, ctx)),
+        TxRequest::RenameBranch(a) => json(tree::rename_branch(tx, a, ctx)),
+        TxRequest::Pin(a) => json(tree::pin(tx, a, ctx)),
+        TxRequest::Unpin(a) => json(tree::unpin(tx, a, ctx)),
+        TxRequest::Timelines(_) => json(read::timelines(tx)),
+        TxRequest::Context(a) => json(read::context(tx, a)),
+        TxRequest::Branches(a) => json(read::branches(tx, a)),
         TxRequest::Node(a) => read::node(tx, a),
-        TxRequest::Search(a) => find::search(tx, a),
-        TxRequest::Log(a) => find::log(tx, a),
-        TxRequest::Diff(a) => find::diff(tx, a),
+        TxRequest::Search(a) => json(find::search(tx, a)),
+        TxRequest::Log(a) => json(find::log(tx, a)),
+        TxRequest::Diff(a) => json(find::diff(tx, a)),
         TxRequest::Summarize(a) => summarize::summarize(tx, a, ctx),
         TxRequest::ContextBudget(a) => budget::budget(tx, a, ctx),
         TxRequest::ArchiveCheck(a) => archive::check(tx, a, ctx),
         TxRequest::ArchiveBranch(a) => archive::archive(tx, a, ctx),
         TxRequest::RestoreBranch(a) => archive::restore(tx, a, ctx),
     }
+}
+
+/// A typed result as JSON: the edge where results are serialised, in their documented key order.
+fn json(result: Result<impl serde::Serialize>) -> Result<Value> {
+    serde_json::to_value(result?)
+        .map_err(|e| Error::database(format!("internal error: a result is not JSON: {e}")))
 }
 
 /// Run the spec operation `op` on an in-memory database (tests, the fuzzer, the benchmark): the same

@@ -1,41 +1,35 @@
 //! Read-only operations: context, branches, node. Hot and cold nodes read alike.
 
+use super::results::{BranchInfo, Message, TimelineInfo};
 use super::walk::path_rows;
-use super::{BranchesArgs, ContextArgs, NodeArgs, message, message_json, output_cap, timeline_of};
+use super::{BranchesArgs, ContextArgs, NodeArgs, message, output_cap, timeline_of};
 use crate::error::Result;
 use crate::model::node_id;
 use crate::store::Tx;
 use serde_json::{Value, json};
 
-pub fn context(tx: &mut dyn Tx, args: &ContextArgs) -> Result<Value> {
+pub fn context(tx: &mut dyn Tx, args: &ContextArgs) -> Result<Vec<Message>> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let target = message(tx, &timeline, args.node)?;
     // The depth is the path's length: refuse an oversize result before reading it.
     output_cap(usize::try_from(target.depth).unwrap_or(usize::MAX))?;
-    let messages: Vec<Value> = path_rows(tx, timeline.id, args.node)?
+    Ok(path_rows(tx, timeline.id, args.node)?
         .iter()
-        .map(|row| {
-            let node = &row.node;
-            message_json(
-                row.id,
-                node.role.as_str(),
-                &node.text,
-                node.tokens,
-                node.intent.as_ref(),
-            )
-        })
-        .collect();
-    Ok(Value::Array(messages))
+        .map(Message::of)
+        .collect())
 }
 
-pub fn branches(tx: &mut dyn Tx, args: &BranchesArgs) -> Result<Value> {
+pub fn branches(tx: &mut dyn Tx, args: &BranchesArgs) -> Result<Vec<BranchInfo>> {
     let timeline = timeline_of(tx, args.timeline_id)?;
-    let list: Vec<Value> = tx
+    Ok(tx
         .branches(timeline.id)?
         .iter()
-        .map(|b| json!({ "name": b.name, "head": node_id(b.head), "current": b.name == timeline.current_branch }))
-        .collect();
-    Ok(Value::Array(list))
+        .map(|b| BranchInfo {
+            name: b.name.clone(),
+            head: node_id(b.head),
+            current: b.name == timeline.current_branch,
+        })
+        .collect())
 }
 
 pub fn node(tx: &mut dyn Tx, args: &NodeArgs) -> Result<Value> {
@@ -93,21 +87,18 @@ pub fn node(tx: &mut dyn Tx, args: &NodeArgs) -> Result<Value> {
 }
 
 /// Every timeline with what a person or a model needs to pick one.
-pub fn timelines(tx: &mut dyn Tx) -> Result<Value> {
-    let list: Vec<Value> = tx
+pub fn timelines(tx: &mut dyn Tx) -> Result<Vec<TimelineInfo>> {
+    Ok(tx
         .timeline_list()?
         .into_iter()
-        .map(|(t, branches)| {
-            json!({
-                "timeline_id": crate::model::timeline_id(t.id),
-                "title": t.title,
-                "created_at": t.created_at,
-                "updated_at": t.updated_at,
-                "messages": t.next_node.saturating_sub(1),
-                "branches": branches,
-                "current_branch": t.current_branch,
-            })
+        .map(|(t, branches)| TimelineInfo {
+            timeline_id: crate::model::timeline_id(t.id),
+            title: t.title,
+            created_at: t.created_at,
+            updated_at: t.updated_at,
+            messages: t.next_node.saturating_sub(1),
+            branches,
+            current_branch: t.current_branch,
         })
-        .collect();
-    Ok(Value::Array(list))
+        .collect())
 }

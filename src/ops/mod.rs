@@ -62,15 +62,15 @@ pub fn run(tx: &mut dyn Tx, request: &TxRequest, ctx: &Ctx) -> Result<Value> {
         TxRequest::Timelines(_) => json(read::timelines(tx)),
         TxRequest::Context(a) => json(read::context(tx, a)),
         TxRequest::Branches(a) => json(read::branches(tx, a)),
-        TxRequest::Node(a) => read::node(tx, a),
+        TxRequest::Node(a) => json(read::node(tx, a)),
         TxRequest::Search(a) => json(find::search(tx, a)),
         TxRequest::Log(a) => json(find::log(tx, a)),
         TxRequest::Diff(a) => json(find::diff(tx, a)),
-        TxRequest::Summarize(a) => summarize::summarize(tx, a, ctx),
+        TxRequest::Summarize(a) => json(summarize::summarize(tx, a, ctx)),
         TxRequest::ContextBudget(a) => budget::budget(tx, a, ctx),
-        TxRequest::ArchiveCheck(a) => archive::check(tx, a, ctx),
-        TxRequest::ArchiveBranch(a) => archive::archive(tx, a, ctx),
-        TxRequest::RestoreBranch(a) => archive::restore(tx, a, ctx),
+        TxRequest::ArchiveCheck(a) => json(archive::check(tx, a, ctx)),
+        TxRequest::ArchiveBranch(a) => json(archive::archive(tx, a, ctx)),
+        TxRequest::RestoreBranch(a) => json(archive::restore(tx, a, ctx)),
     }
 }
 

@@ -227,6 +227,105 @@ pub struct Diff {
     pub right: DiffSide,
 }
 
+/// `summarize`: the summary node (new, or the one a replayed request made).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summarized {
+    /// Its node ID.
+    pub node: String,
+}
+
+/// `node`: one node in full.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeDetail {
+    /// Its node ID.
+    pub node: String,
+    /// Its timeline.
+    pub timeline_id: String,
+    /// Who wrote it.
+    pub role: String,
+    /// Its text.
+    pub text: String,
+    /// Its token count.
+    pub tokens: u64,
+    /// Its parent.
+    pub parent: String,
+    /// Its children, in order.
+    pub children: Vec<String>,
+    /// `hot` or `cold`.
+    pub zone: String,
+    /// Whether it is pinned.
+    pub pinned: bool,
+    /// The tokens of the path from the root to it.
+    pub path_tokens: u64,
+    /// When it was written (Unix seconds), if recorded.
+    pub created_at: Option<u64>,
+    /// Its intent, if any.
+    pub intent: Option<NodeIntent>,
+    /// What it summarises, for a summary.
+    pub summary: Option<NodeSummary>,
+    /// Where an imported message came from; only imported messages have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<serde_json::Value>,
+}
+
+/// The intent of a [`NodeDetail`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeIntent {
+    /// The label.
+    pub tag: String,
+    /// The note, only when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The summary part of a [`NodeDetail`]: its range and versions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeSummary {
+    /// `real` or `placeholder`.
+    pub kind: String,
+    /// The first node summarised.
+    pub from: String,
+    /// The last node summarised.
+    pub to: String,
+    /// Its version (1 for the first).
+    pub version: u64,
+    /// The version it replaces.
+    pub supersedes: Option<String>,
+    /// The version that replaces it.
+    pub superseded_by: Option<String>,
+    /// The summaries it was derived from.
+    pub derived_from: Vec<String>,
+    /// Whether a summary it was derived from has a newer version.
+    pub stale: bool,
+}
+
+/// `archive_check`: whether the branch can be archived, and why not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArchiveCheck {
+    /// True when nothing stands in the way.
+    pub eligible: bool,
+    /// What stands in the way, with what to do.
+    pub reasons: Vec<String>,
+}
+
+/// `archive_branch`: the messages moved to the cold zone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Archived {
+    /// Their node IDs.
+    pub archived: Vec<String>,
+}
+
+/// `restore_branch`: the branch back, and the messages brought back to the hot zone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Restored {
+    /// The branch's name.
+    pub branch: String,
+    /// Its head.
+    pub head: String,
+    /// The node IDs restored.
+    pub restored: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,6 +517,61 @@ mod tests {
                     }),
                 ),
             ];
+            let results = results.into_iter().chain([
+                ("summarize", json(Summarized { node: "n3".into() })),
+                (
+                    "node",
+                    json(NodeDetail {
+                        node: "n2".into(),
+                        timeline_id: "tl0".into(),
+                        role: "summary".into(),
+                        text: "t".into(),
+                        tokens: 1,
+                        parent: "n1".into(),
+                        children: vec!["n3".into()],
+                        zone: "hot".into(),
+                        pinned: false,
+                        path_tokens: 2,
+                        created_at: Some(1),
+                        intent: Some(NodeIntent {
+                            tag: "decision".into(),
+                            note: full.then(|| "why".into()),
+                        }),
+                        summary: Some(NodeSummary {
+                            kind: "real".into(),
+                            from: "n1".into(),
+                            to: "n1".into(),
+                            version: 2,
+                            supersedes: full.then(|| "n4".into()),
+                            superseded_by: None,
+                            derived_from: vec!["n4".into()],
+                            stale: false,
+                        }),
+                        provenance: full.then(|| serde_json::json!({"import": "chatgpt"})),
+                    }),
+                ),
+                (
+                    "archive_check",
+                    json(ArchiveCheck {
+                        eligible: false,
+                        reasons: vec!["r".into()],
+                    }),
+                ),
+                (
+                    "archive_branch",
+                    json(Archived {
+                        archived: vec!["n2".into()],
+                    }),
+                ),
+                (
+                    "restore_branch",
+                    json(Restored {
+                        branch: "b".into(),
+                        head: "n2".into(),
+                        restored: vec!["n2".into()],
+                    }),
+                ),
+            ]);
             for (op, value) in results {
                 let schema = &spec().operation(op).unwrap().result;
                 keys_follow(&value, schema, op);

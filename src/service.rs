@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry};
+use crate::ops::results::{DbBackedUp, DbCheck, DbConverted, DbInfo};
 use crate::ops::{self, Ctx};
 use crate::spec::Origin;
 use crate::spec::validate::{Args, validate};
@@ -229,10 +230,10 @@ pub fn run(store: &mut Store, checked: Checked<'_>) -> Result<Output> {
             .map(Output::Json)
         }
         ops::Request::Database(request) => match request {
-            ops::DatabaseRequest::DbInfo(_) => db_info(store),
-            ops::DatabaseRequest::DbCheck(check) => db_check(store, check.repair),
-            ops::DatabaseRequest::DbConvert(convert) => db_convert(store, &convert.to),
-            ops::DatabaseRequest::DbBackup(backup) => db_backup(store, &backup.to),
+            ops::DatabaseRequest::DbInfo(_) => ops::json(db_info(store)),
+            ops::DatabaseRequest::DbCheck(check) => ops::json(db_check(store, check.repair)),
+            ops::DatabaseRequest::DbConvert(convert) => ops::json(db_convert(store, &convert.to)),
+            ops::DatabaseRequest::DbBackup(backup) => ops::json(db_backup(store, &backup.to)),
             ops::DatabaseRequest::Import(import) => {
                 import_in_steps(store, op, &import, &args, idempotency_key, &ctx)
             }
@@ -402,37 +403,34 @@ fn file_bytes(path: &std::path::Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-fn db_info(store: &mut Store) -> Result<Value> {
+fn db_info(store: &mut Store) -> Result<DbInfo> {
     let path = store.path().to_path_buf();
     let exists = path.exists();
     let version = store.format_version()?;
     let counts = store.read(|tx| tx.counts())?;
-    Ok(json!({
-        "engine": store.engine().as_str(),
-        "path": path.display().to_string(),
-        "exists": exists,
-        "format_version": version,
-        "file_bytes": file_bytes(&path),
-        "timelines": counts.timelines,
-        "nodes": counts.nodes,
-        "cold_nodes": counts.cold_nodes,
-    }))
+    Ok(DbInfo {
+        engine: store.engine().as_str().to_string(),
+        path: path.display().to_string(),
+        exists,
+        format_version: version,
+        file_bytes: file_bytes(&path),
+        timelines: counts.timelines,
+        nodes: counts.nodes,
+        cold_nodes: counts.cold_nodes,
+    })
 }
 
-fn db_check(store: &mut Store, repair: bool) -> Result<Value> {
+fn db_check(store: &mut Store, repair: bool) -> Result<DbCheck> {
     let rebuilt = if repair { Some(store.repair()?) } else { None };
     let problems = store.check()?;
-    let mut report = json!({
-        "ok": problems.is_empty(),
-        "engine": store.engine().as_str(),
-        "path": store.path().display().to_string(),
-        "problems": problems,
-    });
-    if let Some(rebuilt) = rebuilt {
-        report["rebuilt"] = json!(rebuilt);
-    }
     if problems.is_empty() {
-        Ok(report)
+        Ok(DbCheck {
+            ok: true,
+            engine: store.engine().as_str().to_string(),
+            path: store.path().display().to_string(),
+            problems,
+            rebuilt,
+        })
     } else {
         Err(Error::database(format!(
             "the database {} has {} problem(s): {}. Nothing was changed; see docs/storage.md for recovery",
@@ -444,7 +442,7 @@ fn db_check(store: &mut Store, repair: bool) -> Result<Value> {
     }
 }
 
-fn db_convert(store: &mut Store, to: &str) -> Result<Value> {
+fn db_convert(store: &mut Store, to: &str) -> Result<DbConverted> {
     let target = PathBuf::from(to);
     let db = store.read(|tx| tx.load_database())?;
     let engine = Store::create_from(&target, &db)?;
@@ -470,16 +468,16 @@ fn db_convert(store: &mut Store, to: &str) -> Result<Value> {
         )));
     }
     let nodes: u64 = db.timelines.iter().map(|t| t.nodes.len() as u64 - 1).sum();
-    Ok(json!({
-        "from": store.path().display().to_string(),
-        "to": to,
-        "engine": engine.as_str(),
-        "timelines": db.timelines.len(),
-        "nodes": nodes,
-    }))
+    Ok(DbConverted {
+        from: store.path().display().to_string(),
+        to: to.to_string(),
+        engine: engine.as_str().to_string(),
+        timelines: db.timelines.len() as u64,
+        nodes,
+    })
 }
 
-fn db_backup(store: &mut Store, to: &str) -> Result<Value> {
+fn db_backup(store: &mut Store, to: &str) -> Result<DbBackedUp> {
     let target = PathBuf::from(to);
     let engine = store.engine();
     if crate::store::Engine::for_new_path(&target) != engine {
@@ -495,12 +493,12 @@ fn db_backup(store: &mut Store, to: &str) -> Result<Value> {
         )));
     }
     store.backup(&target)?;
-    Ok(json!({
-        "from": store.path().display().to_string(),
-        "to": to,
-        "engine": engine.as_str(),
-        "file_bytes": file_bytes(&target),
-    }))
+    Ok(DbBackedUp {
+        from: store.path().display().to_string(),
+        to: to.to_string(),
+        engine: engine.as_str().to_string(),
+        file_bytes: file_bytes(&target),
+    })
 }
 
 /// The form of a result kept for ever in the audit. A budget result names its messages by node ID: the

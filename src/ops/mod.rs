@@ -75,7 +75,7 @@ pub fn run(tx: &mut dyn Tx, request: &TxRequest, ctx: &Ctx) -> Result<Value> {
 }
 
 /// A typed result as JSON: the edge where results are serialised, in their documented key order.
-fn json(result: Result<impl serde::Serialize>) -> Result<Value> {
+pub(crate) fn json(result: Result<impl serde::Serialize>) -> Result<Value> {
     serde_json::to_value(result?)
         .map_err(|e| Error::database(format!("internal error: a result is not JSON: {e}")))
 }

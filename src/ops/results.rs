@@ -326,6 +326,71 @@ pub struct Restored {
     pub restored: Vec<String>,
 }
 
+/// `db_info`: the storage engine, file, format version, size and counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DbInfo {
+    /// `sqlite` or `json`.
+    pub engine: String,
+    /// The database file.
+    pub path: String,
+    /// Whether the file exists yet.
+    pub exists: bool,
+    /// Its format version, when it has one.
+    pub format_version: Option<u64>,
+    /// Its size in bytes.
+    pub file_bytes: u64,
+    /// How many timelines it holds.
+    pub timelines: u64,
+    /// How many messages and summaries (roots excluded).
+    pub nodes: u64,
+    /// How many of them are archived.
+    pub cold_nodes: u64,
+}
+
+/// `db_check`: the report of a database without problems (one with problems is an error).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DbCheck {
+    /// True when nothing is wrong.
+    pub ok: bool,
+    /// `sqlite` or `json`.
+    pub engine: String,
+    /// The database file.
+    pub path: String,
+    /// The problems found.
+    pub problems: Vec<String>,
+    /// With `repair`: what was rebuilt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebuilt: Option<Vec<String>>,
+}
+
+/// `db_convert`: the copy in another engine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DbConverted {
+    /// The database copied.
+    pub from: String,
+    /// The new file.
+    pub to: String,
+    /// Its engine.
+    pub engine: String,
+    /// How many timelines were copied.
+    pub timelines: u64,
+    /// How many messages and summaries were copied.
+    pub nodes: u64,
+}
+
+/// `db_backup`: the exact copy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DbBackedUp {
+    /// The database copied.
+    pub from: String,
+    /// The copy's file.
+    pub to: String,
+    /// Its engine (the database's).
+    pub engine: String,
+    /// The copy's size in bytes.
+    pub file_bytes: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,6 +634,50 @@ mod tests {
                         branch: "b".into(),
                         head: "n2".into(),
                         restored: vec!["n2".into()],
+                    }),
+                ),
+            ]);
+            let results = results.chain([
+                (
+                    "db_info",
+                    json(DbInfo {
+                        engine: "sqlite".into(),
+                        path: "p".into(),
+                        exists: true,
+                        format_version: Some(6),
+                        file_bytes: 1,
+                        timelines: 1,
+                        nodes: 1,
+                        cold_nodes: 0,
+                    }),
+                ),
+                (
+                    "db_check",
+                    json(DbCheck {
+                        ok: true,
+                        engine: "json".into(),
+                        path: "p".into(),
+                        problems: Vec::new(),
+                        rebuilt: full.then(Vec::new),
+                    }),
+                ),
+                (
+                    "db_convert",
+                    json(DbConverted {
+                        from: "a".into(),
+                        to: "b".into(),
+                        engine: "json".into(),
+                        timelines: 1,
+                        nodes: 1,
+                    }),
+                ),
+                (
+                    "db_backup",
+                    json(DbBackedUp {
+                        from: "a".into(),
+                        to: "b".into(),
+                        engine: "json".into(),
+                        file_bytes: 1,
                     }),
                 ),
             ]);

@@ -1,16 +1,16 @@
 // generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test generated
 //
-// One typed request per operation of the spec, built from validated arguments.
+// One typed request per operation of the spec, parsed from checked arguments.
 
 /// Arguments of `create`: Create a new timeline with an empty main branch.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateArgs {
     /// An optional title, shown by timelines.
     pub title: Option<String>,
 }
 
 /// Arguments of `append`: Append a message to the current branch (or the one named) and move its head.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AppendArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -29,7 +29,7 @@ pub struct AppendArgs {
 }
 
 /// Arguments of `fork`: Create a branch whose head is the given node.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ForkArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -40,7 +40,7 @@ pub struct ForkArgs {
 }
 
 /// Arguments of `switch`: Make another branch the current one.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SwitchArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -49,7 +49,7 @@ pub struct SwitchArgs {
 }
 
 /// Arguments of `drop_branch`: Remove a branch pointer; its messages stay in the timeline.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DropBranchArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -58,7 +58,7 @@ pub struct DropBranchArgs {
 }
 
 /// Arguments of `rename_branch`: Rename a branch, keeping its head, watermark, place and current-branch marker.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RenameBranchArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -69,7 +69,7 @@ pub struct RenameBranchArgs {
 }
 
 /// Arguments of `context`: Print the messages from the root to a node, oldest first.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ContextArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -78,7 +78,7 @@ pub struct ContextArgs {
 }
 
 /// Arguments of `context_budget`: Fit the context of a node into a token budget with summaries and placeholders.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ContextBudgetArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -93,7 +93,7 @@ pub struct ContextBudgetArgs {
 }
 
 /// Arguments of `pin`: Pin a node so that budgets always keep it verbatim.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PinArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -102,7 +102,7 @@ pub struct PinArgs {
 }
 
 /// Arguments of `unpin`: Remove a pin.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UnpinArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -111,7 +111,7 @@ pub struct UnpinArgs {
 }
 
 /// Arguments of `summarize`: Add a summary of the path from one node down to another.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SummarizeArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -132,14 +132,14 @@ pub struct SummarizeArgs {
 }
 
 /// Arguments of `branches`: List the branches with their heads.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BranchesArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
 }
 
 /// Arguments of `node`: Show one node in full: text, tokens, intent, summary range and versions, import provenance.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NodeArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -148,7 +148,7 @@ pub struct NodeArgs {
 }
 
 /// Arguments of `search`: Find messages and summaries by their words, best matches first.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SearchArgs {
     /// The timeline; `None` means every timeline.
     pub timeline_id: Option<u64>,
@@ -173,7 +173,7 @@ pub struct SearchArgs {
 }
 
 /// Arguments of `log`: Page through the messages of a branch, newest first.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LogArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -188,7 +188,7 @@ pub struct LogArgs {
 }
 
 /// Arguments of `diff`: Compare two branches or nodes: their common ancestor and what each has after it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DiffArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -199,7 +199,7 @@ pub struct DiffArgs {
 }
 
 /// Arguments of `archive_check`: Tell whether a branch can be archived, and why not.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ArchiveCheckArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -208,7 +208,7 @@ pub struct ArchiveCheckArgs {
 }
 
 /// Arguments of `archive_branch`: Archive a finished branch: remove its pointer and move its own messages to the cold zone.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ArchiveBranchArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -217,7 +217,7 @@ pub struct ArchiveBranchArgs {
 }
 
 /// Arguments of `restore_branch`: Bring an archived branch back: its pointer, and its archived messages to the hot zone.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RestoreBranchArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -226,7 +226,7 @@ pub struct RestoreBranchArgs {
 }
 
 /// Arguments of `import`: Import conversations: chat exports, API request bodies, coding-agent sessions, llm logs.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ImportArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -245,7 +245,7 @@ pub struct ImportArgs {
 }
 
 /// Arguments of `export`: Export a timeline (draw.io, ASCII tree, HTML) or a context (OpenAI, Anthropic, Markdown); read-only.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ExportArgs {
     /// The timeline; `None` means the one with the smallest ID.
     pub timeline_id: Option<u64>,
@@ -260,56 +260,56 @@ pub struct ExportArgs {
 }
 
 /// Arguments of `db_info`: Show the storage engine, file, format version, size, and the counts of timelines and messages.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DbInfoArgs {
 }
 
 /// Arguments of `db_check`: Check the database's integrity and report every problem; --repair rebuilds the search index.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DbCheckArgs {
     /// First rebuild the indexes the file derives from its messages (SQLite: the full-text search index), then check. Without it nothing is changed.
     pub repair: bool,
 }
 
 /// Arguments of `db_convert`: Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DbConvertArgs {
     /// The new database file; it must not exist yet.
     pub to: String,
 }
 
 /// Arguments of `db_backup`: Write a consistent copy of the database to a new file while other processes keep working.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DbBackupArgs {
     /// The copy's file; it must not exist yet. The copy uses the same engine as the database.
     pub to: String,
 }
 
 /// Arguments of `timelines`: List every timeline with its title, times, message and branch counts.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TimelinesArgs {
 }
 
 /// Arguments of `completions`: Print a completion script for a shell (bash, zsh, fish, powershell or elvish).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CompletionsArgs {
     /// The shell to print the script for.
     pub shell: String,
 }
 
 /// Arguments of `man`: Print the manual page of tl as roff text (read it with man -l, or install it as tl.1).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManArgs {
 }
 
 /// Arguments of `demo`: Walk through a short demo conversation in a new database, printing each tl command and its answer.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DemoArgs {
 }
 
-/// A validated request for one operation of the spec.
+/// A request that runs inside one database transaction (`ops::run`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Request {
+pub enum TxRequest {
     /// `create`: Create a new timeline with an empty main branch.
     Create(CreateArgs),
     /// `append`: Append a message to the current branch (or the one named) and move its head.
@@ -348,10 +348,16 @@ pub enum Request {
     ArchiveBranch(ArchiveBranchArgs),
     /// `restore_branch`: Bring an archived branch back: its pointer, and its archived messages to the hot zone.
     RestoreBranch(RestoreBranchArgs),
+    /// `timelines`: List every timeline with its title, times, message and branch counts.
+    Timelines(TimelinesArgs),
+}
+
+/// A request on the database as a whole: its information, checks and copies (`db ...`), and
+/// imports (a series of transactions). `service` runs them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DatabaseRequest {
     /// `import`: Import conversations: chat exports, API request bodies, coding-agent sessions, llm logs.
     Import(ImportArgs),
-    /// `export`: Export a timeline (draw.io, ASCII tree, HTML) or a context (OpenAI, Anthropic, Markdown); read-only.
-    Export(ExportArgs),
     /// `db_info`: Show the storage engine, file, format version, size, and the counts of timelines and messages.
     DbInfo(DbInfoArgs),
     /// `db_check`: Check the database's integrity and report every problem; --repair rebuilds the search index.
@@ -360,8 +366,11 @@ pub enum Request {
     DbConvert(DbConvertArgs),
     /// `db_backup`: Write a consistent copy of the database to a new file while other processes keep working.
     DbBackup(DbBackupArgs),
-    /// `timelines`: List every timeline with its title, times, message and branch counts.
-    Timelines(TimelinesArgs),
+}
+
+/// A command that runs inside `tl` itself, without a database (completions, man, demo).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LocalRequest {
     /// `completions`: Print a completion script for a shell (bash, zsh, fish, powershell or elvish).
     Completions(CompletionsArgs),
     /// `man`: Print the manual page of tl as roff text (read it with man -l, or install it as tl.1).
@@ -370,185 +379,252 @@ pub enum Request {
     Demo(DemoArgs),
 }
 
+/// A checked request for one operation of the spec, by where it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// Inside one database transaction.
+    Tx(TxRequest),
+    /// On the database as a whole.
+    Database(DatabaseRequest),
+    /// `export`: Export a timeline (draw.io, ASCII tree, HTML) or a context (OpenAI, Anthropic, Markdown); read-only.
+    Export(ExportArgs),
+    /// Inside `tl` itself.
+    Local(LocalRequest),
+}
+
 impl Request {
-    /// The request for the spec operation `op` from arguments that passed `validate`; `None` for
-    /// a name the spec does not have.
-    pub fn from_args(op: &str, args: &crate::spec::validate::Args) -> Option<Request> {
-        Some(match op {
-            "create" => Request::Create(CreateArgs {
-                title: args.str("title").map(str::to_string),
-            }),
-            "append" => Request::Append(AppendArgs {
-                timeline_id: args.id("timeline_id"),
-                role: args.str("role").map(str::to_string).unwrap_or_default(),
-                text: args.str("text").map(str::to_string).unwrap_or_default(),
-                tokens: args.u64("tokens"),
-                intent: args.intent("intent"),
-                branch: args.str("branch").map(str::to_string),
-                expect_head: args.id("expect_head"),
-            }),
-            "fork" => Request::Fork(ForkArgs {
-                timeline_id: args.id("timeline_id"),
-                node: args.id("node").unwrap_or_default(),
-                name: args.str("name").map(str::to_string).unwrap_or_default(),
-            }),
-            "switch" => Request::Switch(SwitchArgs {
-                timeline_id: args.id("timeline_id"),
-                name: args.str("name").map(str::to_string).unwrap_or_default(),
-            }),
-            "drop_branch" => Request::DropBranch(DropBranchArgs {
-                timeline_id: args.id("timeline_id"),
-                name: args.str("name").map(str::to_string).unwrap_or_default(),
-            }),
-            "rename_branch" => Request::RenameBranch(RenameBranchArgs {
-                timeline_id: args.id("timeline_id"),
-                name: args.str("name").map(str::to_string).unwrap_or_default(),
-                new_name: args.str("new_name").map(str::to_string).unwrap_or_default(),
-            }),
-            "context" => Request::Context(ContextArgs {
-                timeline_id: args.id("timeline_id"),
-                node: args.id("node").unwrap_or_default(),
-            }),
-            "context_budget" => Request::ContextBudget(ContextBudgetArgs {
-                timeline_id: args.id("timeline_id"),
-                node: args.id("node").unwrap_or_default(),
-                max_tokens: args.u64("max_tokens").unwrap_or_default(),
-                dry_run: args.flag("dry_run"),
-                explain: args.flag("explain"),
-            }),
-            "pin" => Request::Pin(PinArgs {
-                timeline_id: args.id("timeline_id"),
-                node: args.id("node").unwrap_or_default(),
-            }),
-            "unpin" => Request::Unpin(UnpinArgs {
-                timeline_id: args.id("timeline_id"),
-                node: args.id("node").unwrap_or_default(),
-            }),
-            "summarize" => Request::Summarize(SummarizeArgs {
-                timeline_id: args.id("timeline_id"),
-                from: args.id("from").unwrap_or_default(),
-                to: args.id("to").unwrap_or_default(),
-                summary: args.str("summary").map(str::to_string).unwrap_or_default(),
-                tokens: args.u64("tokens"),
-                derived_from: args.ids("derived_from"),
-                supersede: args.id("supersede"),
-                intent: args.intent("intent"),
-            }),
-            "branches" => Request::Branches(BranchesArgs {
-                timeline_id: args.id("timeline_id"),
-            }),
-            "node" => Request::Node(NodeArgs {
-                timeline_id: args.id("timeline_id"),
-                node: args.id("node").unwrap_or_default(),
-            }),
-            "search" => Request::Search(SearchArgs {
-                timeline_id: args.id("timeline_id"),
-                query: args.str("query").map(str::to_string).unwrap_or_default(),
-                branch: args.str("branch").map(str::to_string),
-                under: args.id("under"),
-                role: args.str("role").map(str::to_string),
-                since: args.str("since").map(str::to_string),
-                until: args.str("until").map(str::to_string),
-                zone: args.str("zone").map(str::to_string),
-                limit: args.u64("limit"),
-                cursor: args.str("cursor").map(str::to_string),
-            }),
-            "log" => Request::Log(LogArgs {
-                timeline_id: args.id("timeline_id"),
-                branch: args.str("branch").map(str::to_string),
-                node: args.id("node"),
-                limit: args.u64("limit"),
-                cursor: args.str("cursor").map(str::to_string),
-            }),
-            "diff" => Request::Diff(DiffArgs {
-                timeline_id: args.id("timeline_id"),
-                left: args.str("left").map(str::to_string).unwrap_or_default(),
-                right: args.str("right").map(str::to_string).unwrap_or_default(),
-            }),
-            "archive_check" => Request::ArchiveCheck(ArchiveCheckArgs {
-                timeline_id: args.id("timeline_id"),
-                branch: args.str("branch").map(str::to_string).unwrap_or_default(),
-            }),
-            "archive_branch" => Request::ArchiveBranch(ArchiveBranchArgs {
-                timeline_id: args.id("timeline_id"),
-                branch: args.str("branch").map(str::to_string).unwrap_or_default(),
-            }),
-            "restore_branch" => Request::RestoreBranch(RestoreBranchArgs {
-                timeline_id: args.id("timeline_id"),
-                branch: args.str("branch").map(str::to_string).unwrap_or_default(),
-            }),
-            "import" => Request::Import(ImportArgs {
-                timeline_id: args.id("timeline_id"),
-                format: args.str("format").map(str::to_string).unwrap_or_default(),
-                input: args.str("input").map(str::to_string),
-                node: args.id("node"),
-                branch: args.str("branch").map(str::to_string),
-                max_unzipped_mib: args.u64("max_unzipped_mib"),
-                max_zip_ratio: args.u64("max_zip_ratio"),
-            }),
+    /// The typed request of `op` from arguments that passed `spec::validate::validate`. The only
+    /// place where an operation is picked by its name.
+    pub fn from_checked(op: &crate::spec::Operation, args: &crate::spec::validate::Args) -> Result<Request> {
+        let a = Fields::new(op, args);
+        Ok(match op.name.as_str() {
+            "create" => Request::Tx(TxRequest::Create(CreateArgs {
+                title: a.text("title")?,
+            })),
+            "append" => Request::Tx(TxRequest::Append(AppendArgs {
+                timeline_id: a.id("timeline_id")?,
+                role: a.required("role", a.text("role")?)?,
+                text: a.required("text", a.text("text")?)?,
+                tokens: a.uint("tokens")?,
+                intent: a.intent("intent")?,
+                branch: a.text("branch")?,
+                expect_head: a.id("expect_head")?,
+            })),
+            "fork" => Request::Tx(TxRequest::Fork(ForkArgs {
+                timeline_id: a.id("timeline_id")?,
+                node: a.required("node", a.id("node")?)?,
+                name: a.required("name", a.text("name")?)?,
+            })),
+            "switch" => Request::Tx(TxRequest::Switch(SwitchArgs {
+                timeline_id: a.id("timeline_id")?,
+                name: a.required("name", a.text("name")?)?,
+            })),
+            "drop_branch" => Request::Tx(TxRequest::DropBranch(DropBranchArgs {
+                timeline_id: a.id("timeline_id")?,
+                name: a.required("name", a.text("name")?)?,
+            })),
+            "rename_branch" => Request::Tx(TxRequest::RenameBranch(RenameBranchArgs {
+                timeline_id: a.id("timeline_id")?,
+                name: a.required("name", a.text("name")?)?,
+                new_name: a.required("new_name", a.text("new_name")?)?,
+            })),
+            "context" => Request::Tx(TxRequest::Context(ContextArgs {
+                timeline_id: a.id("timeline_id")?,
+                node: a.required("node", a.id("node")?)?,
+            })),
+            "context_budget" => Request::Tx(TxRequest::ContextBudget(ContextBudgetArgs {
+                timeline_id: a.id("timeline_id")?,
+                node: a.required("node", a.id("node")?)?,
+                max_tokens: a.required("max_tokens", a.uint("max_tokens")?)?,
+                dry_run: a.flag("dry_run")?,
+                explain: a.flag("explain")?,
+            })),
+            "pin" => Request::Tx(TxRequest::Pin(PinArgs {
+                timeline_id: a.id("timeline_id")?,
+                node: a.required("node", a.id("node")?)?,
+            })),
+            "unpin" => Request::Tx(TxRequest::Unpin(UnpinArgs {
+                timeline_id: a.id("timeline_id")?,
+                node: a.required("node", a.id("node")?)?,
+            })),
+            "summarize" => Request::Tx(TxRequest::Summarize(SummarizeArgs {
+                timeline_id: a.id("timeline_id")?,
+                from: a.required("from", a.id("from")?)?,
+                to: a.required("to", a.id("to")?)?,
+                summary: a.required("summary", a.text("summary")?)?,
+                tokens: a.uint("tokens")?,
+                derived_from: a.ids("derived_from")?,
+                supersede: a.id("supersede")?,
+                intent: a.intent("intent")?,
+            })),
+            "branches" => Request::Tx(TxRequest::Branches(BranchesArgs {
+                timeline_id: a.id("timeline_id")?,
+            })),
+            "node" => Request::Tx(TxRequest::Node(NodeArgs {
+                timeline_id: a.id("timeline_id")?,
+                node: a.required("node", a.id("node")?)?,
+            })),
+            "search" => Request::Tx(TxRequest::Search(SearchArgs {
+                timeline_id: a.id("timeline_id")?,
+                query: a.required("query", a.text("query")?)?,
+                branch: a.text("branch")?,
+                under: a.id("under")?,
+                role: a.text("role")?,
+                since: a.text("since")?,
+                until: a.text("until")?,
+                zone: a.text("zone")?,
+                limit: a.uint("limit")?,
+                cursor: a.text("cursor")?,
+            })),
+            "log" => Request::Tx(TxRequest::Log(LogArgs {
+                timeline_id: a.id("timeline_id")?,
+                branch: a.text("branch")?,
+                node: a.id("node")?,
+                limit: a.uint("limit")?,
+                cursor: a.text("cursor")?,
+            })),
+            "diff" => Request::Tx(TxRequest::Diff(DiffArgs {
+                timeline_id: a.id("timeline_id")?,
+                left: a.required("left", a.text("left")?)?,
+                right: a.required("right", a.text("right")?)?,
+            })),
+            "archive_check" => Request::Tx(TxRequest::ArchiveCheck(ArchiveCheckArgs {
+                timeline_id: a.id("timeline_id")?,
+                branch: a.required("branch", a.text("branch")?)?,
+            })),
+            "archive_branch" => Request::Tx(TxRequest::ArchiveBranch(ArchiveBranchArgs {
+                timeline_id: a.id("timeline_id")?,
+                branch: a.required("branch", a.text("branch")?)?,
+            })),
+            "restore_branch" => Request::Tx(TxRequest::RestoreBranch(RestoreBranchArgs {
+                timeline_id: a.id("timeline_id")?,
+                branch: a.required("branch", a.text("branch")?)?,
+            })),
+            "import" => Request::Database(DatabaseRequest::Import(ImportArgs {
+                timeline_id: a.id("timeline_id")?,
+                format: a.required("format", a.text("format")?)?,
+                input: a.text("input")?,
+                node: a.id("node")?,
+                branch: a.text("branch")?,
+                max_unzipped_mib: a.uint("max_unzipped_mib")?,
+                max_zip_ratio: a.uint("max_zip_ratio")?,
+            })),
             "export" => Request::Export(ExportArgs {
-                timeline_id: args.id("timeline_id"),
-                format: args.str("format").map(str::to_string).unwrap_or_default(),
-                output: args.str("output").map(str::to_string),
-                node: args.id("node"),
-                max_tokens: args.u64("max_tokens"),
+                timeline_id: a.id("timeline_id")?,
+                format: a.required("format", a.text("format")?)?,
+                output: a.text("output")?,
+                node: a.id("node")?,
+                max_tokens: a.uint("max_tokens")?,
             }),
-            "db_info" => Request::DbInfo(DbInfoArgs {
-            }),
-            "db_check" => Request::DbCheck(DbCheckArgs {
-                repair: args.flag("repair"),
-            }),
-            "db_convert" => Request::DbConvert(DbConvertArgs {
-                to: args.str("to").map(str::to_string).unwrap_or_default(),
-            }),
-            "db_backup" => Request::DbBackup(DbBackupArgs {
-                to: args.str("to").map(str::to_string).unwrap_or_default(),
-            }),
-            "timelines" => Request::Timelines(TimelinesArgs {
-            }),
-            "completions" => Request::Completions(CompletionsArgs {
-                shell: args.str("shell").map(str::to_string).unwrap_or_default(),
-            }),
-            "man" => Request::Man(ManArgs {
-            }),
-            "demo" => Request::Demo(DemoArgs {
-            }),
-            _ => return None,
+            "db_info" => Request::Database(DatabaseRequest::DbInfo(DbInfoArgs {
+            })),
+            "db_check" => Request::Database(DatabaseRequest::DbCheck(DbCheckArgs {
+                repair: a.flag("repair")?,
+            })),
+            "db_convert" => Request::Database(DatabaseRequest::DbConvert(DbConvertArgs {
+                to: a.required("to", a.text("to")?)?,
+            })),
+            "db_backup" => Request::Database(DatabaseRequest::DbBackup(DbBackupArgs {
+                to: a.required("to", a.text("to")?)?,
+            })),
+            "timelines" => Request::Tx(TxRequest::Timelines(TimelinesArgs {
+            })),
+            "completions" => Request::Local(LocalRequest::Completions(CompletionsArgs {
+                shell: a.required("shell", a.text("shell")?)?,
+            })),
+            "man" => Request::Local(LocalRequest::Man(ManArgs {
+            })),
+            "demo" => Request::Local(LocalRequest::Demo(DemoArgs {
+            })),
+            _ => return Err(a.unknown()),
         })
     }
 
     /// The spec name of the operation.
     pub fn name(&self) -> &'static str {
         match self {
-            Request::Create(_) => "create",
-            Request::Append(_) => "append",
-            Request::Fork(_) => "fork",
-            Request::Switch(_) => "switch",
-            Request::DropBranch(_) => "drop_branch",
-            Request::RenameBranch(_) => "rename_branch",
-            Request::Context(_) => "context",
-            Request::ContextBudget(_) => "context_budget",
-            Request::Pin(_) => "pin",
-            Request::Unpin(_) => "unpin",
-            Request::Summarize(_) => "summarize",
-            Request::Branches(_) => "branches",
-            Request::Node(_) => "node",
-            Request::Search(_) => "search",
-            Request::Log(_) => "log",
-            Request::Diff(_) => "diff",
-            Request::ArchiveCheck(_) => "archive_check",
-            Request::ArchiveBranch(_) => "archive_branch",
-            Request::RestoreBranch(_) => "restore_branch",
-            Request::Import(_) => "import",
+            Request::Tx(r) => r.name(),
+            Request::Database(r) => r.name(),
             Request::Export(_) => "export",
-            Request::DbInfo(_) => "db_info",
-            Request::DbCheck(_) => "db_check",
-            Request::DbConvert(_) => "db_convert",
-            Request::DbBackup(_) => "db_backup",
-            Request::Timelines(_) => "timelines",
-            Request::Completions(_) => "completions",
-            Request::Man(_) => "man",
-            Request::Demo(_) => "demo",
+            Request::Local(r) => r.name(),
+        }
+    }
+}
+
+impl TxRequest {
+    /// The spec name of the operation.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TxRequest::Create(_) => "create",
+            TxRequest::Append(_) => "append",
+            TxRequest::Fork(_) => "fork",
+            TxRequest::Switch(_) => "switch",
+            TxRequest::DropBranch(_) => "drop_branch",
+            TxRequest::RenameBranch(_) => "rename_branch",
+            TxRequest::Context(_) => "context",
+            TxRequest::ContextBudget(_) => "context_budget",
+            TxRequest::Pin(_) => "pin",
+            TxRequest::Unpin(_) => "unpin",
+            TxRequest::Summarize(_) => "summarize",
+            TxRequest::Branches(_) => "branches",
+            TxRequest::Node(_) => "node",
+            TxRequest::Search(_) => "search",
+            TxRequest::Log(_) => "log",
+            TxRequest::Diff(_) => "diff",
+            TxRequest::ArchiveCheck(_) => "archive_check",
+            TxRequest::ArchiveBranch(_) => "archive_branch",
+            TxRequest::RestoreBranch(_) => "restore_branch",
+            TxRequest::Timelines(_) => "timelines",
+        }
+    }
+
+    /// The timeline the request names, if any (`None` also for operations without one).
+    pub fn timeline_id(&self) -> Option<u64> {
+        match self {
+            TxRequest::Create(_) => None,
+            TxRequest::Append(a) => a.timeline_id,
+            TxRequest::Fork(a) => a.timeline_id,
+            TxRequest::Switch(a) => a.timeline_id,
+            TxRequest::DropBranch(a) => a.timeline_id,
+            TxRequest::RenameBranch(a) => a.timeline_id,
+            TxRequest::Context(a) => a.timeline_id,
+            TxRequest::ContextBudget(a) => a.timeline_id,
+            TxRequest::Pin(a) => a.timeline_id,
+            TxRequest::Unpin(a) => a.timeline_id,
+            TxRequest::Summarize(a) => a.timeline_id,
+            TxRequest::Branches(a) => a.timeline_id,
+            TxRequest::Node(a) => a.timeline_id,
+            TxRequest::Search(a) => a.timeline_id,
+            TxRequest::Log(a) => a.timeline_id,
+            TxRequest::Diff(a) => a.timeline_id,
+            TxRequest::ArchiveCheck(a) => a.timeline_id,
+            TxRequest::ArchiveBranch(a) => a.timeline_id,
+            TxRequest::RestoreBranch(a) => a.timeline_id,
+            TxRequest::Timelines(_) => None,
+        }
+    }
+}
+
+impl DatabaseRequest {
+    /// The spec name of the operation.
+    pub fn name(&self) -> &'static str {
+        match self {
+            DatabaseRequest::Import(_) => "import",
+            DatabaseRequest::DbInfo(_) => "db_info",
+            DatabaseRequest::DbCheck(_) => "db_check",
+            DatabaseRequest::DbConvert(_) => "db_convert",
+            DatabaseRequest::DbBackup(_) => "db_backup",
+        }
+    }
+}
+
+impl LocalRequest {
+    /// The spec name of the operation.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LocalRequest::Completions(_) => "completions",
+            LocalRequest::Man(_) => "man",
+            LocalRequest::Demo(_) => "demo",
         }
     }
 }

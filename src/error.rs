@@ -290,6 +290,13 @@ impl Message {
     }
 }
 
+/// A refusal of the spec's argument check is an `invalid_argument` error of that check.
+impl From<crate::spec::validate::Invalid> for Error {
+    fn from(invalid: crate::spec::validate::Invalid) -> Self {
+        Error::invalid(invalid.message).from_schema_check()
+    }
+}
+
 impl From<String> for Message {
     fn from(text: String) -> Self {
         Message(vec![Piece::Text(text)])

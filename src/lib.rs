@@ -84,14 +84,18 @@
 //! # }
 //! ```
 //!
-//! The same operations exist as typed values: [`ops::Request`] has one variant per operation of
-//! the spec, and [`ops::run_in_memory`] runs one on an in-memory [`model::Database`] without any
-//! file (the property tests use it).
+//! The same operations exist as typed values generated from the spec: [`ops::Request`] groups them
+//! by where they run ([`ops::TxRequest`] inside one transaction, [`ops::DatabaseRequest`] on the
+//! database as a whole, export, [`ops::LocalRequest`] in `tl` itself), with one argument struct per
+//! operation; [`service::check`] parses one, and [`ops::run_in_memory`] runs an operation inside a
+//! transaction on an in-memory [`model::Database`] without any file (the property tests use it).
 
 #![warn(missing_docs)]
 
 pub mod budget;
 pub mod cli;
+#[doc(hidden)]
+pub mod codegen;
 pub mod error;
 pub mod export;
 mod fsutil;

@@ -3,8 +3,10 @@
 
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry};
+use crate::ops::results::{DbBackedUp, DbCheck, DbConverted, DbInfo};
 use crate::ops::{self, Ctx};
-use crate::spec::validate::{Args, Origin, validate};
+use crate::spec::Origin;
+use crate::spec::validate::{Args, validate};
 use crate::spec::{KeyUse, Operation, spec};
 use crate::store::{Outcome, Store, Tx};
 use serde_json::{Map, Value, json};
@@ -159,8 +161,24 @@ fn create_private_dirs(dir: &std::path::Path) -> Result<()> {
     })
 }
 
-/// Run one request against an open store (the CLI opens one per run, `tl-mcp` one per session).
-pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
+/// A request that passed the argument check: its typed form, and the checked arguments that its
+/// idempotency digest is taken from.
+pub struct Checked<'a> {
+    /// The operation of the spec.
+    pub op: &'a Operation,
+    /// The typed request, grouped by where it runs.
+    pub request: ops::Request,
+    /// The checked arguments (under their MCP names).
+    pub args: Args,
+    /// The idempotency key, checked against the operation's rules.
+    pub idempotency_key: Option<String>,
+    /// Which front-end sent it.
+    pub origin: Origin,
+}
+
+/// Check a request: its idempotency key, then its arguments against the spec (the one validation
+/// path of both front-ends), into its typed form.
+pub fn check(request: Request<'_>) -> Result<Checked<'_>> {
     let Request {
         op,
         args,
@@ -169,29 +187,57 @@ pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
     } = request;
     crate::spec::validate::check_idempotency_key(op, idempotency_key.as_deref(), origin)?;
     let args = validate(op, &args, origin)?;
-    let typed = ops::Request::from_args(&op.name, &args).ok_or_else(|| {
-        Error::internal(format!(
-            "internal error: the operation {} has no typed request",
-            op.name
-        ))
-    })?;
+    let request = ops::Request::from_checked(op, &args)?;
+    Ok(Checked {
+        op,
+        request,
+        args,
+        idempotency_key,
+        origin,
+    })
+}
+
+/// Run one request against an open store (the CLI opens one per run, `tl-mcp` one per session).
+pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
+    run(store, check(request)?)
+}
+
+/// Run a checked request against an open store.
+pub fn run(store: &mut Store, checked: Checked<'_>) -> Result<Output> {
+    let Checked {
+        op,
+        request,
+        args,
+        idempotency_key,
+        origin,
+    } = checked;
     let ctx = Ctx { now: now(), origin };
-    match &typed {
-        ops::Request::Export(export) => store.read(|tx| crate::export::run(tx, export)),
-        ops::Request::DbInfo(_) => db_info(store).map(Output::Json),
-        ops::Request::DbCheck(check) => db_check(store, check.repair).map(Output::Json),
-        ops::Request::DbConvert(convert) => db_convert(store, &convert.to).map(Output::Json),
-        ops::Request::DbBackup(backup) => db_backup(store, &backup.to).map(Output::Json),
-        ops::Request::Import(import) => {
-            import_in_steps(store, op, import, &args, idempotency_key, &ctx).map(Output::Json)
+    match request {
+        ops::Request::Tx(request) => {
+            // A dry-run budget is a read of a mutating operation: an idempotency key has no effect.
+            if !op.mutating || ops::reads_only(&request) {
+                store.read(|tx| ops::run(tx, &request, &ctx))
+            } else {
+                store.write(|tx| keyed_write(tx, op, &request, &args, idempotency_key, &ctx))
+            }
+            .map(Output::Json)
         }
-        // A dry-run budget is a read of a mutating operation: an idempotency key has no effect.
-        _ if !op.mutating || ops::reads_only(&typed) => store
-            .read(|tx| ops::run(tx, &typed, &ctx))
-            .map(Output::Json),
-        _ => store
-            .write(|tx| keyed_write(tx, op, &typed, &args, idempotency_key, &ctx))
-            .map(Output::Json),
+        ops::Request::Database(request) => match request {
+            ops::DatabaseRequest::DbInfo(_) => ops::json(db_info(store)),
+            ops::DatabaseRequest::DbCheck(check) => ops::json(db_check(store, check.repair)),
+            ops::DatabaseRequest::DbConvert(convert) => ops::json(db_convert(store, &convert.to)),
+            ops::DatabaseRequest::DbBackup(backup) => ops::json(db_backup(store, &backup.to)),
+            ops::DatabaseRequest::Import(import) => {
+                import_in_steps(store, op, &import, &args, idempotency_key, &ctx)
+            }
+        }
+        .map(Output::Json),
+        ops::Request::Export(export) => store.read(|tx| crate::export::run(tx, &export)),
+        ops::Request::Local(local) => Err(Error::invalid(format!(
+            "{} is a command of tl itself and does not run on a database; run tl {}",
+            local.name(),
+            op.cli
+        ))),
     }
 }
 
@@ -199,14 +245,14 @@ pub fn execute(store: &mut Store, request: Request) -> Result<Output> {
 fn keyed_write(
     tx: &mut dyn Tx,
     op: &Operation,
-    typed: &ops::Request,
+    typed: &ops::TxRequest,
     args: &Args,
     idempotency_key: Option<String>,
     ctx: &Ctx,
 ) -> Result<Outcome<Value>> {
     let scope = match op.idempotency {
         KeyUse::Database => "database".to_string(),
-        _ => crate::model::timeline_id(ops::timeline_of(tx, args.id("timeline_id"))?.id),
+        _ => crate::model::timeline_id(ops::timeline_of(tx, typed.timeline_id())?.id),
     };
     let request = idempotency_key.as_ref().map(|_| request_digest(op, args));
     if let Some(first) = first_result(tx, op, &scope, idempotency_key.as_deref(), &request, ctx)? {
@@ -350,37 +396,34 @@ fn file_bytes(path: &std::path::Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-fn db_info(store: &mut Store) -> Result<Value> {
+fn db_info(store: &mut Store) -> Result<DbInfo> {
     let path = store.path().to_path_buf();
     let exists = path.exists();
     let version = store.format_version()?;
     let counts = store.read(|tx| tx.counts())?;
-    Ok(json!({
-        "engine": store.engine().as_str(),
-        "path": path.display().to_string(),
-        "exists": exists,
-        "format_version": version,
-        "file_bytes": file_bytes(&path),
-        "timelines": counts.timelines,
-        "nodes": counts.nodes,
-        "cold_nodes": counts.cold_nodes,
-    }))
+    Ok(DbInfo {
+        engine: store.engine().as_str().to_string(),
+        path: path.display().to_string(),
+        exists,
+        format_version: version,
+        file_bytes: file_bytes(&path),
+        timelines: counts.timelines,
+        nodes: counts.nodes,
+        cold_nodes: counts.cold_nodes,
+    })
 }
 
-fn db_check(store: &mut Store, repair: bool) -> Result<Value> {
+fn db_check(store: &mut Store, repair: bool) -> Result<DbCheck> {
     let rebuilt = if repair { Some(store.repair()?) } else { None };
     let problems = store.check()?;
-    let mut report = json!({
-        "ok": problems.is_empty(),
-        "engine": store.engine().as_str(),
-        "path": store.path().display().to_string(),
-        "problems": problems,
-    });
-    if let Some(rebuilt) = rebuilt {
-        report["rebuilt"] = json!(rebuilt);
-    }
     if problems.is_empty() {
-        Ok(report)
+        Ok(DbCheck {
+            ok: true,
+            engine: store.engine().as_str().to_string(),
+            path: store.path().display().to_string(),
+            problems,
+            rebuilt,
+        })
     } else {
         Err(Error::database(format!(
             "the database {} has {} problem(s): {}. Nothing was changed; see docs/storage.md for recovery",
@@ -392,7 +435,7 @@ fn db_check(store: &mut Store, repair: bool) -> Result<Value> {
     }
 }
 
-fn db_convert(store: &mut Store, to: &str) -> Result<Value> {
+fn db_convert(store: &mut Store, to: &str) -> Result<DbConverted> {
     let target = PathBuf::from(to);
     let db = store.read(|tx| tx.load_database())?;
     let engine = Store::create_from(&target, &db)?;
@@ -418,16 +461,16 @@ fn db_convert(store: &mut Store, to: &str) -> Result<Value> {
         )));
     }
     let nodes: u64 = db.timelines.iter().map(|t| t.nodes.len() as u64 - 1).sum();
-    Ok(json!({
-        "from": store.path().display().to_string(),
-        "to": to,
-        "engine": engine.as_str(),
-        "timelines": db.timelines.len(),
-        "nodes": nodes,
-    }))
+    Ok(DbConverted {
+        from: store.path().display().to_string(),
+        to: to.to_string(),
+        engine: engine.as_str().to_string(),
+        timelines: db.timelines.len() as u64,
+        nodes,
+    })
 }
 
-fn db_backup(store: &mut Store, to: &str) -> Result<Value> {
+fn db_backup(store: &mut Store, to: &str) -> Result<DbBackedUp> {
     let target = PathBuf::from(to);
     let engine = store.engine();
     if crate::store::Engine::for_new_path(&target) != engine {
@@ -443,12 +486,12 @@ fn db_backup(store: &mut Store, to: &str) -> Result<Value> {
         )));
     }
     store.backup(&target)?;
-    Ok(json!({
-        "from": store.path().display().to_string(),
-        "to": to,
-        "engine": engine.as_str(),
-        "file_bytes": file_bytes(&target),
-    }))
+    Ok(DbBackedUp {
+        from: store.path().display().to_string(),
+        to: to.to_string(),
+        engine: engine.as_str().to_string(),
+        file_bytes: file_bytes(&target),
+    })
 }
 
 /// The form of a result kept for ever in the audit. A budget result names its messages by node ID: the

@@ -12,7 +12,7 @@ fn generated_files_are_fresh() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
     let mut stale = Vec::new();
-    for (relative, expected) in timeline::spec::emit::render_all() {
+    for (relative, expected) in timeline::codegen::render_all() {
         let path = root.join(relative);
         let actual = std::fs::read_to_string(&path).unwrap_or_default();
         if actual != expected {

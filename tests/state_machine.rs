@@ -814,7 +814,9 @@ fn run_differential(actions: &[Action]) -> Result<(), TestCaseError> {
             };
             let mut next = db.clone();
             let in_memory = ops::run_in_memory(&mut next, op_name, &valid, &ctx);
-            let typed = ops::Request::from_args(op_name, &valid).unwrap();
+            let Ok(ops::Request::Tx(typed)) = ops::Request::from_checked(op, &valid) else {
+                panic!("{op_name} does not run inside one transaction");
+            };
             let on_sqlite =
                 store.write(|tx| ops::run(tx, &typed, &ctx).map(timeline::store::Outcome::Commit));
             prop_assert_eq!(

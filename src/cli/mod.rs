@@ -2,7 +2,7 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::service::{self, Output, Request};
-use crate::spec::validate::{Origin, validate};
+use crate::spec::Origin;
 use crate::spec::{Operation, TimelineUse, TypeKind, spec};
 use crate::terminal;
 use clap::ArgMatches;
@@ -169,7 +169,7 @@ pub fn run_with(
         .ok_or_else(|| Error::invalid(format!("unknown command {name}")))?;
     let text = text_format(op, before, sub)?;
     // Local commands (completions, man, demo) read no database unless --db is given to the demo.
-    let db = if op.local {
+    let db = if op.local() {
         None
     } else {
         let path = service::db_path_for_reading(sub.get_one::<OsString>("db").cloned())?;
@@ -191,36 +191,49 @@ pub fn run_with(
         args.insert("timeline_id".into(), Value::String(timeline));
     }
     collect_params(op, sub, stdin, &mut args)?;
-    let Some(db) = db else {
-        return run_local(op, sub, args, key).map(Some);
+    let mut store = match db {
+        Some(db) => Some(crate::store::Store::open(db)?),
+        None if key.is_some() => {
+            return Err(Error::invalid(format!(
+                "invalid argument --idempotency-key: {} does not take an idempotency key; it changes nothing in your databases, so it is always safe to run again",
+                op.cli
+            ))
+            .into());
+        }
+        None => None,
     };
-    let mut store = crate::store::Store::open(db)?;
-    if op.name == "export" && key.is_none() {
-        // The same checks as service::execute (which refuses a key), then the streaming export.
-        let args = validate(op, &args, Origin::Cli)?;
-        let Some(crate::ops::Request::Export(export)) =
-            crate::ops::Request::from_args(&op.name, &args)
-        else {
-            return Err(Error::database("internal error: export has no typed request").into());
-        };
-        return Ok(crate::export::execute(&mut store, &export, stdout)?.map(Output::Json));
+    let checked = service::check(Request {
+        op,
+        args,
+        idempotency_key: key,
+        origin: Origin::Cli,
+    })?;
+    // Only local commands have no store (`db` above); a missing one is a bug.
+    let no_store = || Error::internal(format!("internal error: {} has no database", op.cli));
+    match checked.request {
+        crate::ops::Request::Local(local) => run_local(local, sub).map(Some),
+        // The same checks as service::execute (an idempotency key is refused), then the streaming export.
+        crate::ops::Request::Export(export) => {
+            let store = store.as_mut().ok_or_else(no_store)?;
+            Ok(crate::export::execute(store, &export, stdout)?.map(Output::Json))
+        }
+        crate::ops::Request::Tx(ref request) => {
+            let render = text.then(|| text::renderer(request)).flatten();
+            let store = store.as_mut().ok_or_else(no_store)?;
+            Ok(Some(match (service::run(store, checked)?, render) {
+                (Output::Json(value), Some(render)) => {
+                    let mut shown = String::new();
+                    render(&value, &view, &mut shown);
+                    Output::Text(shown)
+                }
+                (other, _) => other,
+            }))
+        }
+        crate::ops::Request::Database(_) => {
+            let store = store.as_mut().ok_or_else(no_store)?;
+            Ok(Some(service::run(store, checked)?))
+        }
     }
-    let output = service::execute(
-        &mut store,
-        Request {
-            op,
-            args,
-            idempotency_key: key,
-            origin: Origin::Cli,
-        },
-    )?;
-    Ok(Some(match output {
-        Output::Json(value) if text => match text::render(&op.name, &value, &view) {
-            Some(rendered) => Output::Text(rendered),
-            None => Output::Json(value),
-        },
-        other => other,
-    }))
 }
 
 /// Whether `--format text` was asked for (before or after the command); refused for commands
@@ -268,30 +281,17 @@ fn text_format(op: &Operation, before: Option<String>, sub: &ArgMatches) -> Resu
 }
 
 /// The commands that run in `tl` itself (`local` in the spec): no store, no service.
-fn run_local(
-    op: &Operation,
-    matches: &ArgMatches,
-    args: Map<String, Value>,
-    key: Option<String>,
-) -> Result<Output, CliError> {
-    if key.is_some() {
-        return Err(Error::invalid(format!(
-            "invalid argument --idempotency-key: {} does not take an idempotency key; it changes nothing in your databases, so it is always safe to run again",
-            op.cli
-        ))
-        .into());
-    }
-    let args = validate(op, &args, Origin::Cli)?;
-    match op.name.as_str() {
-        "completions" => {
-            let shell = args.str("shell").unwrap_or_default();
-            let script = shell::completion_script(shell).ok_or_else(|| {
+fn run_local(request: crate::ops::LocalRequest, matches: &ArgMatches) -> Result<Output, CliError> {
+    match request {
+        crate::ops::LocalRequest::Completions(completions) => {
+            let shell = completions.shell;
+            let script = shell::completion_script(&shell).ok_or_else(|| {
                 Error::invalid(format!("invalid argument <SHELL>: unknown shell {shell}"))
             })?;
             Ok(Output::Text(script))
         }
-        "man" => Ok(Output::Text(shell::man_page())),
-        "demo" => {
+        crate::ops::LocalRequest::Man(_) => Ok(Output::Text(shell::man_page())),
+        crate::ops::LocalRequest::Demo(_) => {
             // Only an explicit --db: the demo never writes to the database TIMELINE_DB names.
             let db = match matches.get_one::<OsString>("db") {
                 Some(path) => Some(service::resolve_db_path(Some(path.clone()))?),
@@ -300,7 +300,6 @@ fn run_local(
             demo::run_demo(db, &mut std::io::stdout().lock())?;
             Ok(Output::Text(String::new()))
         }
-        other => Err(Error::invalid(format!("unknown command {other}")).into()),
     }
 }
 

@@ -1,10 +1,14 @@
-//! `--format text`: results of log, search, diff, context and branches as text for people. The JSON
-//! result is the input (so the text shows nothing the contract does not hold), caller text goes
+//! `--format text`: results of log, search, diff, context, branches and timelines as text for people.
+//! The input is the result read as its type (`ops::results`, the contract's shapes, so the text
+//! shows nothing the contract does not hold), caller text goes
 //! through `terminal::escape_line`, and colour is only used when the caller says the output is a
 //! terminal (never in JSON, never when piped, never with `NO_COLOR`).
 
+use crate::ops::TxRequest;
+use crate::ops::results::{BranchInfo, Diff, Entry, LogPage, Message, SearchPage, TimelineInfo};
 use crate::search::{MARK_END, MARK_START};
 use crate::terminal::escape_line;
+use serde::Deserialize;
 use serde_json::Value;
 use std::io::IsTerminal;
 
@@ -69,23 +73,47 @@ fn role_colour(role: &str) -> &'static str {
     }
 }
 
-/// The text view of `op`'s JSON result; `None` when the operation has none.
-pub fn render(op: &str, result: &Value, view: &View) -> Option<String> {
-    let mut out = String::new();
-    match op {
-        "log" => log(result, view, &mut out),
-        "search" => search(result, view, &mut out),
-        "diff" => diff(result, view, &mut out),
-        "context" => context(result, view, &mut out),
-        "branches" => branches(result, view, &mut out),
-        "timelines" => timelines(result, view, &mut out),
-        _ => return None,
-    }
-    Some(out)
+/// A text view: draws a result (its JSON) for people into the string.
+pub type Renderer = fn(&Value, &View, &mut String);
+
+/// The text view of a request's result; `None` when its operation has none.
+pub fn renderer(request: &TxRequest) -> Option<Renderer> {
+    Some(match request {
+        TxRequest::Log(_) => log,
+        TxRequest::Search(_) => search,
+        TxRequest::Diff(_) => diff,
+        TxRequest::Context(_) => context,
+        TxRequest::Branches(_) => branches,
+        TxRequest::Timelines(_) => timelines,
+        TxRequest::Create(_)
+        | TxRequest::Append(_)
+        | TxRequest::Fork(_)
+        | TxRequest::Switch(_)
+        | TxRequest::DropBranch(_)
+        | TxRequest::RenameBranch(_)
+        | TxRequest::ContextBudget(_)
+        | TxRequest::Pin(_)
+        | TxRequest::Unpin(_)
+        | TxRequest::Summarize(_)
+        | TxRequest::Node(_)
+        | TxRequest::ArchiveCheck(_)
+        | TxRequest::ArchiveBranch(_)
+        | TxRequest::RestoreBranch(_) => return None,
+    })
 }
 
-fn text<'a>(v: &'a Value, key: &str) -> &'a str {
-    v.get(key).and_then(Value::as_str).unwrap_or_default()
+/// The result as its type (`ops::results`); a result that does not read as one is a bug, said in
+/// the output instead of a half-drawn view.
+fn typed<'a, T: Deserialize<'a>>(result: &'a Value, out: &mut String) -> Option<T> {
+    match T::deserialize(result) {
+        Ok(typed) => Some(typed),
+        Err(e) => {
+            out.push_str(&format!(
+                "(internal error: this result cannot be shown as text: {e}; run the command again with --format json)\n"
+            ));
+            None
+        }
+    }
 }
 
 /// One message: a header line, then its text indented and wrapped, then a blank line. `escaped`: the
@@ -113,91 +141,77 @@ fn block(out: &mut String, header: &[String], body: &str, view: &View, escaped: 
 }
 
 /// The header fields of a log or diff entry: node, role (with the summary range), time, markers.
-fn entry_header(e: &Value, view: &View) -> Vec<String> {
-    let role = text(e, "role");
-    let mut role_text = role.to_string();
-    if let Some(s) = e.get("summary").filter(|s| s.is_object()) {
-        let range = format!("{}..{}", text(s, "from"), text(s, "to"));
-        role_text = if text(s, "kind") == "placeholder" {
+fn entry_header(e: &Entry, view: &View) -> Vec<String> {
+    let mut role_text = e.role.clone();
+    if let Some(s) = &e.summary {
+        let range = format!("{}..{}", s.from, s.to);
+        role_text = if s.kind == "placeholder" {
             format!("placeholder of {range}")
         } else {
-            format!(
-                "summary v{} of {range}",
-                s.get("version").and_then(Value::as_u64).unwrap_or(1)
-            )
+            format!("summary v{} of {range}", s.version)
         };
     }
     let mut header = vec![
-        view.paint(BOLD, text(e, "node")),
-        view.paint(role_colour(role), &role_text),
-        time(e, view),
+        view.paint(BOLD, &e.node),
+        view.paint(role_colour(&e.role), &role_text),
+        time(e.created_at, view),
     ];
-    if let Some(tag) = e.get("intent_tag").and_then(Value::as_str) {
+    if let Some(tag) = &e.intent_tag {
         header.push(view.paint(DIM, &format!("#{}", escape_line(tag))));
     }
-    if e.get("pinned").and_then(Value::as_bool) == Some(true) {
+    if e.pinned {
         header.push(view.paint(MARK, "PIN"));
     }
-    if text(e, "zone") == "cold" {
+    if e.zone == "cold" {
         header.push(view.paint(DIM, "ARCHIVED"));
     }
-    for head in e
-        .get("heads")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        header.push(view.paint(
-            MARK,
-            &format!("[HEAD {}]", escape_line(head.as_str().unwrap_or_default())),
-        ));
+    for head in &e.heads {
+        header.push(view.paint(MARK, &format!("[HEAD {}]", escape_line(head))));
     }
     header
 }
 
-fn time(e: &Value, view: &View) -> String {
-    match e.get("created_at").and_then(Value::as_u64) {
+fn time(created_at: Option<u64>, view: &View) -> String {
+    match created_at {
         Some(t) => view.paint(DIM, &crate::time::format(t)),
         None => String::new(),
     }
 }
 
 fn log(result: &Value, view: &View, out: &mut String) {
-    let messages = result.get("messages").and_then(Value::as_array);
-    if messages.is_none_or(Vec::is_empty) {
+    let Some(page) = typed::<LogPage>(result, out) else {
+        return;
+    };
+    if page.messages.is_empty() {
         out.push_str("(no messages)\n");
     }
-    for e in messages.into_iter().flatten() {
-        block(out, &entry_header(e, view), text(e, "text"), view, false);
+    for e in &page.messages {
+        block(out, &entry_header(e, view), &e.text, view, false);
     }
-    if let Some(cursor) = result.get("next_cursor").and_then(Value::as_str) {
+    if let Some(cursor) = &page.next_cursor {
         out.push_str(&view.paint(DIM, &format!("older messages: --cursor {cursor}")));
         out.push('\n');
     }
 }
 
 fn search(result: &Value, view: &View, out: &mut String) {
-    let hits = result.get("hits").and_then(Value::as_array);
-    if hits.is_none_or(Vec::is_empty) {
+    let Some(page) = typed::<SearchPage>(result, out) else {
+        return;
+    };
+    if page.hits.is_empty() {
         out.push_str("(no matches)\n");
     }
-    for hit in hits.into_iter().flatten() {
-        let role = text(hit, "role");
+    for hit in &page.hits {
         let mut header = vec![
-            view.paint(
-                BOLD,
-                &format!("{} {}", text(hit, "timeline_id"), text(hit, "node")),
-            ),
-            view.paint(role_colour(role), role),
-            time(hit, view),
+            view.paint(BOLD, &format!("{} {}", hit.timeline_id, hit.node)),
+            view.paint(role_colour(&hit.role), &hit.role),
+            time(hit.created_at, view),
         ];
-        if text(hit, "zone") == "cold" {
+        if hit.zone == "cold" {
             header.push(view.paint(DIM, "ARCHIVED"));
         }
-        if let Some(score) = hit.get("score").and_then(Value::as_f64) {
-            header.push(view.paint(DIM, &format!("score {score}")));
-        }
-        let mut snippet = escape_line(text(hit, "snippet")).into_owned();
+        header.push(view.paint(DIM, &format!("score {}", hit.score)));
+        let mut snippet = escape_line(&hit.snippet).into_owned();
         if view.colour {
             snippet = snippet
                 .replace(MARK_START, &format!("\u{1b}[{MATCH}m"))
@@ -205,26 +219,27 @@ fn search(result: &Value, view: &View, out: &mut String) {
         }
         block(out, &header, &snippet, view, true);
     }
-    if let Some(cursor) = result.get("next_cursor").and_then(Value::as_str) {
+    if let Some(cursor) = &page.next_cursor {
         out.push_str(&view.paint(DIM, &format!("more hits: --cursor {cursor}")));
         out.push('\n');
     }
 }
 
 fn diff(result: &Value, view: &View, out: &mut String) {
-    let ancestor = text(result, "ancestor");
+    let Some(diff) = typed::<Diff>(result, out) else {
+        return;
+    };
+    let ancestor = &diff.ancestor;
     out.push_str(&format!(
         "common ancestor: {}\n\n",
         view.paint(BOLD, ancestor)
     ));
-    for (key, arrow) in [("left", "<<<"), ("right", ">>>")] {
-        let side = &result[key];
-        let name = match side.get("name").and_then(Value::as_str) {
-            Some(name) => format!("{} (head {})", escape_line(name), text(side, "head")),
-            None => text(side, "head").to_string(),
+    for (key, arrow, side) in [("left", "<<<", &diff.left), ("right", ">>>", &diff.right)] {
+        let name = match &side.name {
+            Some(name) => format!("{} (head {})", escape_line(name), side.head),
+            None => side.head.clone(),
         };
-        let messages = side.get("messages").and_then(Value::as_array);
-        let count = messages.map_or(0, Vec::len);
+        let count = side.messages.len();
         out.push_str(&view.paint(
             BOLD,
             &format!(
@@ -233,81 +248,80 @@ fn diff(result: &Value, view: &View, out: &mut String) {
             ),
         ));
         out.push_str("\n\n");
-        for e in messages.into_iter().flatten() {
-            block(out, &entry_header(e, view), text(e, "text"), view, false);
+        for e in &side.messages {
+            block(out, &entry_header(e, view), &e.text, view, false);
         }
     }
 }
 
 fn context(result: &Value, view: &View, out: &mut String) {
-    let messages = result.as_array();
-    if messages.is_none_or(Vec::is_empty) {
+    let Some(messages) = typed::<Vec<Message>>(result, out) else {
+        return;
+    };
+    if messages.is_empty() {
         out.push_str("(no messages)\n");
     }
-    for m in messages.into_iter().flatten() {
-        let role = text(m, "role");
+    for m in &messages {
         let mut header = vec![
-            view.paint(BOLD, text(m, "node")),
-            view.paint(role_colour(role), role),
+            view.paint(BOLD, &m.node),
+            view.paint(role_colour(&m.role), &m.role),
         ];
-        if let Some(tag) = m.get("intent_tag").and_then(Value::as_str) {
+        if let Some(tag) = &m.intent_tag {
             header.push(view.paint(DIM, &format!("#{}", escape_line(tag))));
         }
-        if let Some(tokens) = m.get("tokens").and_then(Value::as_u64) {
-            header.push(view.paint(DIM, &format!("{tokens} tokens")));
-        }
-        block(out, &header, text(m, "text"), view, false);
+        header.push(view.paint(DIM, &format!("{} tokens", m.tokens)));
+        block(out, &header, &m.text, view, false);
     }
 }
 
 fn branches(result: &Value, view: &View, out: &mut String) {
-    let list: Vec<&Value> = result.as_array().into_iter().flatten().collect();
+    let Some(list) = typed::<Vec<BranchInfo>>(result, out) else {
+        return;
+    };
     let names: Vec<String> = list
         .iter()
-        .map(|b| escape_line(text(b, "name")).into_owned())
+        .map(|b| escape_line(&b.name).into_owned())
         .collect();
     let wide = names.iter().map(|n| width(n)).max().unwrap_or(0);
     for (b, name) in list.iter().zip(&names) {
-        let current = b.get("current").and_then(Value::as_bool) == Some(true);
         let pad = " ".repeat(wide - width(name));
-        let name = if current {
+        let name = if b.current {
             view.paint(BOLD, name)
         } else {
             name.clone()
         };
         out.push_str(&format!(
             "{} {name}{pad}  {}\n",
-            if current { "*" } else { " " },
-            text(b, "head")
+            if b.current { "*" } else { " " },
+            b.head
         ));
     }
 }
 
 /// One line per timeline: its ID, title, counts, current branch and last change.
 fn timelines(result: &Value, view: &View, out: &mut String) {
-    let list: Vec<&Value> = result.as_array().into_iter().flatten().collect();
+    let Some(list) = typed::<Vec<TimelineInfo>>(result, out) else {
+        return;
+    };
     if list.is_empty() {
         out.push_str("(no timelines)\n");
     }
-    let count = |v: &Value, key: &str, one: &str, many: &str| {
-        let n = v.get(key).and_then(Value::as_u64).unwrap_or(0);
-        format!("{n} {}", if n == 1 { one } else { many })
-    };
-    for t in list {
-        let title = match t.get("title").and_then(Value::as_str) {
+    let count = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    for t in &list {
+        let title = match &t.title {
             Some(title) => escape_line(title).into_owned(),
             None => view.paint(DIM, "(untitled)"),
         };
-        let updated = match t.get("updated_at").and_then(Value::as_u64) {
+        let updated = match t.updated_at {
             Some(at) => format!(", updated {}", crate::time::format(at)),
             None => String::new(),
         };
         out.push_str(&format!(
             "{}  {title}\n    {}, {}, current {}{updated}\n",
-            view.paint(BOLD, text(t, "timeline_id")),
-            count(t, "messages", "message", "messages"),
-            count(t, "branches", "branch", "branches"),
-            escape_line(text(t, "current_branch")),
+            view.paint(BOLD, &t.timeline_id),
+            count(t.messages, "message", "messages"),
+            count(t.branches, "branch", "branches"),
+            escape_line(&t.current_branch),
         ));
     }
 }

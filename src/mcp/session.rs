@@ -3,7 +3,7 @@
 use super::rpc::{self, Message, RpcError};
 use crate::error::{Error, ErrorKind};
 use crate::service::{self, Output, Request};
-use crate::spec::emit::mcp_result;
+use crate::spec::mcp::mcp_result;
 use crate::spec::spec;
 use crate::spec::validate::{Origin, check_idempotency_key, shorten};
 use crate::store::Store;
@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-/// The `tools/list` payload, rendered from the spec (see `src/spec/emit.rs`).
+/// The `tools/list` payload, rendered from the spec (see `src/spec/mcp.rs` and `src/codegen/`).
 pub const TOOLS_JSON: &str = include_str!("../../generated/tools.json");
 
 fn tools() -> &'static Value {

@@ -1,6 +1,7 @@
 //! Archival: eligibility (archive-check), moving a finished branch's own messages to the cold zone,
 //! and bringing an archived branch back (restore-branch).
 
+use super::results::{ArchiveCheck, Archived, Restored};
 use super::walk::path_rows;
 use super::{
     ArchiveBranchArgs, ArchiveCheckArgs, Ctx, RestoreBranchArgs, branch_named, existing,
@@ -11,7 +12,7 @@ use crate::model::file::AuditEntry;
 use crate::model::{ArchivedBranch, Branch, SummaryKind, node_id, timeline_id};
 use crate::spec::validate::Origin;
 use crate::store::{NodeChange, NodeRow, TimelineRow, Tx};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::HashSet;
 
 /// Every reason the branch cannot be archived, in a stable order; empty when it can. Also returns the
@@ -117,13 +118,16 @@ fn common_depth(tx: &mut dyn Tx, tl: u64, a: u64, b: u64) -> Result<u64> {
     Ok(a.depth)
 }
 
-pub fn check(tx: &mut dyn Tx, args: &ArchiveCheckArgs, ctx: &Ctx) -> Result<Value> {
+pub fn check(tx: &mut dyn Tx, args: &ArchiveCheckArgs, ctx: &Ctx) -> Result<ArchiveCheck> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let (reasons, _) = reasons(tx, &timeline, &args.branch, ctx.origin)?;
-    Ok(json!({ "eligible": reasons.is_empty(), "reasons": reasons }))
+    Ok(ArchiveCheck {
+        eligible: reasons.is_empty(),
+        reasons,
+    })
 }
 
-pub fn archive(tx: &mut dyn Tx, args: &ArchiveBranchArgs, ctx: &Ctx) -> Result<Value> {
+pub fn archive(tx: &mut dyn Tx, args: &ArchiveBranchArgs, ctx: &Ctx) -> Result<Archived> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let tl = timeline.id;
     let name = args.branch.clone();
@@ -185,7 +189,7 @@ pub fn archive(tx: &mut dyn Tx, args: &ArchiveBranchArgs, ctx: &Ctx) -> Result<V
             ..AuditEntry::default()
         },
     )?;
-    Ok(json!({ "archived": archived }))
+    Ok(Archived { archived })
 }
 
 /// Bring back the latest archived branch of that name: its pointer (head, watermark, place in the
@@ -194,7 +198,7 @@ pub fn archive(tx: &mut dyn Tx, args: &ArchiveBranchArgs, ctx: &Ctx) -> Result<V
 /// (a message shared with a branch archived after it); a message that was already cold then (the
 /// branch was forked from a hot summary over cold history) stays cold. Restoring a branch that
 /// exists and has no archived namesake changes nothing.
-pub fn restore(tx: &mut dyn Tx, args: &RestoreBranchArgs, ctx: &Ctx) -> Result<Value> {
+pub fn restore(tx: &mut dyn Tx, args: &RestoreBranchArgs, ctx: &Ctx) -> Result<Restored> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let tl = timeline.id;
     let name = &args.branch;
@@ -204,7 +208,11 @@ pub fn restore(tx: &mut dyn Tx, args: &RestoreBranchArgs, ctx: &Ctx) -> Result<V
     let live = tx.branch(tl, name)?;
     let index = match (live, latest) {
         (Some(branch), None) => {
-            return Ok(json!({ "branch": name, "head": node_id(branch.head), "restored": [] }));
+            return Ok(Restored {
+                branch: name.clone(),
+                head: node_id(branch.head),
+                restored: Vec::new(),
+            });
         }
         (Some(_), Some(_)) => {
             return Err(Error::conflict(
@@ -270,5 +278,9 @@ pub fn restore(tx: &mut dyn Tx, args: &RestoreBranchArgs, ctx: &Ctx) -> Result<V
             ..AuditEntry::default()
         },
     )?;
-    Ok(json!({ "branch": name, "head": node_id(record.head), "restored": restored }))
+    Ok(Restored {
+        branch: name.clone(),
+        head: node_id(record.head),
+        restored,
+    })
 }

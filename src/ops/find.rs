@@ -2,6 +2,7 @@
 //! Each costs what it touches: search the messages that match (from the SQLite engine's full-text
 //! index), log one page of a path, diff the two paths below their common ancestor.
 
+use super::results::{self, Diff, DiffSide, Entry, EntrySummary, LogPage, SearchPage};
 use super::{
     DiffArgs, LogArgs, SearchArgs, branch_named, existing, message, output_cap, timeline_of,
 };
@@ -9,7 +10,6 @@ use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::model::{ROOT, Role, node_id, parse_node_id, timeline_id};
 use crate::search::{Query, QueryError, rounded, snippet};
 use crate::store::{NodeRow, SearchHit, SearchScope, TimelineRow, Tx};
-use serde_json::{Value, json};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
@@ -18,7 +18,7 @@ const SEARCH_PAGE: u64 = 20;
 /// Log messages per page when `limit` is not given.
 const LOG_PAGE: u64 = 50;
 
-pub fn search(tx: &mut dyn Tx, args: &SearchArgs) -> Result<Value> {
+pub fn search(tx: &mut dyn Tx, args: &SearchArgs) -> Result<SearchPage> {
     let query = Query::parse(&args.query).map_err(|e| match e {
         QueryError::NoWords => Error::invalid(
             Message::from("invalid argument ")
@@ -124,17 +124,20 @@ pub fn search(tx: &mut dyn Tx, args: &SearchArgs) -> Result<Value> {
     let mut out = Vec::with_capacity(page.len());
     for hit in &page {
         let row = existing(tx, hit.timeline, hit.node)?;
-        out.push(json!({
-            "timeline_id": timeline_id(hit.timeline),
-            "node": node_id(hit.node),
-            "role": row.node.role.as_str(),
-            "created_at": hit.created_at,
-            "zone": zone(&row),
-            "snippet": snippet(&row.node.text, &query),
-            "score": hit.score,
-        }));
+        out.push(results::SearchHit {
+            timeline_id: timeline_id(hit.timeline),
+            node: node_id(hit.node),
+            role: row.node.role.as_str().to_string(),
+            created_at: hit.created_at,
+            zone: zone(&row).to_string(),
+            snippet: snippet(&row.node.text, &query),
+            score: hit.score,
+        });
     }
-    Ok(json!({ "hits": out, "next_cursor": next_cursor }))
+    Ok(SearchPage {
+        hits: out,
+        next_cursor,
+    })
 }
 
 /// The order of hits: higher score first, then newer (a known creation time before none), then the
@@ -307,33 +310,28 @@ fn entry(
     tl: u64,
     row: &NodeRow,
     heads: &HashMap<u64, Vec<String>>,
-) -> Result<Value> {
+) -> Result<Entry> {
     let node = &row.node;
-    let mut out = json!({
-        "node": node_id(row.id),
-        "role": node.role.as_str(),
-        "text": node.text,
-        "tokens": node.tokens,
-    });
-    if let Some(intent) = &node.intent {
-        out["intent_tag"] = json!(intent.tag);
-    }
-    out["created_at"] = json!(tx.created_at(tl, row.id)?);
-    out["zone"] = json!(zone(row));
-    out["pinned"] = json!(row.pinned);
-    if let Some(s) = &node.summary {
-        out["summary"] = json!({
-            "kind": s.kind.as_str(),
-            "from": node_id(s.from),
-            "to": node_id(s.to),
-            "version": s.version,
-        });
-    }
-    out["heads"] = json!(heads.get(&row.id).cloned().unwrap_or_default());
-    Ok(out)
+    Ok(Entry {
+        node: node_id(row.id),
+        role: node.role.as_str().to_string(),
+        text: node.text.clone(),
+        tokens: node.tokens,
+        intent_tag: node.intent.as_ref().map(|i| i.tag.clone()),
+        created_at: tx.created_at(tl, row.id)?,
+        zone: zone(row).to_string(),
+        pinned: row.pinned,
+        summary: node.summary.as_ref().map(|s| EntrySummary {
+            kind: s.kind.as_str().to_string(),
+            from: node_id(s.from),
+            to: node_id(s.to),
+            version: s.version,
+        }),
+        heads: heads.get(&row.id).cloned().unwrap_or_default(),
+    })
 }
 
-pub fn log(tx: &mut dyn Tx, args: &LogArgs) -> Result<Value> {
+pub fn log(tx: &mut dyn Tx, args: &LogArgs) -> Result<LogPage> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let tl = timeline.id;
     if args.branch.is_some() && args.node.is_some() {
@@ -386,7 +384,10 @@ pub fn log(tx: &mut dyn Tx, args: &LogArgs) -> Result<Value> {
         Some(n) if at != ROOT => Some(opaque(&format!("l1:{tl}:{n}"))),
         _ => None,
     };
-    Ok(json!({ "messages": messages, "next_cursor": next_cursor }))
+    Ok(LogPage {
+        messages,
+        next_cursor,
+    })
 }
 
 fn decode_log_cursor(cursor: &str) -> Option<(u64, u64)> {
@@ -395,7 +396,7 @@ fn decode_log_cursor(cursor: &str) -> Option<(u64, u64)> {
     Some((tl.parse().ok()?, n.parse().ok()?))
 }
 
-pub fn diff(tx: &mut dyn Tx, args: &DiffArgs) -> Result<Value> {
+pub fn diff(tx: &mut dyn Tx, args: &DiffArgs) -> Result<Diff> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let tl = timeline.id;
     let (left_name, left) = side(tx, &timeline, &args.left, "left")?;
@@ -431,16 +432,21 @@ pub fn diff(tx: &mut dyn Tx, args: &DiffArgs) -> Result<Value> {
         for row in &rows {
             messages.push(entry(tx, tl, row, &heads)?);
         }
-        sides.push(json!({ "name": name, "head": node_id(head), "messages": messages }));
+        sides.push(DiffSide {
+            name,
+            head: node_id(head),
+            messages,
+        });
     }
-    let right_side = sides.pop();
-    let left_side = sides.pop();
-    Ok(json!({
-        "timeline_id": timeline_id(tl),
-        "ancestor": node_id(a.id),
-        "left": left_side,
-        "right": right_side,
-    }))
+    let (Some(right), Some(left)) = (sides.pop(), sides.pop()) else {
+        return Err(Error::internal("internal error: a diff without two sides"));
+    };
+    Ok(Diff {
+        timeline_id: timeline_id(tl),
+        ancestor: node_id(a.id),
+        left,
+        right,
+    })
 }
 
 /// A side of a diff: the branch of that name (its name and head), else the node of that ID.

@@ -10,6 +10,8 @@ mod find;
 mod import;
 mod output;
 mod read;
+mod request;
+pub mod results;
 mod summarize;
 mod tree;
 mod walk;
@@ -19,7 +21,7 @@ use crate::model::{Intent, ROOT, node_id, timeline_id};
 use crate::store::{NodeRow, TimelineRow, Tx};
 use serde_json::Value;
 
-include!("../../generated/requests.rs");
+pub use request::*;
 
 /// The budget planner's input as the budget operation gathers it (used by the benchmark harness too).
 pub use budget::planner_input;
@@ -36,66 +38,71 @@ pub struct Ctx {
     /// Unix seconds.
     pub now: u64,
     /// The front-end the request came from.
-    pub origin: crate::spec::validate::Origin,
+    pub origin: crate::spec::Origin,
 }
 
 /// Whether a request only reads, although its operation may change the database: a budget with
 /// `dry_run` computes the layout and writes nothing, so the service runs it in a read transaction
 /// (shared lock; no idempotency record).
-pub fn reads_only(request: &Request) -> bool {
-    matches!(request, Request::ContextBudget(a) if a.dry_run)
+pub fn reads_only(request: &TxRequest) -> bool {
+    matches!(request, TxRequest::ContextBudget(a) if a.dry_run)
 }
 
 /// Run a request that works inside one transaction. Requests on the database file as a whole (its
-/// copies and checks), imports (a series of transactions) and exports are served by `service`, and the commands local to `tl`
-/// (completions, man page, demo) by the CLI; they never reach here.
-pub fn run(tx: &mut dyn Tx, request: &Request, ctx: &Ctx) -> Result<Value> {
+/// copies and checks, imports), exports and the commands local to `tl` have types of their own
+/// (`Request`), so they cannot reach here.
+pub fn run(tx: &mut dyn Tx, request: &TxRequest, ctx: &Ctx) -> Result<Value> {
     match request {
-        Request::Create(a) => tree::create(tx, a, ctx),
-        Request::Append(a) => tree::append(tx, a, ctx),
-        Request::Fork(a) => tree::fork(tx, a, ctx),
-        Request::Switch(a) => tree::switch(tx, a, ctx),
-        Request::DropBranch(a) => tree::drop_branch(tx, a, ctx),
-        Request::RenameBranch(a) => tree::rename_branch(tx, a, ctx),
-        Request::Pin(a) => tree::pin(tx, a, ctx),
-        Request::Unpin(a) => tree::unpin(tx, a, ctx),
-        Request::Timelines(_) => read::timelines(tx),
-        Request::Context(a) => read::context(tx, a),
-        Request::Branches(a) => read::branches(tx, a),
-        Request::Node(a) => read::node(tx, a),
-        Request::Search(a) => find::search(tx, a),
-        Request::Log(a) => find::log(tx, a),
-        Request::Diff(a) => find::diff(tx, a),
-        Request::Summarize(a) => summarize::summarize(tx, a, ctx),
-        Request::ContextBudget(a) => budget::budget(tx, a, ctx),
-        Request::ArchiveCheck(a) => archive::check(tx, a, ctx),
-        Request::ArchiveBranch(a) => archive::archive(tx, a, ctx),
-        Request::RestoreBranch(a) => archive::restore(tx, a, ctx),
-        Request::Import(_)
-        | Request::Export(_)
-        | Request::Completions(_)
-        | Request::Man(_)
-        | Request::Demo(_)
-        | Request::DbInfo(_)
-        | Request::DbCheck(_)
-        | Request::DbConvert(_)
-        | Request::DbBackup(_) => Err(Error::internal(format!(
-            "internal error: {} is not an operation inside a transaction",
-            request.name()
-        ))),
+        TxRequest::Create(a) => json(tree::create(tx, a, ctx)),
+        TxRequest::Append(a) => json(tree::append(tx, a, ctx)),
+        TxRequest::Fork(a) => json(tree::fork(tx, a, ctx)),
+        TxRequest::Switch(a) => json(tree::switch(tx, a, ctx)),
+        TxRequest::DropBranch(a) => json(tree::drop_branch(tx, a, ctx)),
+        TxRequest::RenameBranch(a) => json(tree::rename_branch(tx, a, ctx)),
+        TxRequest::Pin(a) => json(tree::pin(tx, a, ctx)),
+        TxRequest::Unpin(a) => json(tree::unpin(tx, a, ctx)),
+        TxRequest::Timelines(_) => json(read::timelines(tx)),
+        TxRequest::Context(a) => json(read::context(tx, a)),
+        TxRequest::Branches(a) => json(read::branches(tx, a)),
+        TxRequest::Node(a) => json(read::node(tx, a)),
+        TxRequest::Search(a) => json(find::search(tx, a)),
+        TxRequest::Log(a) => json(find::log(tx, a)),
+        TxRequest::Diff(a) => json(find::diff(tx, a)),
+        TxRequest::Summarize(a) => json(summarize::summarize(tx, a, ctx)),
+        TxRequest::ContextBudget(a) => budget::budget(tx, a, ctx),
+        TxRequest::ArchiveCheck(a) => json(archive::check(tx, a, ctx)),
+        TxRequest::ArchiveBranch(a) => json(archive::archive(tx, a, ctx)),
+        TxRequest::RestoreBranch(a) => json(archive::restore(tx, a, ctx)),
     }
 }
 
+/// A typed result as JSON: the edge where results are serialised, in their documented key order.
+pub(crate) fn json(result: Result<impl serde::Serialize>) -> Result<Value> {
+    serde_json::to_value(result?)
+        .map_err(|e| Error::internal(format!("internal error: a result is not JSON: {e}")))
+}
+
 /// Run the spec operation `op` on an in-memory database (tests, the fuzzer, the benchmark): the same
-/// code the JSON engine runs inside its lock. A failure may leave `db` half-changed.
+/// code the JSON engine runs inside its lock. A failure may leave `db` half-changed. Only operations
+/// inside a transaction run here; any other is refused.
 pub fn run_in_memory(
     db: &mut crate::model::Database,
     op: &str,
     args: &crate::spec::validate::Args,
     ctx: &Ctx,
 ) -> Result<Value> {
-    let request = Request::from_args(op, args)
+    let operation = crate::spec::spec()
+        .operation(op)
         .ok_or_else(|| Error::invalid(format!("unknown operation {op}")))?;
+    let request = match Request::from_checked(operation, args)? {
+        Request::Tx(request) => request,
+        other => {
+            return Err(Error::invalid(format!(
+                "{} does not run inside one transaction, so it cannot run on an in-memory database",
+                other.name()
+            )));
+        }
+    };
     run(
         &mut crate::store::MemTx {
             db,

@@ -1,113 +1,95 @@
 //! Read-only operations: context, branches, node. Hot and cold nodes read alike.
 
+use super::results::{BranchInfo, Message, NodeDetail, NodeIntent, NodeSummary, TimelineInfo};
 use super::walk::path_rows;
-use super::{BranchesArgs, ContextArgs, NodeArgs, message, message_json, output_cap, timeline_of};
+use super::{BranchesArgs, ContextArgs, NodeArgs, message, output_cap, timeline_of};
 use crate::error::Result;
 use crate::model::node_id;
 use crate::store::Tx;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-pub fn context(tx: &mut dyn Tx, args: &ContextArgs) -> Result<Value> {
+pub fn context(tx: &mut dyn Tx, args: &ContextArgs) -> Result<Vec<Message>> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let target = message(tx, &timeline, args.node)?;
     // The depth is the path's length: refuse an oversize result before reading it.
     output_cap(usize::try_from(target.depth).unwrap_or(usize::MAX))?;
-    let messages: Vec<Value> = path_rows(tx, timeline.id, args.node)?
+    Ok(path_rows(tx, timeline.id, args.node)?
         .iter()
-        .map(|row| {
-            let node = &row.node;
-            message_json(
-                row.id,
-                node.role.as_str(),
-                &node.text,
-                node.tokens,
-                node.intent.as_ref(),
-            )
-        })
-        .collect();
-    Ok(Value::Array(messages))
+        .map(Message::of)
+        .collect())
 }
 
-pub fn branches(tx: &mut dyn Tx, args: &BranchesArgs) -> Result<Value> {
+pub fn branches(tx: &mut dyn Tx, args: &BranchesArgs) -> Result<Vec<BranchInfo>> {
     let timeline = timeline_of(tx, args.timeline_id)?;
-    let list: Vec<Value> = tx
+    Ok(tx
         .branches(timeline.id)?
         .iter()
-        .map(|b| json!({ "name": b.name, "head": node_id(b.head), "current": b.name == timeline.current_branch }))
-        .collect();
-    Ok(Value::Array(list))
+        .map(|b| BranchInfo {
+            name: b.name.clone(),
+            head: node_id(b.head),
+            current: b.name == timeline.current_branch,
+        })
+        .collect())
 }
 
-pub fn node(tx: &mut dyn Tx, args: &NodeArgs) -> Result<Value> {
+pub fn node(tx: &mut dyn Tx, args: &NodeArgs) -> Result<NodeDetail> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let n = args.node;
     let row = message(tx, &timeline, n)?;
     let node = &row.node;
-    let summary = node.summary.as_ref().map(|s| {
-        json!({
-            "kind": s.kind.as_str(),
-            "from": node_id(s.from),
-            "to": node_id(s.to),
-            "version": s.version,
-            "supersedes": s.supersedes.map(node_id),
-            "superseded_by": row.superseded_by.map(node_id),
-            "derived_from": s.derived_from.iter().map(|&d| node_id(d)).collect::<Vec<_>>(),
-            "stale": row.stale,
-        })
+    let summary = node.summary.as_ref().map(|s| NodeSummary {
+        kind: s.kind.as_str().to_string(),
+        from: node_id(s.from),
+        to: node_id(s.to),
+        version: s.version,
+        supersedes: s.supersedes.map(node_id),
+        superseded_by: row.superseded_by.map(node_id),
+        derived_from: s.derived_from.iter().map(|&d| node_id(d)).collect(),
+        stale: row.stale,
     });
     let children: Vec<String> = tx
         .children(timeline.id, n)?
         .into_iter()
         .map(node_id)
         .collect();
-    let mut result = json!({
-        "node": node_id(n),
-        "timeline_id": crate::model::timeline_id(timeline.id),
-        "role": node.role.as_str(),
-        "text": node.text,
-        "tokens": node.tokens,
-        "parent": node_id(node.parent),
-        "children": children,
-        "zone": if node.cold { "cold" } else { "hot" },
-        "pinned": row.pinned,
-        "path_tokens": row.prefix_tokens,
-        "created_at": node.created_at,
-        "intent": node.intent.as_ref().map(|i| {
-            let mut intent = json!({ "tag": i.tag });
-            if let Some(note) = &i.note {
-                intent["note"] = json!(note);
-            }
-            intent
+    Ok(NodeDetail {
+        node: node_id(n),
+        timeline_id: crate::model::timeline_id(timeline.id),
+        role: node.role.as_str().to_string(),
+        text: node.text.clone(),
+        tokens: node.tokens,
+        parent: node_id(node.parent),
+        children,
+        zone: if node.cold { "cold" } else { "hot" }.to_string(),
+        pinned: row.pinned,
+        path_tokens: row.prefix_tokens,
+        created_at: node.created_at,
+        intent: node.intent.as_ref().map(|i| NodeIntent {
+            tag: i.tag.clone(),
+            note: i.note.clone(),
         }),
-        "summary": summary,
-    });
-    // Only imported messages have one; it is left out elsewhere so that results stay as they were.
-    if let Some(provenance) = node
-        .provenance
-        .as_deref()
-        .and_then(|p| serde_json::from_str::<Value>(p).ok())
-    {
-        result["provenance"] = provenance;
-    }
-    Ok(result)
+        summary,
+        // Only imported messages have one; it is left out elsewhere so that results stay as they were.
+        provenance: node
+            .provenance
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<Value>(p).ok()),
+    })
 }
 
 /// Every timeline with what a person or a model needs to pick one.
-pub fn timelines(tx: &mut dyn Tx) -> Result<Value> {
-    let list: Vec<Value> = tx
+pub fn timelines(tx: &mut dyn Tx) -> Result<Vec<TimelineInfo>> {
+    Ok(tx
         .timeline_list()?
         .into_iter()
-        .map(|(t, branches)| {
-            json!({
-                "timeline_id": crate::model::timeline_id(t.id),
-                "title": t.title,
-                "created_at": t.created_at,
-                "updated_at": t.updated_at,
-                "messages": t.next_node.saturating_sub(1),
-                "branches": branches,
-                "current_branch": t.current_branch,
-            })
+        .map(|(t, branches)| TimelineInfo {
+            timeline_id: crate::model::timeline_id(t.id),
+            title: t.title,
+            created_at: t.created_at,
+            updated_at: t.updated_at,
+            messages: t.next_node.saturating_sub(1),
+            branches,
+            current_branch: t.current_branch,
         })
-        .collect();
-    Ok(Value::Array(list))
+        .collect())
 }

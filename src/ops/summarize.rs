@@ -1,5 +1,6 @@
 //! Real summaries: range checks, versions (supersede), derived_from and reuse of identical requests.
 
+use super::results::Summarized;
 use super::walk::{advance_watermarks, cover_range, is_ancestor_or_self, new_row};
 use super::{Ctx, SummarizeArgs, message, timeline_of};
 use crate::error::{Error, Message, Result, Step};
@@ -8,9 +9,8 @@ use crate::model::{
     Node, Role, Summary, SummaryKind, estimate_tokens, node_id, summary_request_digest,
 };
 use crate::store::{NodeChange, Tx};
-use serde_json::{Value, json};
 
-pub fn summarize(tx: &mut dyn Tx, args: &SummarizeArgs, ctx: &Ctx) -> Result<Value> {
+pub fn summarize(tx: &mut dyn Tx, args: &SummarizeArgs, ctx: &Ctx) -> Result<Summarized> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let tl = timeline.id;
     let (from, to) = (args.from, args.to);
@@ -46,7 +46,9 @@ pub fn summarize(tx: &mut dyn Tx, args: &SummarizeArgs, ctx: &Ctx) -> Result<Val
         intent.as_ref(),
     );
     if let Some(existing) = tx.summary_by_request(tl, &digest)? {
-        return Ok(json!({ "node": node_id(existing) }));
+        return Ok(Summarized {
+            node: node_id(existing),
+        });
     }
     // A summary built from a superseded or stale summary is stale from the start.
     let mut stale = false;
@@ -156,7 +158,7 @@ pub fn summarize(tx: &mut dyn Tx, args: &SummarizeArgs, ctx: &Ctx) -> Result<Val
             ..AuditEntry::default()
         },
     )?;
-    Ok(json!({ "node": node_id(n) }))
+    Ok(Summarized { node: node_id(n) })
 }
 
 /// Mark stale every summary whose derived_from reaches `source` (Σ4). A summary already stale has had

@@ -1,6 +1,7 @@
 //! Growing the tree and moving branch pointers: create, append, fork, switch, drop-branch,
 //! rename-branch, pin, unpin.
 
+use super::results::{Appended, Created, Dropped, Forked, Pinned, Renamed, Switched, Unpinned};
 use super::walk::{is_ancestor_or_self, new_row};
 use super::{
     AppendArgs, CreateArgs, Ctx, DropBranchArgs, ForkArgs, PinArgs, RenameBranchArgs, SwitchArgs,
@@ -10,9 +11,9 @@ use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::model::{Branch, Node, ROOT, Role, estimate_tokens, node_id};
 use crate::spec::spec;
 use crate::store::{NodeChange, Tx};
-use serde_json::{Value, json};
+use serde_json::json;
 
-pub fn create(tx: &mut dyn Tx, args: &CreateArgs, ctx: &Ctx) -> Result<Value> {
+pub fn create(tx: &mut dyn Tx, args: &CreateArgs, ctx: &Ctx) -> Result<Created> {
     let id = tx.next_timeline()?;
     if id == u64::MAX {
         return Err(Error::new(
@@ -28,10 +29,12 @@ pub fn create(tx: &mut dyn Tx, args: &CreateArgs, ctx: &Ctx) -> Result<Value> {
         args.title.as_deref(),
         ctx.now,
     )?;
-    Ok(json!({ "timeline_id": crate::model::timeline_id(id) }))
+    Ok(Created {
+        timeline_id: crate::model::timeline_id(id),
+    })
 }
 
-pub fn append(tx: &mut dyn Tx, args: &AppendArgs, ctx: &Ctx) -> Result<Value> {
+pub fn append(tx: &mut dyn Tx, args: &AppendArgs, ctx: &Ctx) -> Result<Appended> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let tokens = args.tokens.unwrap_or_else(|| estimate_tokens(&args.text));
     let role = Role::parse(&args.role).ok_or_else(|| Error::invalid("invalid role"))?;
@@ -67,10 +70,10 @@ pub fn append(tx: &mut dyn Tx, args: &AppendArgs, ctx: &Ctx) -> Result<Value> {
     branch.head = n;
     tx.put_branch(timeline.id, &branch)?;
     tx.touch_timeline(timeline.id, ctx.now)?;
-    Ok(json!({ "node": node_id(n) }))
+    Ok(Appended { node: node_id(n) })
 }
 
-pub fn fork(tx: &mut dyn Tx, args: &ForkArgs, ctx: &Ctx) -> Result<Value> {
+pub fn fork(tx: &mut dyn Tx, args: &ForkArgs, ctx: &Ctx) -> Result<Forked> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let n = args.node;
     // The root is a valid fork point: a branch that starts a fresh conversation in the same timeline.
@@ -98,10 +101,13 @@ pub fn fork(tx: &mut dyn Tx, args: &ForkArgs, ctx: &Ctx) -> Result<Value> {
         },
     )?;
     tx.touch_timeline(timeline.id, ctx.now)?;
-    Ok(json!({ "branch": args.name, "head": node_id(n) }))
+    Ok(Forked {
+        branch: args.name.clone(),
+        head: node_id(n),
+    })
 }
 
-pub fn switch(tx: &mut dyn Tx, args: &SwitchArgs, ctx: &Ctx) -> Result<Value> {
+pub fn switch(tx: &mut dyn Tx, args: &SwitchArgs, ctx: &Ctx) -> Result<Switched> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     branch_named(tx, &timeline, &args.name)?;
     // Switching to the current branch changes nothing, so nothing is written.
@@ -109,12 +115,14 @@ pub fn switch(tx: &mut dyn Tx, args: &SwitchArgs, ctx: &Ctx) -> Result<Value> {
         tx.set_current_branch(timeline.id, &args.name)?;
         tx.touch_timeline(timeline.id, ctx.now)?;
     }
-    Ok(json!({ "current_branch": args.name }))
+    Ok(Switched {
+        current_branch: args.name.clone(),
+    })
 }
 
 /// Rename a branch in place: its head, watermark and place in the list stay, and the current-branch
 /// marker follows it. The new name obeys the rules of fork (checked by the spec) and must be free.
-pub fn rename_branch(tx: &mut dyn Tx, args: &RenameBranchArgs, ctx: &Ctx) -> Result<Value> {
+pub fn rename_branch(tx: &mut dyn Tx, args: &RenameBranchArgs, ctx: &Ctx) -> Result<Renamed> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let (old, new) = (&args.name, &args.new_name);
     branch_named(tx, &timeline, old)?;
@@ -130,10 +138,13 @@ pub fn rename_branch(tx: &mut dyn Tx, args: &RenameBranchArgs, ctx: &Ctx) -> Res
         }
         tx.touch_timeline(timeline.id, ctx.now)?;
     }
-    Ok(json!({ "renamed": old, "to": new }))
+    Ok(Renamed {
+        renamed: old.to_string(),
+        to: new.to_string(),
+    })
 }
 
-pub fn drop_branch(tx: &mut dyn Tx, args: &DropBranchArgs, ctx: &Ctx) -> Result<Value> {
+pub fn drop_branch(tx: &mut dyn Tx, args: &DropBranchArgs, ctx: &Ctx) -> Result<Dropped> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let name = &args.name;
     branch_named(tx, &timeline, name)?;
@@ -144,10 +155,12 @@ pub fn drop_branch(tx: &mut dyn Tx, args: &DropBranchArgs, ctx: &Ctx) -> Result<
     }
     tx.remove_branch(timeline.id, name)?;
     tx.touch_timeline(timeline.id, ctx.now)?;
-    Ok(json!({ "dropped": name }))
+    Ok(Dropped {
+        dropped: name.to_string(),
+    })
 }
 
-pub fn pin(tx: &mut dyn Tx, args: &PinArgs, ctx: &Ctx) -> Result<Value> {
+pub fn pin(tx: &mut dyn Tx, args: &PinArgs, ctx: &Ctx) -> Result<Pinned> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let n = args.node;
     let row = message(tx, &timeline, n)?;
@@ -164,10 +177,10 @@ pub fn pin(tx: &mut dyn Tx, args: &PinArgs, ctx: &Ctx) -> Result<Value> {
         tx.change_node(timeline.id, n, NodeChange::Pin(true))?;
         tx.touch_timeline(timeline.id, ctx.now)?;
     }
-    Ok(json!({ "pinned": node_id(n) }))
+    Ok(Pinned { pinned: node_id(n) })
 }
 
-pub fn unpin(tx: &mut dyn Tx, args: &UnpinArgs, ctx: &Ctx) -> Result<Value> {
+pub fn unpin(tx: &mut dyn Tx, args: &UnpinArgs, ctx: &Ctx) -> Result<Unpinned> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let n = args.node;
     let row = message(tx, &timeline, n)?;
@@ -198,5 +211,7 @@ pub fn unpin(tx: &mut dyn Tx, args: &UnpinArgs, ctx: &Ctx) -> Result<Value> {
         tx.change_node(timeline.id, n, NodeChange::Pin(false))?;
         tx.touch_timeline(timeline.id, ctx.now)?;
     }
-    Ok(json!({ "unpinned": node_id(n) }))
+    Ok(Unpinned {
+        unpinned: node_id(n),
+    })
 }

@@ -1,17 +1,25 @@
 //! The product contract, loaded from `spec/timeline.json`.
 //!
-//! Every operation, parameter, limit, result shape and error kind is defined once in that file. The CLI
-//! command tree, the MCP `tools/list` payload and the CLI reference are rendered from it (see `emit`),
-//! and both front-ends validate their input against it (see `validate`).
+//! Every operation, parameter, limit, result shape and error kind is defined once in that file. The
+//! MCP schemas served at run time come from it (`mcp`), so do the files under `generated/` (the
+//! `codegen` module), and both front-ends validate their input against it (`validate`).
 
-pub mod emit;
+pub mod mcp;
 pub mod validate;
 
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
-use validate::Origin;
+
+/// Which front-end the arguments came from; only the way parameter names are printed differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The `tl` command line: parameters are named by their flags (`--max`).
+    Cli,
+    /// An MCP tool call: parameters are named by their property names (`max`).
+    Mcp,
+}
 
 /// The spec text, compiled into both binaries.
 pub const SPEC_JSON: &str = include_str!("../../spec/timeline.json");
@@ -214,10 +222,9 @@ pub struct Operation {
     pub cli: String,
     /// The MCP tool name, when the operation has a tool.
     pub mcp: Option<String>,
-    /// Runs inside `tl` itself, without a database transaction (completions, the man page, the demo):
-    /// a command of the CLI, never an MCP tool.
+    /// Where the operation runs; the typed requests are grouped by it (`ops::Request`).
     #[serde(default)]
-    pub local: bool,
+    pub runs: Runs,
     /// Why a changing operation has no MCP tool (required for one; see `check`).
     #[serde(default)]
     pub mcp_omitted: Option<String>,
@@ -250,6 +257,23 @@ pub struct Operation {
     pub errors: Vec<String>,
 }
 
+/// Where an operation runs, which decides the group of its typed request (`ops::Request`).
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Runs {
+    /// Inside one database transaction (`ops::run`): the default.
+    #[default]
+    Transaction,
+    /// On the database as a whole (`db ...`: its information, checks and copies) or as a series of
+    /// transactions (import); run by `service`.
+    Database,
+    /// An export: reads one transaction and writes a file or standard output.
+    Export,
+    /// Inside `tl` itself, without a database (completions, the man page, the demo): a command of
+    /// the CLI, never an MCP tool.
+    Local,
+}
+
 /// What an MCP tool does to its environment (the tool `annotations`; `openWorldHint` is always
 /// false: a tool touches only the local database).
 #[derive(Debug, Deserialize, Clone, Copy)]
@@ -273,6 +297,13 @@ pub enum TimelineUse {
     Required,
     /// Optional on both front-ends; without it the operation covers every timeline (search).
     Optional,
+}
+
+impl Operation {
+    /// Whether the operation runs inside `tl` itself (completions, the man page, the demo).
+    pub fn local(&self) -> bool {
+        self.runs == Runs::Local
+    }
 }
 
 impl TimelineUse {
@@ -521,7 +552,7 @@ impl Spec {
                     op.name
                 ));
             }
-            if op.local && (op.mcp.is_some() || op.mutating || op.timeline != TimelineUse::None) {
+            if op.local() && (op.mcp.is_some() || op.mutating || op.timeline != TimelineUse::None) {
                 problems.push(format!(
                     "{}: a local command has no MCP tool, changes no database and uses no timeline",
                     op.name

@@ -4,17 +4,37 @@
 //! lives in exactly one place: the spec's type table interpreted here.
 
 use super::{Operation, Param, Spec, TimelineUse, TypeDef, TypeKind, spec};
-use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 
-/// Which front-end the arguments came from; only the way parameter names are printed differs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// The `tl` command line: parameters are named by their flags (`--max`).
-    Cli,
-    /// An MCP tool call: parameters are named by their property names (`max`).
-    Mcp,
+pub use super::Origin;
+
+/// Arguments that break the spec's rules. It is always an `invalid_argument` error of the argument
+/// check (the `error` module turns it into one, marked as enforcing the tool's `inputSchema`); kept
+/// apart so that the spec depends on no other module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    /// What is wrong and what is expected, naming the parameter as the caller wrote it.
+    pub message: String,
 }
+
+impl Invalid {
+    fn new(message: impl Into<String>) -> Invalid {
+        Invalid {
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Invalid {}
+
+/// The result of a check.
+pub type Result<T> = std::result::Result<T, Invalid>;
 
 /// Arguments that passed validation, with typed accessors.
 #[derive(Debug, Clone, Default)]
@@ -23,70 +43,16 @@ pub struct Args {
 }
 
 impl Args {
-    /// A text argument, `None` when absent.
-    pub fn str(&self, name: &str) -> Option<&str> {
-        self.values.get(name).and_then(Value::as_str)
-    }
-
-    /// An integer argument, `None` when absent.
-    pub fn u64(&self, name: &str) -> Option<u64> {
-        self.values.get(name).and_then(Value::as_u64)
-    }
-
     /// A flag: true only when it was given as true.
     pub fn flag(&self, name: &str) -> bool {
         self.values.get(name) == Some(&Value::Bool(true))
     }
 
-    /// A boolean argument, if it was given.
-    pub fn bool(&self, name: &str) -> Option<bool> {
-        self.values.get(name).and_then(Value::as_bool)
-    }
-
-    /// The number of an `n…` or `tl…` ID; validation guarantees it parses.
-    pub fn id(&self, name: &str) -> Option<u64> {
-        self.str(name)
-            .map(|s| parse_id_number(s).unwrap_or(u64::MAX))
-    }
-
-    /// The numbers of a list of IDs; empty when absent.
-    pub fn ids(&self, name: &str) -> Vec<u64> {
-        match self.values.get(name) {
-            Some(Value::Array(items)) => items
-                .iter()
-                .filter_map(Value::as_str)
-                .filter_map(parse_id_number)
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// An object argument, `None` when absent.
-    pub fn object(&self, name: &str) -> Option<&Map<String, Value>> {
-        self.values.get(name).and_then(Value::as_object)
-    }
-
-    /// An intent object (`{tag, note}`), as validation left it.
-    pub fn intent(&self, name: &str) -> Option<crate::model::Intent> {
-        let object = self.object(name)?;
-        Some(crate::model::Intent {
-            tag: object.get("tag")?.as_str()?.to_string(),
-            note: object
-                .get("note")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-        })
-    }
-
-    /// All arguments as the JSON object they were validated from.
+    /// All arguments as the JSON object they were validated from; `ops::Request::from_checked`
+    /// reads the typed request from it.
     pub fn as_map(&self) -> &Map<String, Value> {
         &self.values
     }
-}
-
-fn parse_id_number(s: &str) -> Option<u64> {
-    let digits = s.trim_start_matches(|c: char| c.is_ascii_alphabetic());
-    digits.parse().ok()
 }
 
 /// How a parameter is named to the person who passed it.
@@ -106,22 +72,31 @@ fn param_name(origin: Origin, param: &Param) -> String {
 }
 
 /// Validate `args` for `op`. Unknown keys, missing required parameters and values that break a type's
-/// rules are errors of kind `invalid_argument` that name the parameter and say what is expected; they
-/// are marked as errors of the argument check (`Error::schema`), since they enforce what the tool's
-/// `inputSchema` states.
+/// rules are [`Invalid`]: errors of kind `invalid_argument` that name the parameter and say what is
+/// expected, marked as errors of the argument check (`Error::schema`) when converted, since they
+/// enforce what the tool's `inputSchema` states.
 pub fn validate(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Result<Args> {
-    check_args(op, args, origin).map_err(Error::from_schema_check)
+    check_args(op, args, origin)
+}
+
+/// A value of the spec's `intent` type: a tag and an optional note (`model::Intent` is one; the
+/// spec names no type of the model, so that it depends on no other module).
+pub trait TaggedNote {
+    /// The intent's tag.
+    fn tag(&self) -> &str;
+    /// The intent's note, if any.
+    fn note(&self) -> Option<&str>;
 }
 
 /// Why `intent` is not one that `append` accepts as its `intent` argument (the same rules of the spec's
 /// `intent` type: a non-empty tag within the size limit, a note within the text limit), or `None`.
 /// Importers check what they build with it, so an import writes only what `append` could have.
-pub fn intent_problem(intent: &crate::model::Intent) -> Option<String> {
+pub fn intent_problem(intent: &impl TaggedNote) -> Option<String> {
     let spec = spec();
     let mut value = Map::new();
-    value.insert("tag".into(), Value::String(intent.tag.clone()));
-    if let Some(note) = &intent.note {
-        value.insert("note".into(), Value::String(note.clone()));
+    value.insert("tag".into(), Value::String(intent.tag().to_string()));
+    if let Some(note) = intent.note() {
+        value.insert("note".into(), Value::String(note.to_string()));
     }
     let def = spec.type_def("intent");
     check_object(spec, def, &Value::Object(value), "intent", Origin::Mcp)
@@ -143,18 +118,16 @@ pub fn check_idempotency_key(op: &Operation, key: Option<&str>, origin: Origin) 
         Origin::Mcp => "idempotency_key",
     };
     if op.idempotency == super::KeyUse::Rejected {
-        return Err(Error::invalid(format!(
+        return Err(Invalid::new(format!(
             "invalid argument {name}: {} does not take an idempotency key; it changes nothing in the database, so it is always safe to run again",
             op.cli
-        ))
-        .from_schema_check());
+        )));
     }
     let limit = spec().constants.max_idempotency_key_bytes;
     if key.is_empty() || key.len() > limit {
-        return Err(Error::invalid(format!(
+        return Err(Invalid::new(format!(
             "invalid argument {name}: must be 1 to {limit} bytes, such as request-001"
-        ))
-        .from_schema_check());
+        )));
     }
     Ok(())
 }
@@ -182,7 +155,7 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
                         .then(|| "timeline_id".to_string()),
                 )
                 .collect();
-            return Err(Error::invalid(format!(
+            return Err(Invalid::new(format!(
                 "invalid argument {key}: {} takes no such argument (it takes: {})",
                 op.mcp.as_deref().unwrap_or(&op.cli),
                 if expected.is_empty() {
@@ -199,7 +172,7 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
             None | Some(Value::Null)
                 if origin == Origin::Mcp && op.timeline == TimelineUse::Required =>
             {
-                return Err(Error::invalid("invalid argument timeline_id: required; pass the ID that timeline_create returned, such as \"tl0\"".to_string()));
+                return Err(Invalid::new("invalid argument timeline_id: required; pass the ID that timeline_create returned, such as \"tl0\"".to_string()));
             }
             None | Some(Value::Null) => {}
             Some(value) => {
@@ -213,7 +186,7 @@ fn check_args(op: &Operation, args: &Map<String, Value>, origin: Origin) -> Resu
         let value = args.get(&param.name).filter(|v| !v.is_null());
         let Some(value) = value else {
             if param.required {
-                return Err(Error::invalid(format!(
+                return Err(Invalid::new(format!(
                     "invalid argument {}: required ({})",
                     param_name(origin, param),
                     param.help_for(origin)
@@ -252,14 +225,14 @@ fn check_object(
     origin: Origin,
 ) -> Result<Map<String, Value>> {
     let Value::Object(object) = value else {
-        return Err(Error::invalid(format!(
+        return Err(Invalid::new(format!(
             "invalid argument {name}: must be an object ({})",
             def.description_for(origin)
         )));
     };
     for key in object.keys() {
         if !def.fields.iter().any(|f| &f.name == key) {
-            return Err(Error::invalid(format!(
+            return Err(Invalid::new(format!(
                 "invalid argument {name}.{key}: unknown field (known: {})",
                 def.fields
                     .iter()
@@ -285,7 +258,7 @@ fn check_object(
                 } else {
                     format!(" when {} is given", others.join(", "))
                 };
-                return Err(Error::invalid(format!(
+                return Err(Invalid::new(format!(
                     "invalid argument {shown}: required{because} ({})",
                     field.help_for(origin)
                 )));
@@ -308,11 +281,7 @@ fn check_value(
     origin: Origin,
 ) -> Result<()> {
     let description = def.description_for(origin);
-    let fail = |problem: String| {
-        Err(Error::invalid(format!(
-            "invalid argument {name}: {problem}"
-        )))
-    };
+    let fail = |problem: String| Err(Invalid::new(format!("invalid argument {name}: {problem}")));
     match def.kind {
         TypeKind::Uint => match value {
             Value::Number(n)

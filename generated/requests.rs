@@ -242,6 +242,8 @@ pub struct ImportArgs {
     pub max_unzipped_mib: Option<u64>,
     /// A .zip only: the most an entry may decompress to, as a multiple of its compressed size; more is refused as a zip bomb. Default: 100.
     pub max_zip_ratio: Option<u64>,
+    /// No progress bar on standard error, even on a terminal (it is never drawn when standard error is not one). The JSON report on standard output is printed as always.
+    pub quiet: bool,
 }
 
 /// Arguments of `export`: Export a timeline (draw.io, ASCII tree, HTML) or a context (OpenAI, Anthropic, Markdown); read-only.
@@ -485,6 +487,7 @@ impl Request {
                 branch: args.str("branch").map(str::to_string),
                 max_unzipped_mib: args.u64("max_unzipped_mib"),
                 max_zip_ratio: args.u64("max_zip_ratio"),
+                quiet: args.flag("quiet"),
             }),
             "export" => Request::Export(ExportArgs {
                 timeline_id: args.id("timeline_id"),

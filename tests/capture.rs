@@ -103,9 +103,14 @@ on_both_engines! {
         db.tl(&["branches"]).ok(
             r#"[{"name":"main","head":"n11","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
         );
+        // The compact summary is a summary of the path it replaced (n1..n8), beside it; the
+        // messages after the compaction continue n8.
         db.tl(&["context", "--node", "n11"]).ok(&format!(
-            r#"[{MAIN_BEFORE},{{"node":"n9","role":"user","text":"This session is being continued from a previous conversation. Summary: the kiln test now expects 1250, with a comment.","tokens":30,"intent_tag":"compact_summary"}},{{"node":"n10","role":"user","text":"Now run the tests.","tokens":5}},{{"node":"n11","role":"assistant","text":"All 12 tests pass.","tokens":5}}]"#
+            r#"[{MAIN_BEFORE},{{"node":"n10","role":"user","text":"Now run the tests.","tokens":5}},{{"node":"n11","role":"assistant","text":"All 12 tests pass.","tokens":5}}]"#
         ));
+        db.tl(&["node", "--node", "n9"]).ok(
+            r#"{"node":"n9","timeline_id":"tl0","role":"summary","text":"This session is being continued from a previous conversation. Summary: the kiln test now expects 1250, with a comment.","tokens":30,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":30,"created_at":1767610801,"intent":{"tag":"compact_summary"},"summary":{"kind":"real","from":"n1","to":"n8","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false},"provenance":{"import":"claude-code","uuid":"cs1"}}"#,
+        );
         let before = db.bytes();
         db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
             r#"{"format":"claude-code","imported":0,"skipped":1,"messages":0,"timelines":[],"skipped_conversations":[{"file":"-home-ada-src-kiln/5f0c1a2e-0000-4000-8000-000000000001.jsonl","index":0,"source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","reason":"unchanged since its import into tl0"}],"kinds":{"roles":{},"parts":{},"skipped":{}}}"#,
@@ -276,11 +281,16 @@ mod codex {
             text.push_str(&std::fs::read_to_string(fixture("codex-growth.jsonl")).unwrap());
             std::fs::write(&rollout, text).unwrap();
             db.tl(&["import", "--format", "codex", "--input", &input]).ok(
-                r#"{"format":"codex","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-00000000c0de","title":"Which tests are slow?","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"developer":1,"system":1,"user":4},"parts":{"compacted":1,"text":6,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}"#,
+                r#"{"format":"codex","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-00000000c0de","title":"Which tests are slow?","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"developer":1,"user":4},"parts":{"compacted":1,"text":6,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}"#,
             );
+            // The compaction is a summary of the path before it (n1..n7); the exchange after it
+            // continues n7.
             db.tl(&["context", "--node", "n10"]).ok(&format!(
-                r#"[{CODEX_MAIN},{{"node":"n8","role":"system","text":"[compacted]\nThe user asked which tests are slow; kiln::heats takes 4.2 s.","tokens":19,"intent_tag":"compacted"}},{{"node":"n9","role":"user","text":"Make it faster.","tokens":4}},{{"node":"n10","role":"assistant","text":"It now takes 0.3 s: the heating curve is computed once.","tokens":14}}]"#
+                r#"[{CODEX_MAIN},{{"node":"n9","role":"user","text":"Make it faster.","tokens":4}},{{"node":"n10","role":"assistant","text":"It now takes 0.3 s: the heating curve is computed once.","tokens":14}}]"#
             ));
+            db.tl(&["node", "--node", "n8"]).ok(
+                r#"{"node":"n8","timeline_id":"tl0","role":"summary","text":"The user asked which tests are slow; kiln::heats takes 4.2 s.","tokens":16,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":16,"created_at":1767776400,"intent":{"tag":"compacted"},"summary":{"kind":"real","from":"n1","to":"n7","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false},"provenance":{"import":"codex","line":13}}"#,
+            );
             let before = db.bytes();
             let again = db.tl(&["import", "--format", "codex", "--input", &input]).json();
             assert_eq!(

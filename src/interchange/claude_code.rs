@@ -9,6 +9,8 @@
 //! - Lines that are not messages but sit in the chain (`progress`, a `compact_boundary`, ...) are
 //!   passed through: a line below them hangs from their parent (a compact boundary's
 //!   `logicalParentUuid`), so the tree stays connected.
+//! - A compact summary (`isCompactSummary`) is a summary ([`Role::Summary`]) of the path down to
+//!   the message the compaction followed; the lines after it continue that message.
 //! - A `summary` line titles the session (the last one wins); without one, the first prompt does.
 //! - A line whose `uuid` was met already (a resumed session copies lines) is left out.
 //! - Lines of unknown types are counted in `kinds.skipped` by type; unreadable lines as
@@ -180,6 +182,23 @@ impl Lines {
                 {
                     self.pending[i].blocks.extend(blocks);
                     Link::Message(i)
+                } else if line.get("isCompactSummary") == Some(&json!(true)) {
+                    // The summary of the conversation before a compaction: a summary of the path
+                    // down to the message the compaction followed, which the lines after it
+                    // continue (they name the summary's line as their parent).
+                    self.pending.push(Pending {
+                        parent,
+                        role: Role::Summary,
+                        original_role: None,
+                        blocks,
+                        uuid: uuid.clone().unwrap_or_default(),
+                        api_id: None,
+                        model: None,
+                        time_ms,
+                        compact_summary: true,
+                        agent: agent.map(str::to_string),
+                    });
+                    parent.map_or(Link::Nothing, Link::Message)
                 } else {
                     let original = m("role").unwrap_or_else(|| kind.clone());
                     let (role, original_role) = match original.as_str() {
@@ -197,7 +216,7 @@ impl Lines {
                         api_id,
                         model: m("model").filter(|m| !m.starts_with('<')),
                         time_ms,
-                        compact_summary: line.get("isCompactSummary") == Some(&json!(true)),
+                        compact_summary: false,
                         agent: agent.map(str::to_string),
                     });
                     Link::Message(self.pending.len() - 1)
@@ -239,7 +258,7 @@ pub fn convert(
         st.line(line, None, None);
     }
     // The session's last message is the head of main, whatever its subagents add after it.
-    let main_last = st.pending.len().checked_sub(1);
+    let main_last = st.pending.iter().rposition(|p| p.role != Role::Summary);
     for (id, text) in agents {
         let root = st.agents.get(id).copied();
         for line in text.lines() {
@@ -288,6 +307,7 @@ pub fn convert(
         kinds.role(p.original_role.as_deref().unwrap_or(match p.role {
             Role::User => "user",
             Role::Assistant => "assistant",
+            Role::Summary => "user",
             _ => "system",
         }));
         let plain = met.is_empty() && p.original_role.is_none();
@@ -321,7 +341,12 @@ pub fn convert(
             source_id: Some(p.uuid),
             time_ms: p.time_ms,
         });
-        index.push(Some(conversation.messages.len() - 1));
+        // What named a summary as its parent hangs below the end of its range.
+        index.push(if p.role == Role::Summary {
+            parent
+        } else {
+            Some(conversation.messages.len() - 1)
+        });
     }
     if summary_title.is_some() {
         conversation.title = summary_title;

@@ -8,7 +8,9 @@
 //! - `response_item` lines are the messages: `message` (user, assistant, developer, system; text
 //!   parts), `reasoning`, `function_call` / `custom_tool_call` / `local_shell_call` and their
 //!   outputs, `web_search_call`.
-//! - `compacted` (the replacement of the history by a summary) is a message tagged `compacted`.
+//! - `compacted` (the replacement of the history by a summary) is a summary ([`Role::Summary`])
+//!   of the path before it, tagged `compacted`: its `message`, else the text of its
+//!   `replacement_history`.
 //! - `event_msg` lines repeat what the response items hold for the UI and are left out; they and
 //!   lines of unknown types are counted in `kinds.skipped` by type.
 
@@ -67,6 +69,7 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
     let mut model: Option<String> = None;
     let mut recognised = 0u64;
     let mut lines_read = 0u64;
+    let mut last: Option<usize> = None;
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -113,11 +116,24 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
             }
             "compacted" => {
                 recognised += 1;
-                r.part(
-                    "compacted",
-                    format!("[compacted]\n{}", p("message").unwrap_or_default()),
-                );
-                (Role::System, None, Some("compacted".into()))
+                // Its summary; a newer Codex leaves `message` empty and puts the history that
+                // replaces the old one in `replacement_history` (its messages' text).
+                let mut summary = p("message").unwrap_or_default().to_string();
+                if summary.trim().is_empty() {
+                    let mut h = Rendering::default();
+                    for item in payload
+                        .get("replacement_history")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter(|i| i.get("type").and_then(Value::as_str) == Some("message"))
+                    {
+                        message_text(item.get("content"), &mut h);
+                    }
+                    summary = h.finish(&mut Kinds::default()).0;
+                }
+                r.part("compacted", summary);
+                (Role::Summary, None, Some("compacted".into()))
             }
             "response_item" => {
                 recognised += 1;
@@ -192,11 +208,14 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
             continue;
         }
         let (text, met) = r.finish(&mut kinds);
-        kinds.role(original_role.unwrap_or(match role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            _ => "system",
-        }));
+        // A compaction has no role.
+        if role != Role::Summary {
+            kinds.role(original_role.unwrap_or(match role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+                _ => "system",
+            }));
+        }
         let intent = tag
             .or_else(|| {
                 (original_role.is_some() || !met.is_empty())
@@ -219,7 +238,7 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
             conversation.title = Some(super::claude_code::first_line(&text));
         }
         conversation.messages.push(Msg {
-            parent: conversation.messages.len().checked_sub(1),
+            parent: last,
             role,
             text,
             intent,
@@ -227,6 +246,10 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
             source_id: Some(format!("L{}", number + 1)),
             time_ms,
         });
+        // A summary is no one's parent: the next message follows the one it came after.
+        if role != Role::Summary {
+            last = Some(conversation.messages.len() - 1);
+        }
     }
     if lines_read > 0 && recognised == 0 {
         return Err(

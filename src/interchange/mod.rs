@@ -210,7 +210,9 @@ pub struct Conversation {
 pub struct Msg {
     /// An earlier message of the same conversation; `None` for the first one(s).
     pub parent: Option<usize>,
-    /// The Timeline role it becomes.
+    /// The Timeline role it becomes. [`Role::Summary`]: not a message but a summary (a session's
+    /// compaction) of the path from its first message down to `parent`; no message names it as
+    /// its parent, and it is written as `summarize` writes one.
     pub role: Role,
     /// The text it becomes.
     pub text: String,

@@ -15,7 +15,9 @@ use super::{Ctx, ImportArgs, existing, message, timeline_of};
 use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::interchange::{self, Conversation, Format, Kinds, input};
 use crate::model::file::{AuditEntry, ImportRecord};
-use crate::model::{Branch, Node, ROOT, Role, estimate_tokens, node_id, timeline_id};
+use crate::model::{
+    Branch, Node, ROOT, Role, Summary, SummaryKind, estimate_tokens, node_id, timeline_id,
+};
 use crate::spec::spec;
 use crate::store::{NodeRow, Outcome, Store, TimelineRow, Tx};
 use serde_json::{Map, Value, json};
@@ -293,7 +295,7 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
             .name("import-reader".into())
             .stack_size(READER_STACK)
             .spawn_scoped(scope, || {
-                let result = read_input(format, path, limits, &known, &queue);
+                let result = read_input(format, path, limits, &known, args.quiet, &queue);
                 queue.finish(result);
             })
             .map_err(|e| {
@@ -351,10 +353,13 @@ fn read_input(
     path: &Path,
     limits: input::Limits,
     known: &sessions::Known,
+    quiet: bool,
     queue: &Queue,
 ) -> Result<()> {
     if format.is_session() {
-        return sessions::read(format, path, known, &mut |prepared| queue.push(prepared));
+        return sessions::read(format, path, known, quiet, &mut |prepared| {
+            queue.push(prepared)
+        });
     }
     if format.is_export() {
         input::read(format, path, input::Pass::Check, limits, &mut |_| Ok(0))?;
@@ -753,12 +758,31 @@ fn insert_messages(
     let mut ids = Vec::with_capacity(conversation.messages.len());
     let mut times = Vec::with_capacity(conversation.messages.len());
     let first = next;
+    let mut summarized = false;
     for (i, msg) in conversation.messages.iter().enumerate() {
         let mut parent = msg
             .parent
             .map(|p| ends[p])
             .or_else(|| outside.get(i).copied().flatten())
             .unwrap_or(base);
+        if msg.role == Role::Summary {
+            // Not a message of the path: what hangs below it hangs below the end of its range.
+            ends.push(parent);
+            if parent.id == ROOT {
+                kinds.skip("summary_of_nothing");
+                continue;
+            }
+            if msg.text.len() > limit {
+                kinds.skip("summary_too_long");
+                continue;
+            }
+            insert_summary(tx, tl, next, parent.id, msg, now)?;
+            ids.push(msg.source_id.clone());
+            times.push(msg.time_ms);
+            next = next.checked_add(1).ok_or_else(Error::overflow)?;
+            summarized = true;
+            continue;
+        }
         let parts = split(&msg.text, limit);
         if parts.len() > 1 {
             kinds.part("split");
@@ -808,6 +832,9 @@ fn insert_messages(
         }
         ends.push(parent);
     }
+    if summarized {
+        super::walk::advance_watermarks(tx, tl)?;
+    }
     Ok(Written {
         timeline: timeline_id(tl),
         first,
@@ -817,6 +844,52 @@ fn insert_messages(
         ids,
         times,
     })
+}
+
+/// Summary `msg` (a compaction in the source) as node `n`: a real summary of the path from its
+/// first message down to `to`, the message the compaction followed, as `summarize` would write it.
+fn insert_summary(
+    tx: &mut dyn Tx,
+    tl: u64,
+    n: u64,
+    to: u64,
+    msg: &interchange::Msg,
+    now: u64,
+) -> Result<()> {
+    let mut from = to;
+    loop {
+        let parent = existing(tx, tl, from)?.node.parent;
+        if parent == ROOT {
+            break;
+        }
+        from = parent;
+    }
+    let node = Node {
+        parent: ROOT,
+        role: Role::Summary,
+        text: msg.text.clone(),
+        tokens: estimate_tokens(&msg.text),
+        created_at: Some(msg.time_ms.map_or(now, |ms| ms / 1000)),
+        intent: msg.intent.clone(),
+        provenance: msg.provenance.clone(),
+        summary: Some(Summary {
+            kind: SummaryKind::Real,
+            from,
+            to,
+            derived_from: Vec::new(),
+            supersedes: None,
+            version: 1,
+        }),
+        cold: false,
+    };
+    let row = super::walk::new_row(tx, tl, n, node)?;
+    tx.insert_node(tl, &row)?;
+    super::walk::cover_range(tx, tl, from, to)
+}
+
+/// Whether message `i` of a conversation is a summary (which is no leaf, and no one's parent).
+fn is_summary(messages: &[interchange::Msg], i: usize) -> bool {
+    messages[i].role == Role::Summary
 }
 
 /// A conversation as a new timeline: the path to the message the source showed last is `main`,
@@ -845,15 +918,24 @@ fn write_timeline(
     }
     let messages = &conversation.messages;
     let mut has_child = vec![false; messages.len()];
-    for m in messages {
-        if let Some(p) = m.parent {
+    for (i, m) in messages.iter().enumerate() {
+        if let Some(p) = m.parent
+            && !is_summary(messages, i)
+        {
             has_child[p] = true;
         }
     }
-    let current = conversation
+    // The head of main is a message, never a summary (nor a message before the first one).
+    let mut current = conversation
         .current
         .filter(|&c| c < messages.len())
         .unwrap_or(messages.len() - 1);
+    while is_summary(messages, current) {
+        match messages[current].parent {
+            Some(p) => current = p,
+            None => break,
+        }
+    }
     let mut named = vec![false; messages.len()];
     let mut at = Some(current);
     while let Some(i) = at {
@@ -870,7 +952,9 @@ fn write_timeline(
     )?;
     written.branches.push(main);
     let mut counters = [0u64; 3];
-    for leaf in (0..messages.len()).filter(|&i| !has_child[i] && i != current) {
+    for leaf in
+        (0..messages.len()).filter(|&i| !has_child[i] && i != current && !is_summary(messages, i))
+    {
         let mut split_at = leaf;
         let mut at = Some(leaf);
         while let Some(i) = at {

@@ -27,15 +27,16 @@ pub(super) type Known = HashMap<String, crate::model::KnownImport>;
 const MAX_FOLDER_DEPTH: usize = 16;
 
 /// Call `each` with every session file of `path` (a file, or a folder searched for them), in
-/// path order, read and converted.
+/// path order, read and converted; `quiet`: no progress bar.
 pub(super) fn read(
     format: Format,
     path: &Path,
     known: &Known,
+    quiet: bool,
     each: &mut dyn FnMut(Prepared) -> Result<()>,
 ) -> Result<()> {
     if format == Format::Llm {
-        return read_llm(path, known, each);
+        return read_llm(path, known, quiet, each);
     }
     let shown = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
@@ -62,7 +63,7 @@ pub(super) fn read(
             "invalid argument --input: {shown} is not a regular file (a pipe, a device or a socket); an import reads regular files only, so copy the data into a file and import that; nothing was imported"
         )));
     };
-    let bar = Bar::new(files.len() as u64, "sessions");
+    let bar = Bar::new(files.len() as u64, "sessions", quiet);
     for file in files {
         let name = file
             .strip_prefix(path)
@@ -79,12 +80,12 @@ pub(super) fn read(
 
 /// A progress bar on standard error over many files or conversations: drawn only on a terminal
 /// (indicatif hides it otherwise, so a pipe or a log file gets nothing) and cleared when dropped,
-/// also when the import stops on an error.
+/// also when the import stops on an error. `--quiet` hides it on a terminal too.
 struct Bar(indicatif::ProgressBar);
 
 impl Bar {
-    fn new(len: u64, what: &str) -> Bar {
-        if len < 2 {
+    fn new(len: u64, what: &str, quiet: bool) -> Bar {
+        if len < 2 || quiet {
             return Bar(indicatif::ProgressBar::hidden());
         }
         let bar = indicatif::ProgressBar::new(len);
@@ -126,6 +127,7 @@ fn collect(format: Format, dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 fn read_llm(
     path: &Path,
     known: &Known,
+    quiet: bool,
     each: &mut dyn FnMut(Prepared) -> Result<()>,
 ) -> Result<()> {
     let file = if path.is_dir() {
@@ -155,7 +157,7 @@ fn read_llm(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let conversations = llm::conversations(&conn).map_err(refused)?;
-    let bar = Bar::new(conversations.len() as u64, "conversations");
+    let bar = Bar::new(conversations.len() as u64, "conversations", quiet);
     for (index, (id, title)) in conversations.into_iter().enumerate() {
         let rows = llm::rows(&conn, &id).map_err(refused)?;
         let mut hasher = Sha256::new();
@@ -521,14 +523,20 @@ pub(super) fn update(
     )?;
     // The new leaves, the session's last message first: each moves the branch whose head it
     // continues, or gets a branch of its own.
+    // Summaries are neither leaves nor parents.
+    let summary = |i: usize| sub.messages[i].role == Role::Summary;
     let mut has_child = vec![false; sub.messages.len()];
-    for m in &sub.messages {
-        if let Some(p) = m.parent {
+    for (i, m) in sub.messages.iter().enumerate() {
+        if let Some(p) = m.parent
+            && !summary(i)
+        {
             has_child[p] = true;
         }
     }
-    let last = sub.messages.len() - 1;
-    let leaves = std::iter::once(last).chain((0..last).filter(|&i| !has_child[i]));
+    let last = (0..sub.messages.len()).rev().find(|&i| !summary(i));
+    let leaves = last.into_iter().chain(
+        (0..sub.messages.len()).filter(|&i| !has_child[i] && !summary(i) && Some(i) != last),
+    );
     let mut branches = tx.branches(tl)?;
     let mut moved: Vec<String> = Vec::new();
     for leaf in leaves {

@@ -233,6 +233,70 @@ on_both_engines! {
     }
 }
 
+const RESUMED: &str = "5f0c1a2e-0000-4000-8000-000000000003";
+
+/// Put the fixture of a session resumed from SESSION into a new file (a new `sessionId`, the
+/// main path's lines copied, then two new lines) beside it.
+fn resume(projects: &Path) -> PathBuf {
+    let file = projects
+        .join("-home-ada-src-kiln")
+        .join(format!("{RESUMED}.jsonl"));
+    std::fs::copy(fixture("claude-code-resumed.jsonl"), &file).unwrap();
+    file
+}
+
+mod resumed {
+    use super::*;
+
+    on_both_engines! {
+        /// A session resumed into a new file joins the timeline of the session it resumed: the
+        /// copied lines are recognised (no message twice), the new ones continue main. Grown, it
+        /// adds only what it gained; in the other order, the earlier session's own messages (its
+        /// edited prompt) join the resumed session's timeline as a branch.
+        #[test]
+        fn claude_code_resumed_session_joins_its_timeline() {
+            let (db, projects) = setup();
+            let input = projects.display().to_string();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
+            let resumed = resume(&projects);
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(&format!(
+                r#"{{"format":"claude-code","imported":1,"skipped":1,"messages":2,"timelines":[{{"timeline_id":"tl0","source_id":"{RESUMED}","title":"Why does the kiln test fail?","messages":2,"branches":["main"],"joined":"{SESSION}","status":"updated"}}],"skipped_conversations":[{{"file":"-home-ada-src-kiln/{SESSION}.jsonl","index":0,"source_id":"{SESSION}","title":"Fixing the kiln temperature test","reason":"unchanged since its import into tl0"}}],"kinds":{{"roles":{{"assistant":4,"user":4}},"parts":{{"text":7,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"progress":1}}}}}}"#
+            ));
+            db.tl(&["timelines"]).ok(
+                r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767690010,"messages":10,"branches":2,"current_branch":"main"}]"#,
+            );
+            db.tl(&["context", "--node", "n10"]).ok(&format!(
+                r#"[{MAIN_BEFORE},{{"node":"n9","role":"user","text":"Also check the cooling test.","tokens":7}},{{"node":"n10","role":"assistant","text":"The cooling test passes too.","tokens":7}}]"#
+            ));
+            // Grown, the resumed session adds its new exchange only; unchanged, nothing.
+            let mut text = std::fs::read_to_string(&resumed).unwrap();
+            text.push_str(&format!(
+                "{}\n",
+                r#"{"sessionId":"5f0c1a2e-0000-4000-8000-000000000003","type":"user","uuid":"r3","parentUuid":"r2","timestamp":"2026-01-06T09:01:00.000Z","message":{"role":"user","content":"Thanks."}}"#
+            ));
+            std::fs::write(&resumed, text).unwrap();
+            let report = db.tl(&["import", "--format", "claude-code", "--input", &input]).json();
+            assert_eq!(report["timelines"], serde_json::json!([{"timeline_id":"tl0","source_id":RESUMED,"title":"Why does the kiln test fail?","messages":1,"branches":["main"],"status":"updated"}]));
+            let before = db.bytes();
+            assert_eq!(db.tl(&["import", "--format", "claude-code", "--input", &input]).json()["imported"], 0);
+            assert_eq!(db.bytes(), before);
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n11","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+            );
+
+            // The other order: the resumed file first, then the session it resumed.
+            let other = Db::new();
+            other.tl(&["import", "--format", "claude-code", "--input", &resumed.display().to_string()]).json();
+            other.tl(&["import", "--format", "claude-code", "--input", &session_file(&projects).display().to_string()]).ok(&format!(
+                r#"{{"format":"claude-code","imported":1,"skipped":0,"messages":2,"timelines":[{{"timeline_id":"tl0","source_id":"{SESSION}","title":"Fixing the kiln temperature test","messages":2,"branches":["edit-1"],"joined":"{RESUMED}","status":"updated"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":4,"user":4}},"parts":{{"text":7,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}}}}"#
+            ));
+            other.tl(&["context", "--node", "n11"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n10","role":"user","text":"Fix it.","tokens":2},{"node":"n11","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
+            );
+        }
+    }
+}
+
 /// A copy of the fixture folder `name` in the database's directory, and its path.
 fn copy_tree(db: &Db, name: &str) -> PathBuf {
     fn copy(from: &Path, to: &Path) {

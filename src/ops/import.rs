@@ -60,6 +60,8 @@ struct Report {
     kinds: Kinds,
     /// Conversations imported by the transactions committed so far.
     committed: u64,
+    /// Which sessions hold which messages, for sessions that join another's timeline.
+    index: sessions::Index,
 }
 
 impl Report {
@@ -94,6 +96,8 @@ struct Prepared {
     /// The digest's state after the format and the conversation's JSON (see [`digest`]).
     hasher: Sha256,
     content: Content,
+    /// A Codex fork: the session it came from.
+    forked_from: Option<String>,
 }
 
 enum Content {
@@ -136,6 +140,7 @@ impl Prepared {
             title,
             hasher,
             content,
+            forked_from: None,
         }
     }
 
@@ -506,8 +511,24 @@ fn write_one(
         return Ok(());
     }
     let mut kinds = conversation.kinds.clone();
+    // A session seen for the first time may continue one imported before (resumed, forked).
+    let joined = match &earlier.latest {
+        None if format.is_session() => sessions::joined(
+            tx,
+            format,
+            &source_key,
+            prepared.forked_from.as_deref(),
+            conversation,
+            &mut report.index,
+        )?,
+        _ => None,
+    };
+    let latest = earlier
+        .latest
+        .as_ref()
+        .or(joined.as_ref().map(|(_, record)| record));
     if format.is_session()
-        && let Some(latest) = &earlier.latest
+        && let Some(latest) = latest
     {
         let update = sessions::Update {
             format,
@@ -516,8 +537,10 @@ fn write_one(
             digest: &digest,
             latest,
             now: ctx.now,
+            joined: joined.as_ref().map(|(key, _)| key.as_str()),
         };
-        return match sessions::update(tx, &update, conversation, &mut kinds)? {
+        let index = &mut report.index;
+        return match sessions::update(tx, &update, conversation, &mut kinds, index)? {
             sessions::Updated::Added(entry, added) => {
                 report.timelines.push(entry);
                 report.imported += 1;
@@ -587,6 +610,9 @@ fn write_one(
         ts: ctx.now,
     };
     tx.put_import(&record)?;
+    if format.is_session() {
+        report.index.add(&record.source_key, &record.message_ids);
+    }
     let mut summary = Map::new();
     summary.insert("format".into(), json!(format.as_str()));
     if let Some(id) = &source_id {

@@ -184,6 +184,7 @@ fn read_llm(
             title,
             hasher,
             content,
+            forked_from: None,
         })?;
         bar.0.inc(1);
     }
@@ -246,6 +247,7 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
         title: None,
         hasher,
         content: Content::Unread(reason),
+        forked_from: None,
     };
     let mut bytes = Vec::new();
     let read = std::fs::File::open(file)
@@ -313,15 +315,20 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
             title: k.title.clone(),
             hasher,
             content: Content::Unchanged(k.clone()),
+            forked_from: None,
         };
     }
+    let mut forked_from = None;
     let (session, content) = match format {
         Format::ClaudeCode => match claude_code::convert(text, &agents) {
             Ok((session, conversation)) => (session, Content::Ready(conversation)),
             Err(reason) => (None, Content::Mismatch(reason)),
         },
         Format::Codex => match codex::convert(text) {
-            Ok((session, conversation)) => (session, Content::Ready(conversation)),
+            Ok((meta, conversation)) => {
+                forked_from = meta.forked_from;
+                (meta.id, Content::Ready(conversation))
+            }
             Err(reason) => (None, Content::Mismatch(reason)),
         },
         Format::GeminiCli => match gemini::convert(text) {
@@ -341,6 +348,7 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
         title,
         hasher,
         content,
+        forked_from,
     }
 }
 
@@ -413,7 +421,126 @@ pub(super) fn name_agent_branches(tx: &mut dyn Tx, tl: u64, branches: &mut [Stri
     Ok(())
 }
 
-/// A session imported before whose file changed.
+/// Which sessions recorded which message source IDs: built from the import records of the format
+/// the first time a new session of this import needs it (so an import of unchanged or grown
+/// sessions never reads it), then kept up to date by the import's own writes.
+#[derive(Default)]
+pub(super) struct Index(Option<HashMap<String, Vec<String>>>);
+
+impl Index {
+    fn map(&mut self, tx: &mut dyn Tx, format: Format) -> Result<&HashMap<String, Vec<String>>> {
+        if self.0.is_none() {
+            let mut keys: Vec<String> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for k in tx.import_digests(format.as_str())? {
+                if seen.insert(k.source_key.clone()) {
+                    keys.push(k.source_key);
+                }
+            }
+            let mut map = HashMap::new();
+            for key in keys {
+                for record in tx.imports_of(format.as_str(), &key)? {
+                    add_ids(&mut map, &key, &record.message_ids);
+                }
+            }
+            self.0 = Some(map);
+        }
+        Ok(self.0.get_or_insert_with(HashMap::new))
+    }
+
+    /// Record that session `key` holds the messages `ids`, when the index is built.
+    pub(super) fn add(&mut self, key: &str, ids: &[Option<String>]) {
+        if let Some(map) = &mut self.0 {
+            add_ids(map, key, ids);
+        }
+    }
+}
+
+fn add_ids(map: &mut HashMap<String, Vec<String>>, key: &str, ids: &[Option<String>]) {
+    for id in ids.iter().flatten() {
+        let keys = map.entry(id.clone()).or_default();
+        if !keys.iter().any(|k| k == key) {
+            keys.push(key.to_string());
+        }
+    }
+}
+
+/// The session whose timeline a session imported for the first time joins, and that session's
+/// latest import: for Claude Code, one that recorded a message of it (a session resumed into a
+/// new file starts with copies of the earlier session's lines, `uuid` and all); for Codex, the
+/// session it is a fork of (`forked_from_id`), or an imported fork of it (the fork's first
+/// message names it; the deepest message they share is what is looked up, since every Codex
+/// session starts with the same instructions).
+pub(super) fn joined(
+    tx: &mut dyn Tx,
+    format: Format,
+    source_key: &str,
+    forked_from: Option<&str>,
+    conversation: &Conversation,
+    index: &mut Index,
+) -> Result<Option<(String, ImportRecord)>> {
+    let latest = |tx: &mut dyn Tx, key: &str| -> Result<Option<ImportRecord>> {
+        Ok(tx.imports_of(format.as_str(), key)?.pop())
+    };
+    match format {
+        Format::ClaudeCode => {
+            let map = index.map(tx, format)?;
+            let other = conversation.messages.iter().find_map(|m| {
+                let keys = map.get(m.source_id.as_deref()?)?;
+                keys.iter().find(|k| *k != source_key).cloned()
+            });
+            match other {
+                Some(key) => Ok(latest(tx, &key)?.map(|r| (key, r))),
+                None => Ok(None),
+            }
+        }
+        Format::Codex => {
+            if let Some(parent) = forked_from.filter(|p| *p != source_key)
+                && let Some(record) = latest(tx, parent)?
+            {
+                return Ok(Some((parent.to_string(), record)));
+            }
+            let map = index.map(tx, format)?;
+            let Some(keys) = conversation
+                .messages
+                .iter()
+                .rev()
+                .find_map(|m| map.get(m.source_id.as_deref()?))
+                .cloned()
+            else {
+                return Ok(None);
+            };
+            for key in keys.iter().filter(|k| *k != source_key) {
+                let records = tx.imports_of(format.as_str(), key)?;
+                let Some(first) = records.first() else {
+                    continue;
+                };
+                let (Some(tl), Some(n)) = (
+                    parse_timeline_id(&first.timeline),
+                    parse_node_id(&first.first_node),
+                ) else {
+                    continue;
+                };
+                let provenance = tx.node(tl, n)?.and_then(|r| r.node.provenance);
+                let from = crate::interchange::original_field(
+                    provenance.as_deref(),
+                    Format::Codex,
+                    "forked_from",
+                );
+                if from.as_ref().and_then(Value::as_str) == Some(source_key)
+                    && let Some(record) = records.last()
+                {
+                    return Ok(Some((key.clone(), record.clone())));
+                }
+            }
+            Ok(None)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A session imported before whose file changed, or a new one that joins the timeline of a
+/// session it continues (`joined`).
 pub(super) struct Update<'a> {
     pub format: Format,
     pub source_id: Option<&'a str>,
@@ -421,6 +548,9 @@ pub(super) struct Update<'a> {
     pub digest: &'a str,
     pub latest: &'a ImportRecord,
     pub now: u64,
+    /// The session whose timeline a new session joins; its new paths are branches `fork-N`
+    /// (Codex) or named as edits are.
+    pub joined: Option<&'a str>,
 }
 
 /// What an update did.
@@ -438,6 +568,7 @@ pub(super) fn update(
     update: &Update,
     conversation: &Conversation,
     kinds: &mut Kinds,
+    index: &mut Index,
 ) -> Result<Updated> {
     let shown_tl = &update.latest.timeline;
     let Some(tl) = parse_timeline_id(shown_tl) else {
@@ -450,13 +581,25 @@ pub(super) fn update(
             "its earlier import went to {shown_tl}, which is no longer there"
         )));
     };
-    // Source ID -> the node holding its last part, over every import of the session.
+    // Source ID -> the node holding its last part, over every import into the timeline of the
+    // session and of the sessions it shares the timeline with (resumed, forked).
+    let mut keys = vec![update.source_key.to_string()];
+    for k in tx.import_digests(update.format.as_str())? {
+        if k.timeline == *shown_tl && !keys.contains(&k.source_key) {
+            keys.push(k.source_key);
+        }
+    }
     let mut nodes: HashMap<String, u64> = HashMap::new();
-    for record in tx.imports_of(update.format.as_str(), update.source_key)? {
-        let first = parse_node_id(&record.first_node).unwrap_or(ROOT);
-        for (k, id) in record.message_ids.iter().enumerate() {
-            if let Some(id) = id {
-                nodes.insert(id.clone(), first + k as u64);
+    for key in &keys {
+        for record in tx.imports_of(update.format.as_str(), key)? {
+            if record.timeline != *shown_tl {
+                continue;
+            }
+            let first = parse_node_id(&record.first_node).unwrap_or(ROOT);
+            for (k, id) in record.message_ids.iter().enumerate() {
+                if let Some(id) = id {
+                    nodes.insert(id.clone(), first + k as u64);
+                }
             }
         }
     }
@@ -502,9 +645,12 @@ pub(super) fn update(
         outside.push(below);
     }
     if sub.messages.is_empty() {
-        return Ok(Updated::Skipped(format!(
-            "unchanged: no new messages since its import into {shown_tl}"
-        )));
+        return Ok(Updated::Skipped(match update.joined {
+            Some(other) => {
+                format!("its messages are all in {shown_tl} already, imported with session {other}")
+            }
+            None => format!("unchanged: no new messages since its import into {shown_tl}"),
+        }));
     }
     let root = Place {
         id: ROOT,
@@ -556,6 +702,7 @@ pub(super) fn update(
             }
             None => {
                 let prefix = match sub.messages[top].role {
+                    _ if update.joined.is_some() && update.format == Format::Codex => "fork",
                     Role::User => "edit",
                     Role::Assistant => "regen",
                     _ => "alt",
@@ -599,6 +746,7 @@ pub(super) fn update(
         ts: update.now,
     };
     tx.put_import(&record)?;
+    index.add(update.source_key, &record.message_ids);
     let mut summary = Map::new();
     summary.insert("format".into(), json!(update.format.as_str()));
     if let Some(id) = update.source_id {
@@ -629,6 +777,9 @@ pub(super) fn update(
     }
     entry.insert("messages".into(), json!(written.nodes));
     entry.insert("branches".into(), json!(moved));
+    if let Some(other) = update.joined {
+        entry.insert("joined".into(), json!(other));
+    }
     entry.insert("status".into(), json!("updated"));
     Ok(Updated::Added(Value::Object(entry), written.nodes))
 }

@@ -371,6 +371,90 @@ mod codex {
     }
 }
 
+mod codex_fork {
+    use super::*;
+
+    const PARENT: &str = "0199a1b2-0000-7000-8000-00000000c0de";
+    const FORK: &str = "0199a1b2-0000-7000-8000-00000000f0c0";
+
+    /// The rollouts of the codex fixture and of codex-fork (a fork of it, and an unrelated
+    /// session that starts with the same instructions) in one sessions folder.
+    fn sessions(db: &Db) -> PathBuf {
+        let sessions = copy_tree(db, "codex");
+        let fork = copy_tree(db, "codex-fork");
+        std::fs::rename(fork.join("2026/01/08"), sessions.join("2026/01/08")).unwrap();
+        sessions
+    }
+
+    fn fork_file(sessions: &Path) -> PathBuf {
+        sessions.join(format!(
+            "2026/01/08/rollout-2026-01-08T08-00-00-{FORK}.jsonl"
+        ))
+    }
+
+    on_both_engines! {
+        /// A fork (`forked_from_id`) is a branch `fork-N` of the session it came from, from the
+        /// last message they share (its copy of the history is not imported twice); a session
+        /// that only starts like it is a timeline of its own. A grown fork adds to its branch.
+        #[test]
+        fn codex_fork_is_a_branch_of_its_session() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let sessions = sessions(&db);
+            let input = sessions.display().to_string();
+            db.tl(&["import", "--format", "codex", "--input", &input]).ok(&format!(
+                r#"{{"format":"codex","imported":3,"skipped":0,"messages":13,"timelines":[{{"timeline_id":"tl0","source_id":"{PARENT}","title":"Which tests are slow?","create_time_ms":1767772800000,"messages":7,"branches":["main"],"status":"new"}},{{"timeline_id":"tl0","source_id":"{FORK}","title":"Which tests fail?","messages":2,"branches":["fork-1"],"joined":"{PARENT}","status":"updated"}},{{"timeline_id":"tl1","source_id":"0199a1b2-0000-7000-8000-0000000000ab","title":"Add a test for cooling.","create_time_ms":1767862800000,"messages":4,"branches":["main"],"status":"new"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":5,"developer":3,"user":7}},"parts":{{"text":12,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}}}}"#
+            ));
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n7","current":true},{"name":"fork-1","head":"n9","current":false}]"#,
+            );
+            db.tl(&["context", "--node", "n9"]).ok(
+                r#"[{"node":"n1","role":"system","text":"You are Codex, a coding agent.","tokens":8,"intent_tag":"developer"},{"node":"n2","role":"user","text":"<environment_context>\n  <cwd>/home/ada/src/kiln</cwd>\n</environment_context>","tokens":19},{"node":"n8","role":"user","text":"Which tests fail?","tokens":5},{"node":"n9","role":"assistant","text":"None: all 12 pass.","tokens":5}]"#,
+            );
+            let fork = fork_file(&sessions);
+            let mut text = std::fs::read_to_string(&fork).unwrap();
+            text.push_str(
+                r#"{"timestamp": "2026-01-08T08:01:00.000Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Good."}]}}"#,
+            );
+            text.push('\n');
+            std::fs::write(&fork, text).unwrap();
+            let report = db.tl(&["import", "--format", "codex", "--input", &input]).json();
+            assert_eq!(
+                report["timelines"],
+                serde_json::json!([{"timeline_id":"tl0","source_id":FORK,"title":"Which tests fail?","messages":1,"branches":["fork-1"],"status":"updated"}])
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n7","current":true},{"name":"fork-1","head":"n10","current":false}]"#,
+            );
+            let before = db.bytes();
+            assert_eq!(db.tl(&["import", "--format", "codex", "--input", &input]).json()["skipped"], 3);
+            assert_eq!(db.bytes(), before);
+        }
+
+        /// In the other order (the fork imported first), the session it came from joins the
+        /// fork's timeline, its own messages a branch from where the fork left it.
+        #[test]
+        fn codex_session_imported_after_its_fork_joins_it() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let sessions = sessions(&db);
+            let fork = fork_file(&sessions).display().to_string();
+            assert_eq!(db.tl(&["import", "--format", "codex", "--input", &fork]).json()["messages"], 4);
+            let report = db.tl(&["import", "--format", "codex", "--input", &sessions.display().to_string()]).json();
+            assert_eq!(
+                report["timelines"][0],
+                serde_json::json!({"timeline_id":"tl0","source_id":PARENT,"title":"Which tests are slow?","messages":5,"branches":["fork-1"],"joined":FORK,"status":"updated"})
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n4","current":true},{"name":"fork-1","head":"n9","current":false}]"#,
+            );
+            db.tl(&["context", "--node", "n9"]).ok(
+                r#"[{"node":"n1","role":"system","text":"You are Codex, a coding agent.","tokens":8,"intent_tag":"developer"},{"node":"n2","role":"user","text":"<environment_context>\n  <cwd>/home/ada/src/kiln</cwd>\n</environment_context>","tokens":19},{"node":"n5","role":"user","text":"Which tests are slow?","tokens":6},{"node":"n6","role":"assistant","text":"[thinking]\nTime the test suite.","tokens":8,"intent_tag":"thinking"},{"node":"n7","role":"assistant","text":"[tool call call_1: shell({\"command\":[\"cargo\",\"test\"]})]","tokens":14,"intent_tag":"tool_call"},{"node":"n8","role":"user","text":"[tool result call_1]\ntest kiln::heats ... ok (4.2 s)","tokens":13,"intent_tag":"tool_result"},{"node":"n9","role":"assistant","text":"kiln::heats takes 4.2 s; the rest are fast.","tokens":11}]"#,
+            );
+        }
+    }
+}
+
 mod gemini {
     use super::*;
 

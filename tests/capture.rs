@@ -154,6 +154,30 @@ on_both_engines! {
         );
     }
 
+    /// In an older session file, a subagent's lines are in it as a sidechain (`isSidechain`,
+    /// the first without a parent): a branch `sidechain-N` forked from the Task call whose
+    /// prompt it starts with, not from the root.
+    #[test]
+    fn claude_code_sidechain_hangs_from_its_tool_call() {
+        let db = Db::new();
+        let input = fixture("claude-code-sidechain.jsonl").display().to_string();
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+            r#"{"format":"claude-code","imported":1,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000004","title":"Where is the kiln temperature set?","create_time_ms":1767614400000,"messages":6,"branches":["main","sidechain-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":3},"parts":{"text":4,"tool_call":1,"tool_result":1},"skipped":{}}}"#,
+        );
+        db.tl(&["branches"]).ok(
+            r#"[{"name":"main","head":"n6","current":true},{"name":"sidechain-1","head":"n4","current":false}]"#,
+        );
+        db.tl(&["context", "--node", "n4"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Where is the kiln temperature set?","tokens":9},{"node":"n2","role":"assistant","text":"[tool call toolu_7: Task({\"description\":\"Search\",\"prompt\":\"Find the temperature constant.\",\"subagent_type\":\"general-purpose\"})]","tokens":32,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"Find the temperature constant.","tokens":8},{"node":"n4","role":"assistant","text":"src/kiln.rs:12 sets TEMP = 1250.","tokens":8}]"#,
+        );
+        db.tl(&["context", "--node", "n6"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Where is the kiln temperature set?","tokens":9},{"node":"n2","role":"assistant","text":"[tool call toolu_7: Task({\"description\":\"Search\",\"prompt\":\"Find the temperature constant.\",\"subagent_type\":\"general-purpose\"})]","tokens":32,"intent_tag":"tool_call"},{"node":"n5","role":"user","text":"[tool result toolu_7]\nsrc/kiln.rs:12 sets TEMP = 1250.","tokens":14,"intent_tag":"tool_result"},{"node":"n6","role":"assistant","text":"It is set in src/kiln.rs, line 12.","tokens":9}]"#,
+        );
+        db.tl(&["node", "--node", "n4"]).ok(
+            r#"{"node":"n4","timeline_id":"tl0","role":"assistant","text":"src/kiln.rs:12 sets TEMP = 1250.","tokens":8,"parent":"n3","children":[],"zone":"hot","pinned":false,"path_tokens":57,"created_at":1767614409,"intent":null,"summary":null,"provenance":{"import":"claude-code","uuid":"s2","model":"claude-haiku-4-5","sidechain":true}}"#,
+        );
+    }
+
     /// A pipe in a sessions folder is passed over (never opened: reading it could wait forever);
     /// named as the input, it is refused.
     #[cfg(unix)]

@@ -62,6 +62,8 @@ struct Pending {
     compact_summary: bool,
     /// The subagent whose transcript holds it.
     agent: Option<String>,
+    /// A sidechain line of the session file (a subagent's, in older versions).
+    sidechain: bool,
 }
 
 /// Where a line's `uuid` leads when a later line names it as its parent.
@@ -87,6 +89,25 @@ struct Lines {
     last_ms: Option<u64>,
     /// A subagent's ID -> the message holding the tool call that started it.
     agents: HashMap<String, usize>,
+    /// A tool call's `input.prompt` (a Task's) -> the message holding it: where a sidechain of
+    /// the session file starts.
+    prompts: HashMap<String, usize>,
+}
+
+/// The text of a line's `message.content` (a string, or its text blocks joined).
+fn content_text(line: &Map<String, Value>) -> Option<String> {
+    match line.get("message")?.get("content")? {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(blocks) => Some(
+            blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+        ),
+        _ => None,
+    }
 }
 
 /// The subagent ID a tool result names: its line's `toolUseResult.agentId`, else an
@@ -143,13 +164,22 @@ impl Lines {
         }
         // The message this line hangs from.
         let parent_key = s("parentUuid").or_else(|| s("logicalParentUuid"));
+        let sidechain = line.get("isSidechain") == Some(&json!(true));
+        // An older session file holds its subagents' lines too (`isSidechain`): the first one,
+        // the Task's prompt, hangs from the tool call that started it.
+        let own_sidechain = sidechain && agent.is_none();
+        let agent = agent.or(if sidechain { s("agentId") } else { None });
         let parent = match parent_key {
+            None if sidechain && root.is_none() => content_text(&line)
+                .and_then(|text| self.prompts.get(text.trim()))
+                .copied(),
             None => root,
             Some(key) => match self.links.get(key) {
                 Some(Link::Message(i)) => Some(*i),
                 _ => None,
             },
         };
+        let mut prompts: Vec<String> = Vec::new();
         let link = match kind.as_str() {
             "summary" => {
                 self.recognised += 1;
@@ -176,6 +206,12 @@ impl Lines {
                 if let (Some(agent), Some(call)) = (agent_of(&line, &blocks), parent) {
                     self.agents.entry(agent).or_insert(call);
                 }
+                prompts = blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                    .filter_map(|b| b.get("input")?.get("prompt")?.as_str())
+                    .map(|p| p.trim().to_string())
+                    .collect();
                 // A later line of the same API response continues its message.
                 if let (Some(i), Some(id)) = (parent, &api_id)
                     && self.pending[i].api_id.as_ref() == Some(id)
@@ -197,6 +233,7 @@ impl Lines {
                         time_ms,
                         compact_summary: true,
                         agent: agent.map(str::to_string),
+                        sidechain: own_sidechain,
                     });
                     parent.map_or(Link::Nothing, Link::Message)
                 } else {
@@ -218,6 +255,7 @@ impl Lines {
                         time_ms,
                         compact_summary: false,
                         agent: agent.map(str::to_string),
+                        sidechain: own_sidechain,
                     });
                     Link::Message(self.pending.len() - 1)
                 }
@@ -239,6 +277,11 @@ impl Lines {
                 parent.map_or(Link::Nothing, Link::Message)
             }
         };
+        if let Link::Message(i) = link {
+            for prompt in prompts {
+                self.prompts.entry(prompt).or_insert(i);
+            }
+        }
         if let Some(u) = uuid {
             self.links.insert(u, link);
         }
@@ -328,6 +371,9 @@ pub fn convert(
         if let Some(agent) = &p.agent {
             kept.insert("agent".into(), json!(agent));
         }
+        if p.sidechain {
+            kept.insert("sidechain".into(), json!(true));
+        }
         if conversation.title.is_none() && summary_title.is_none() && p.role == Role::User && plain
         {
             conversation.title = Some(first_line(&text));
@@ -361,6 +407,12 @@ pub fn convert(
 pub fn agent_of_node(provenance: Option<&str>) -> Option<String> {
     super::original_field(provenance, Format::ClaudeCode, "agent")
         .and_then(|v| v.as_str().map(str::to_string))
+}
+
+/// Whether a message imported from a Claude Code session is a sidechain's (its provenance's
+/// `sidechain`), so that the branch it ends is `sidechain-N`.
+pub fn is_sidechain_node(provenance: Option<&str>) -> bool {
+    super::original_field(provenance, Format::ClaudeCode, "sidechain") == Some(json!(true))
 }
 
 /// The first line of a prompt, at most 100 characters, as a title.

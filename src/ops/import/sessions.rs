@@ -401,7 +401,8 @@ fn free_name(tx: &mut dyn Tx, tl: u64, agent: Option<String>, prefix: &str) -> R
 }
 
 /// After a session became a new timeline: each branch that ends in a subagent's message is named
-/// after it (`agent-ID`) instead of `edit-N`. `branches` is the import's list of them.
+/// after it (`agent-ID`), or `sidechain-N` for a sidechain of the session file, instead of
+/// `edit-N`. `branches` is the import's list of them.
 pub(super) fn name_agent_branches(tx: &mut dyn Tx, tl: u64, branches: &mut [String]) -> Result<()> {
     for name in branches.iter_mut() {
         let Some(branch) = tx.branch(tl, name)? else {
@@ -410,11 +411,16 @@ pub(super) fn name_agent_branches(tx: &mut dyn Tx, tl: u64, branches: &mut [Stri
         let Some(row) = tx.node(tl, branch.head)? else {
             continue;
         };
-        let agent = claude_code::agent_of_node(row.node.provenance.as_deref());
-        if agent.is_none() {
+        let provenance = row.node.provenance.as_deref();
+        let agent = claude_code::agent_of_node(provenance);
+        let prefix = if agent.is_some() {
+            "agent"
+        } else if claude_code::is_sidechain_node(provenance) {
+            "sidechain"
+        } else {
             continue;
-        }
-        let new = free_name(tx, tl, agent, "agent")?;
+        };
+        let new = free_name(tx, tl, agent, prefix)?;
         tx.rename_branch(tl, name, &new)?;
         *name = new;
     }
@@ -701,13 +707,15 @@ pub(super) fn update(
                 branch.name.clone()
             }
             None => {
+                let leaf_provenance = sub.messages[leaf].provenance.as_deref();
                 let prefix = match sub.messages[top].role {
                     _ if update.joined.is_some() && update.format == Format::Codex => "fork",
+                    _ if claude_code::is_sidechain_node(leaf_provenance) => "sidechain",
                     Role::User => "edit",
                     Role::Assistant => "regen",
                     _ => "alt",
                 };
-                let agent = claude_code::agent_of_node(sub.messages[leaf].provenance.as_deref());
+                let agent = claude_code::agent_of_node(leaf_provenance);
                 let name = free_name(tx, tl, agent, prefix)?;
                 branches.push(Branch {
                     name: name.clone(),

@@ -596,6 +596,100 @@ mod llm {
     }
 }
 
+mod llm_threads {
+    use super::*;
+
+    /// A logs.db of a newer llm, with its message store (written from llm's published schema:
+    /// content-addressed messages naming their parent, their parts, threads pointing at their
+    /// last message, a fork a thread pointing into another's path, and the turns that added the
+    /// messages), besides the older responses table (empty here).
+    fn logs_db(path: &Path) {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch(
+            r#"CREATE TABLE conversations (id TEXT PRIMARY KEY, name TEXT, model TEXT);
+             CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT,
+                 response TEXT, conversation_id TEXT, datetime_utc TEXT);
+             CREATE TABLE messages (hash TEXT PRIMARY KEY, parent_hash TEXT REFERENCES messages(hash),
+                 role TEXT, provider_metadata TEXT);
+             CREATE TABLE parts (id INTEGER PRIMARY KEY, message_hash TEXT REFERENCES messages(hash),
+                 position INTEGER, type TEXT, tool_name TEXT, text TEXT, payload TEXT);
+             CREATE TABLE threads (id TEXT PRIMARY KEY, name TEXT, tip_message_hash TEXT,
+                 forked_from TEXT REFERENCES threads(id), datetime_utc TEXT);
+             CREATE TABLE turns (id TEXT PRIMARY KEY, thread_id TEXT, parent_message_hash TEXT,
+                 tip_message_hash TEXT, model TEXT, resolved_model TEXT, options_json TEXT,
+                 schema_id TEXT, input_tokens INTEGER, output_tokens INTEGER, token_details TEXT,
+                 duration_ms INTEGER, datetime_utc TEXT);
+             INSERT INTO messages VALUES ('h1', NULL, 'user', NULL), ('h2', 'h1', 'assistant', NULL),
+                 ('h3', 'h2', 'user', NULL), ('h4', 'h3', 'assistant', NULL),
+                 ('h5', 'h2', 'user', NULL), ('h6', 'h5', 'assistant', NULL);
+             INSERT INTO parts (message_hash, position, type, tool_name, text, payload) VALUES
+                 ('h1', 0, 'text', NULL, 'Name a stoneware glaze.', NULL),
+                 ('h2', 0, 'text', NULL, 'Celadon.', NULL),
+                 ('h3', 0, 'text', NULL, 'Another?', NULL),
+                 ('h4', 0, 'reasoning', NULL, 'A dark one, for contrast.', NULL),
+                 ('h4', 1, 'text', NULL, 'Tenmoku.', NULL),
+                 ('h5', 0, 'text', NULL, NULL, '{"text_ref":[{"literal":"Why is it green? "},{"fragment":3}]}'),
+                 ('h6', 0, 'text', NULL, 'Iron, fired in reduction.', NULL);
+             INSERT INTO threads VALUES ('01jt0000000000000000000001', 'Glazes', 'h4', NULL, '2026-01-10T08:00:00.000000'),
+                 ('01jt0000000000000000000002', 'Why green', 'h6', '01jt0000000000000000000001', '2026-01-10T09:00:00.000000');
+             INSERT INTO turns (id, thread_id, parent_message_hash, tip_message_hash, model, datetime_utc) VALUES
+                 ('t1', '01jt0000000000000000000001', NULL, 'h2', 'gpt-4o-mini', '2026-01-10T08:00:01.000000'),
+                 ('t2', '01jt0000000000000000000001', 'h2', 'h4', 'gpt-4o-mini', '2026-01-10T08:01:00.000000'),
+                 ('t3', '01jt0000000000000000000002', 'h2', 'h6', 'claude-3.5-haiku', '2026-01-10T09:00:01.000000');"#,
+        )
+        .unwrap();
+    }
+
+    on_both_engines! {
+        /// A thread and its fork are one timeline: the thread is main, the fork a branch from the
+        /// message it forked at; parts become text (reasoning as thinking, a text that borrows a
+        /// fragment keeps its literal text); each turn's model and time go on the messages it
+        /// added. A fork that grew adds its new messages to its branch; unchanged, nothing.
+        #[test]
+        fn llm_threads_are_branches() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let logs = db.dir.path().join("logs.db");
+            logs_db(&logs);
+            let input = logs.display().to_string();
+            db.tl(&["import", "--format", "llm", "--input", &input]).ok(
+                r#"{"format":"llm","imported":1,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"01jt0000000000000000000001","title":"Glazes","create_time_ms":1768032000000,"messages":6,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":3},"parts":{"text":6,"thinking":1},"skipped":{}}}"#,
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n4","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+            );
+            db.tl(&["context", "--node", "n4"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Name a stoneware glaze.","tokens":6},{"node":"n2","role":"assistant","text":"Celadon.","tokens":2},{"node":"n3","role":"user","text":"Another?","tokens":2},{"node":"n4","role":"assistant","text":"[thinking]\nA dark one, for contrast.\n\nTenmoku.","tokens":12,"intent_tag":"thinking"}]"#,
+            );
+            db.tl(&["context", "--node", "n6"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Name a stoneware glaze.","tokens":6},{"node":"n2","role":"assistant","text":"Celadon.","tokens":2},{"node":"n5","role":"user","text":"Why is it green? [fragment]","tokens":7},{"node":"n6","role":"assistant","text":"Iron, fired in reduction.","tokens":7}]"#,
+            );
+            db.tl(&["node", "--node", "n6"]).ok(
+                r#"{"node":"n6","timeline_id":"tl0","role":"assistant","text":"Iron, fired in reduction.","tokens":7,"parent":"n5","children":[],"zone":"hot","pinned":false,"path_tokens":22,"created_at":1768035601,"intent":null,"summary":null,"provenance":{"import":"llm","hash":"h6","model":"claude-3.5-haiku"}}"#,
+            );
+            rusqlite::Connection::open(&logs).unwrap().execute_batch(
+                "INSERT INTO messages VALUES ('h7', 'h6', 'user', NULL), ('h8', 'h7', 'assistant', NULL);
+                 INSERT INTO parts (message_hash, position, type, text) VALUES ('h7', 0, 'text', 'And tenmoku?'), ('h8', 0, 'text', 'More iron.');
+                 UPDATE threads SET tip_message_hash = 'h8' WHERE id = '01jt0000000000000000000002';
+                 INSERT INTO turns (id, thread_id, parent_message_hash, tip_message_hash, model, datetime_utc) VALUES
+                     ('t4', '01jt0000000000000000000002', 'h6', 'h8', 'claude-3.5-haiku', '2026-01-10T10:00:00.000000');",
+            ).unwrap();
+            let report = db.tl(&["import", "--format", "llm", "--input", &input]).json();
+            assert_eq!(
+                report["timelines"],
+                serde_json::json!([{"timeline_id":"tl0","source_id":"01jt0000000000000000000001","title":"Glazes","messages":2,"branches":["edit-1"],"status":"updated"}])
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n4","current":true},{"name":"edit-1","head":"n8","current":false}]"#,
+            );
+            let before = db.bytes();
+            let again = db.tl(&["import", "--format", "llm", "--input", &input]).json();
+            assert_eq!(again["skipped_conversations"][0]["reason"], "unchanged since its import into tl0");
+            assert_eq!(db.bytes(), before);
+        }
+    }
+}
+
 mod webui {
     use super::*;
 

@@ -157,7 +157,14 @@ fn read_llm(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let conversations = llm::conversations(&conn).map_err(refused)?;
-    let bar = Bar::new(conversations.len() as u64, "conversations", quiet);
+    let groups = if llm::has_message_store(&conn) {
+        llm::thread_groups(&conn).map_err(refused)?
+    } else {
+        Vec::new()
+    };
+    let total = conversations.len() + groups.len();
+    let bar = Bar::new(total as u64, "conversations", quiet);
+    let count = conversations.len();
     for (index, (id, title)) in conversations.into_iter().enumerate() {
         let rows = llm::rows(&conn, &id).map_err(refused)?;
         let mut hasher = Sha256::new();
@@ -180,6 +187,47 @@ fn read_llm(
         each(Prepared {
             file: name.clone(),
             index,
+            source_id: Some(id),
+            title,
+            hasher,
+            content,
+            forked_from: None,
+        })?;
+        bar.0.inc(1);
+    }
+    // The message store: a thread and its forks, digested from their messages.
+    for (k, (id, threads)) in groups.into_iter().enumerate() {
+        let messages = llm::thread_messages(&conn, &threads).map_err(refused)?;
+        let mut hasher = Sha256::new();
+        hasher.update(Format::Llm.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update(b"thread:");
+        hasher.update(id.as_bytes());
+        for thread in &threads {
+            hasher.update([0]);
+            hasher.update(
+                json!([thread.id, thread.name, thread.tip])
+                    .to_string()
+                    .as_bytes(),
+            );
+        }
+        for m in &messages {
+            hasher.update([0]);
+            hasher.update(m.to_json().to_string().as_bytes());
+        }
+        let digest = crate::ops::hex(&hasher.clone().finalize());
+        let content = match known.get(&digest) {
+            Some(k) => Content::Unchanged(k.clone()),
+            None => Content::Ready(llm::convert_threads(&threads, &messages)),
+        };
+        let title = match &content {
+            Content::Ready(c) => c.title.clone(),
+            Content::Unchanged(k) => k.title.clone(),
+            _ => None,
+        };
+        each(Prepared {
+            file: name.clone(),
+            index: count + k,
             source_id: Some(id),
             title,
             hasher,

@@ -395,6 +395,40 @@ mod codex {
     }
 }
 
+mod codex_compaction {
+    use super::*;
+
+    on_both_engines! {
+        /// A compaction of a newer Codex (an empty `message`, the history that replaces the old one
+        /// in `replacement_history`) is a summary of the path before it, its text that history's;
+        /// read in one go, the summary is written as it is when the rollout grows into it.
+        #[test]
+        fn codex_replacement_history_is_a_summary() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let rollout = db.dir.path().join("rollout-2026-01-09T08-00-00-0199a1b2-0000-7000-8000-0000000000cc.jsonl");
+            let lines = [
+                r#"{"timestamp":"2026-01-09T08:00:00.000Z","type":"session_meta","payload":{"id":"0199a1b2-0000-7000-8000-0000000000cc"}}"#,
+                r#"{"timestamp":"2026-01-09T08:00:01.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Speed up the kiln tests."}]}}"#,
+                r#"{"timestamp":"2026-01-09T08:00:09.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Cached the heating curve."}]}}"#,
+                r#"{"timestamp":"2026-01-09T09:00:00.000Z","type":"compacted","payload":{"message":"","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Speed up the kiln tests."}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Summary: the heating curve is cached."}]}]}}"#,
+                r#"{"timestamp":"2026-01-09T09:00:05.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Now the cooling tests."}]}}"#,
+            ];
+            std::fs::write(&rollout, lines.join("\n") + "\n").unwrap();
+            db.tl(&["import", "--format", "codex", "--input", &rollout.display().to_string()]).ok(
+                r#"{"format":"codex","imported":1,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-0000000000cc","title":"Speed up the kiln tests.","create_time_ms":1767945600000,"messages":4,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":2},"parts":{"compacted":1,"text":3},"skipped":{}}}"#,
+            );
+            db.tl(&["node", "--node", "n3"]).ok(
+                r#"{"node":"n3","timeline_id":"tl0","role":"summary","text":"Speed up the kiln tests.\n\nSummary: the heating curve is cached.","tokens":16,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":16,"created_at":1767949200,"intent":{"tag":"compacted"},"summary":{"kind":"real","from":"n1","to":"n2","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false},"provenance":{"import":"codex","line":4}}"#,
+            );
+            db.tl(&["context", "--node", "n4"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Speed up the kiln tests.","tokens":6},{"node":"n2","role":"assistant","text":"Cached the heating curve.","tokens":7},{"node":"n4","role":"user","text":"Now the cooling tests.","tokens":6}]"#,
+            );
+            db.tl(&["branches"]).ok(r#"[{"name":"main","head":"n4","current":true}]"#);
+        }
+    }
+}
+
 mod codex_fork {
     use super::*;
 
@@ -755,8 +789,8 @@ mod webui {
 }
 
 /// On a terminal, an import over many session files shows a progress bar on standard error (run
-/// under `script`, which gives `tl` a terminal); piped, as in every other test here, it shows
-/// nothing (their `ok` asserts an empty standard error).
+/// under `script`, which gives `tl` a terminal), unless `--quiet`; piped, as in every other test
+/// here, it shows nothing (their `ok` asserts an empty standard error).
 #[cfg(target_os = "linux")]
 #[test]
 fn progress_bar_on_a_terminal_only() {
@@ -797,4 +831,20 @@ fn progress_bar_on_a_terminal_only() {
         "{screen:?}"
     );
     assert_eq!(db.tl(&["db", "info"]).json()["timelines"], 3);
+    // With --quiet, nothing is drawn on the terminal either; the report is printed as always.
+    let quiet = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &command.replace(" >/dev/null", " --quiet"),
+            "/dev/null",
+        ])
+        .env("TIMELINE_NOW", "1750000000")
+        .env_remove("TIMELINE_DB")
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&quiet.stdout);
+    assert!(quiet.status.success(), "{screen}");
+    assert!(!screen.contains("importing "), "{screen:?}");
+    let report: serde_json::Value = serde_json::from_str(screen.trim()).unwrap();
+    assert_eq!(report["skipped"], 3);
 }

@@ -293,7 +293,10 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
     }
     let queue = Queue::default();
     let path = input.as_path();
-    let limits = input::Limits::new(args.max_unzipped_mib, args.max_zip_ratio);
+    let limits = input::Limits {
+        quiet: args.quiet,
+        ..input::Limits::new(args.max_unzipped_mib, args.max_zip_ratio)
+    };
     let mut report = Report::default();
     let written = std::thread::scope(|scope| {
         let reader = std::thread::Builder::new()

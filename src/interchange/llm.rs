@@ -298,14 +298,25 @@ fn has_table(conn: &Connection, name: &str) -> Result<bool, String> {
     .map_err(|e| e.to_string())
 }
 
+/// A part of a stored message: its type, tool name, literal text and payload (JSON).
+pub type Part = (String, Option<String>, Option<String>, Option<String>);
+
+/// A turn as read: the message before what it added, its last message, its model and time.
+type Turn = (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
 /// One message of the message store, with its parts and what the turn that added it says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredMessage {
     pub hash: String,
     pub parent: Option<String>,
     pub role: Option<String>,
-    /// (type, tool name, text, payload JSON), by position.
-    pub parts: Vec<(String, Option<String>, Option<String>, Option<String>)>,
+    /// Its parts, by position.
+    pub parts: Vec<Part>,
     pub model: Option<String>,
     pub datetime_utc: Option<String>,
 }
@@ -390,12 +401,7 @@ pub fn thread_messages(
             )
             .map_err(|e| e.to_string())?;
         for thread in threads {
-            let rows: Vec<(
-                Option<String>,
-                Option<String>,
-                Option<String>,
-                Option<String>,
-            )> = turns
+            let rows: Vec<Turn> = turns
                 .query_map([&thread.id], |r| {
                     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
                 })

@@ -745,7 +745,7 @@ mod webui {
         fn open_webui_chat_is_a_tree() {
             let db = Db::new();
             import(&db, "open-webui", "open-webui-export.json").ok(
-                r#"{"format":"open-webui","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"c0ffee00-0000-4000-8000-000000000001","title":"Glaze recipe","create_time_ms":1767960000000,"messages":3,"branches":["main","regen-1"]}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":1},"parts":{"text":3},"skipped":{}}}"#,
+                r#"{"format":"open-webui","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"c0ffee00-0000-4000-8000-000000000001","title":"Glaze recipe","create_time_ms":1767960000000,"messages":3,"branches":["main","regen-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":1},"parts":{"text":3},"skipped":{}}}"#,
             );
             db.tl(&["branches"]).ok(
                 r#"[{"name":"main","head":"n3","current":true},{"name":"regen-1","head":"n2","current":false}]"#,
@@ -756,6 +756,27 @@ mod webui {
             let before = db.bytes();
             assert_eq!(import(&db, "open-webui", "open-webui-export.json").json()["imported"], 0);
             assert_eq!(db.bytes(), before);
+            // The chat went on in Open WebUI: exported again, only its new messages are added,
+            // to the same timeline, and main moves along to the new currentId.
+            let mut chats: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(fixture("open-webui-export.json")).unwrap(),
+            )
+            .unwrap();
+            let history = &mut chats[0]["chat"]["history"];
+            history["currentId"] = serde_json::json!("a3");
+            history["messages"]["q2"] = serde_json::json!({"id": "q2", "parentId": "a2", "childrenIds": ["a3"], "role": "user", "content": "Fired to which cone?", "timestamp": 1767960400});
+            history["messages"]["a3"] = serde_json::json!({"id": "a3", "parentId": "q2", "childrenIds": [], "role": "assistant", "content": "Cone 10, in reduction.", "timestamp": 1767960410, "model": "qwen2.5:7b"});
+            let grown = db.dir.path().join("open-webui-grown.json");
+            std::fs::write(&grown, chats.to_string()).unwrap();
+            db.tl(&["import", "--format", "open-webui", "--input", &grown.display().to_string()]).ok(
+                r#"{"format":"open-webui","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"c0ffee00-0000-4000-8000-000000000001","title":"Glaze recipe","messages":2,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":2},"parts":{"text":5},"skipped":{}}}"#,
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n5","current":true},{"name":"regen-1","head":"n2","current":false}]"#,
+            );
+            db.tl(&["context", "--node", "n5"]).ok(
+                r#"[{"node":"n1","role":"user","text":"A simple celadon recipe?","tokens":6},{"node":"n3","role":"assistant","text":"Feldspar 40, silica 30, whiting 20, kaolin 10, plus 1% red iron oxide.","tokens":18},{"node":"n4","role":"user","text":"Fired to which cone?","tokens":5},{"node":"n5","role":"assistant","text":"Cone 10, in reduction.","tokens":6}]"#,
+            );
         }
 
         /// LibreChat: `parentMessageId` links (the all-zero ID is the root, so an edited first
@@ -764,16 +785,32 @@ mod webui {
         fn librechat_exports_are_trees() {
             let db = Db::new();
             import(&db, "librechat", "librechat-export.json").ok(
-                r#"{"format":"librechat","imported":1,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"lc-0001","title":"Kiln schedule","create_time_ms":1768032000000,"messages":4,"branches":["main","edit-1"]}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":2},"parts":{"text":4},"skipped":{}}}"#,
+                r#"{"format":"librechat","imported":1,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"lc-0001","title":"Kiln schedule","create_time_ms":1768032000000,"messages":4,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":2},"parts":{"text":4},"skipped":{}}}"#,
             );
             db.tl(&["context", "--node", "n4"]).ok(
                 r#"[{"node":"n3","role":"user","text":"A glaze schedule?","tokens":5},{"node":"n4","role":"assistant","text":"150 C/h to cone 6, hold 10 minutes.","tokens":9}]"#,
             );
             import(&db, "librechat", "librechat-tree.json").ok(
-                r#"{"format":"librechat","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl1","source_id":"lc-0002","title":"Tree","create_time_ms":1768035600000,"messages":2,"branches":["main"]}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2},"skipped":{}}}"#,
+                r#"{"format":"librechat","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl1","source_id":"lc-0002","title":"Tree","create_time_ms":1768035600000,"messages":2,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2},"skipped":{}}}"#,
             );
             db.tl(&["--timeline", "tl1", "context", "--node", "n2"]).ok(
                 r#"[{"node":"n1","role":"user","text":"Hi","tokens":1},{"node":"n2","role":"assistant","text":"Hello!","tokens":2}]"#,
+            );
+            // The conversation went on: exported again, its new message is added below m4.
+            let mut export: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(fixture("librechat-export.json")).unwrap(),
+            )
+            .unwrap();
+            export["messages"].as_array_mut().unwrap().push(serde_json::json!({"messageId": "m5", "parentMessageId": "m4", "sender": "User", "isCreatedByUser": true, "text": "Thanks.", "createdAt": "2026-01-10T08:02:00.000Z"}));
+            let grown = db.dir.path().join("librechat-grown.json");
+            std::fs::write(&grown, export.to_string()).unwrap();
+            let report = db.tl(&["import", "--format", "librechat", "--input", &grown.display().to_string()]).json();
+            assert_eq!(
+                report["timelines"],
+                serde_json::json!([{"timeline_id":"tl0","source_id":"lc-0001","title":"Kiln schedule","messages":1,"branches":["main"],"status":"updated"}])
+            );
+            db.tl(&["--timeline", "tl0", "branches"]).ok(
+                r#"[{"name":"main","head":"n5","current":true},{"name":"edit-1","head":"n2","current":false}]"#,
             );
             let before = db.bytes();
             let path = fixture("open-webui-export.json").display().to_string();

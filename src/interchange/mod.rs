@@ -116,6 +116,13 @@ impl Format {
         )
     }
 
+    /// Imported again, a conversation that changed adds its new messages to its timeline (by
+    /// their IDs in the source) instead of becoming a new one: the session formats, and the chat
+    /// UIs' exports, whose messages have IDs and which grow as their conversations do.
+    pub fn keeps_up_to_date(self) -> bool {
+        self.is_session() || matches!(self, Format::OpenWebUi | Format::LibreChat)
+    }
+
     /// How messages name the format ("is not ...").
     pub fn label(self) -> &'static str {
         match self {

@@ -530,7 +530,7 @@ fn write_one(
         .latest
         .as_ref()
         .or(joined.as_ref().map(|(_, record)| record));
-    if format.is_session()
+    if format.keeps_up_to_date()
         && let Some(latest) = latest
     {
         let update = sessions::Update {
@@ -585,7 +585,7 @@ fn write_one(
     if let Some(last) = &earlier.latest {
         entry.insert("earlier_import".into(), json!(last.timeline));
     }
-    if format.is_session() {
+    if format.keeps_up_to_date() {
         entry.insert("status".into(), json!("new"));
     }
     report.timelines.push(Value::Object(entry));

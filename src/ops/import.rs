@@ -60,7 +60,7 @@ struct Report {
     kinds: Kinds,
     /// Conversations imported by the transactions committed so far.
     committed: u64,
-    /// Which sessions hold which messages, for sessions that join another's timeline.
+    /// What the import looks up about earlier imports of the format (updates, joined sessions).
     index: sessions::Index,
 }
 
@@ -613,8 +613,10 @@ fn write_one(
         ts: ctx.now,
     };
     tx.put_import(&record)?;
-    if format.is_session() {
-        report.index.add(&record.source_key, &record.message_ids);
+    if format.keeps_up_to_date() {
+        report
+            .index
+            .add(&record.source_key, &record.timeline, &record.message_ids);
     }
     let mut summary = Map::new();
     summary.insert("format".into(), json!(format.as_str()));

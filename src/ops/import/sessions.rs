@@ -475,15 +475,39 @@ pub(super) fn name_agent_branches(tx: &mut dyn Tx, tl: u64, branches: &mut [Stri
     Ok(())
 }
 
-/// Which sessions recorded which message source IDs: built from the import records of the format
-/// the first time a new session of this import needs it (so an import of unchanged or grown
-/// sessions never reads it), then kept up to date by the import's own writes.
+/// What an import looks up about the format's earlier imports, each part read the first time it is
+/// needed and then kept up to date by the import's own writes: which sessions recorded which
+/// message source IDs (only when a new session appears, so an import of unchanged or grown
+/// sessions never reads it), and which sessions went to which timeline (for updates).
 #[derive(Default)]
-pub(super) struct Index(Option<HashMap<String, Vec<String>>>);
+pub(super) struct Index {
+    ids: Option<HashMap<String, Vec<String>>>,
+    timelines: Option<HashMap<String, Vec<String>>>,
+}
 
 impl Index {
+    /// The sessions whose imports went to timeline `tl` ("tlN").
+    fn keys_in(&mut self, tx: &mut dyn Tx, format: Format, tl: &str) -> Result<Vec<String>> {
+        if self.timelines.is_none() {
+            let mut map: HashMap<String, Vec<String>> = HashMap::new();
+            for k in tx.import_digests(format.as_str())? {
+                let keys = map.entry(k.timeline).or_default();
+                if !keys.contains(&k.source_key) {
+                    keys.push(k.source_key);
+                }
+            }
+            self.timelines = Some(map);
+        }
+        Ok(self
+            .timelines
+            .as_ref()
+            .and_then(|m| m.get(tl))
+            .cloned()
+            .unwrap_or_default())
+    }
+
     fn map(&mut self, tx: &mut dyn Tx, format: Format) -> Result<&HashMap<String, Vec<String>>> {
-        if self.0.is_none() {
+        if self.ids.is_none() {
             let mut keys: Vec<String> = Vec::new();
             let mut seen = std::collections::HashSet::new();
             for k in tx.import_digests(format.as_str())? {
@@ -497,15 +521,21 @@ impl Index {
                     add_ids(&mut map, &key, &record.message_ids);
                 }
             }
-            self.0 = Some(map);
+            self.ids = Some(map);
         }
-        Ok(self.0.get_or_insert_with(HashMap::new))
+        Ok(self.ids.get_or_insert_with(HashMap::new))
     }
 
-    /// Record that session `key` holds the messages `ids`, when the index is built.
-    pub(super) fn add(&mut self, key: &str, ids: &[Option<String>]) {
-        if let Some(map) = &mut self.0 {
+    /// Record that session `key` wrote the messages `ids` into timeline `tl`.
+    pub(super) fn add(&mut self, key: &str, tl: &str, ids: &[Option<String>]) {
+        if let Some(map) = &mut self.ids {
             add_ids(map, key, ids);
+        }
+        if let Some(map) = &mut self.timelines {
+            let keys = map.entry(tl.to_string()).or_default();
+            if !keys.iter().any(|k| k == key) {
+                keys.push(key.to_string());
+            }
         }
     }
 }
@@ -638,9 +668,9 @@ pub(super) fn update(
     // Source ID -> the node holding its last part, over every import into the timeline of the
     // session and of the sessions it shares the timeline with (resumed, forked).
     let mut keys = vec![update.source_key.to_string()];
-    for k in tx.import_digests(update.format.as_str())? {
-        if k.timeline == *shown_tl && !keys.contains(&k.source_key) {
-            keys.push(k.source_key);
+    for k in index.keys_in(tx, update.format, shown_tl)? {
+        if !keys.contains(&k) {
+            keys.push(k);
         }
     }
     let mut nodes: HashMap<String, u64> = HashMap::new();
@@ -802,7 +832,7 @@ pub(super) fn update(
         ts: update.now,
     };
     tx.put_import(&record)?;
-    index.add(update.source_key, &record.message_ids);
+    index.add(update.source_key, &record.timeline, &record.message_ids);
     let mut summary = Map::new();
     summary.insert("format".into(), json!(update.format.as_str()));
     if let Some(id) = update.source_id {

@@ -562,6 +562,55 @@ mod gemini {
     }
 }
 
+mod gemini_json {
+    use super::*;
+
+    on_both_engines! {
+        /// An older Gemini CLI saved a session as one JSON object (`{sessionId, ..., messages}`):
+        /// read the same way, its info record a tagged system message. Saved again with a new
+        /// exchange, only that is added; a message recorded twice (as it grew) keeps its latest
+        /// text on the first import.
+        #[test]
+        fn gemini_whole_json_session_is_kept_up_to_date() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let chats = db.dir.path().join("tmp").join("5d41402abc4b2a76").join("chats");
+            std::fs::create_dir_all(&chats).unwrap();
+            let session = chats.join("session-2026-01-09T07-00-1f2e3d4c.json");
+            let mut value = serde_json::json!({
+                "sessionId": "1f2e3d4c-0000-4000-8000-000000000001",
+                "projectHash": "5d41402abc4b2a76",
+                "startTime": "2026-01-09T07:00:00.000Z",
+                "messages": [
+                    {"id": "g1", "timestamp": "2026-01-09T07:00:01.000Z", "type": "user", "content": "How hot is cone 6?"},
+                    {"id": "g2", "timestamp": "2026-01-09T07:00:02.000Z", "type": "gemini", "content": "About 1220", "model": "gemini-2.5-flash"},
+                    {"id": "g2", "timestamp": "2026-01-09T07:00:03.000Z", "type": "gemini", "content": "About 1220 °C.", "model": "gemini-2.5-flash"},
+                    {"id": "g3", "timestamp": "2026-01-09T07:00:04.000Z", "type": "info", "content": "Request cancelled."}
+                ]
+            });
+            std::fs::write(&session, value.to_string()).unwrap();
+            let input = db.dir.path().join("tmp").display().to_string();
+            db.tl(&["import", "--format", "gemini-cli", "--input", &input]).ok(
+                r#"{"format":"gemini-cli","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"1f2e3d4c-0000-4000-8000-000000000001","title":"How hot is cone 6?","create_time_ms":1767942000000,"messages":3,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"gemini":1,"info":1,"user":1},"parts":{"text":3},"skipped":{"re-recorded":1}}}"#,
+            );
+            db.tl(&["context", "--node", "n3"]).ok(
+                r#"[{"node":"n1","role":"user","text":"How hot is cone 6?","tokens":5},{"node":"n2","role":"assistant","text":"About 1220 °C.","tokens":4},{"node":"n3","role":"system","text":"Request cancelled.","tokens":5,"intent_tag":"info"}]"#,
+            );
+            value["messages"].as_array_mut().unwrap().extend([
+                serde_json::json!({"id": "g4", "timestamp": "2026-01-09T07:01:00.000Z", "type": "user", "content": "And cone 10?"}),
+                serde_json::json!({"id": "g5", "timestamp": "2026-01-09T07:01:02.000Z", "type": "gemini", "content": "About 1300 °C.", "model": "gemini-2.5-flash"}),
+            ]);
+            std::fs::write(&session, value.to_string()).unwrap();
+            let report = db.tl(&["import", "--format", "gemini-cli", "--input", &input]).json();
+            assert_eq!(
+                report["timelines"],
+                serde_json::json!([{"timeline_id":"tl0","source_id":"1f2e3d4c-0000-4000-8000-000000000001","title":"How hot is cone 6?","messages":2,"branches":["main"],"status":"updated"}])
+            );
+            db.tl(&["branches"]).ok(r#"[{"name":"main","head":"n5","current":true}]"#);
+        }
+    }
+}
+
 mod llm {
     use super::*;
 

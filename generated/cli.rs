@@ -175,6 +175,7 @@ pub fn command() -> clap::Command {
                 .arg(Arg::new("branch").long("branch").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("With --node: the new branch's name. Default: import-1, import-2, ... (the first that is free)."))
                 .arg(Arg::new("max-unzipped-mib").long("max-unzipped-mib").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("A .zip only: the most its conversations files may decompress to, in MiB, in all; a bigger archive is refused. Default: 16384 (16 GiB)."))
                 .arg(Arg::new("max-zip-ratio").long("max-zip-ratio").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("A .zip only: the most an entry may decompress to, as a multiple of its compressed size; more is refused as a zip bomb. Default: 100."))
+                .arg(Arg::new("quiet").long("quiet").action(ArgAction::SetTrue).help("No progress bar on standard error, even on a terminal (it is never drawn when standard error is not one). The JSON report on standard output is printed as always."))
         )
         .subcommand(
             Command::new("export")

@@ -242,6 +242,8 @@ pub struct ImportArgs {
     pub max_unzipped_mib: Option<u64>,
     /// A .zip only: the most an entry may decompress to, as a multiple of its compressed size; more is refused as a zip bomb. Default: 100.
     pub max_zip_ratio: Option<u64>,
+    /// No progress bar on standard error, even on a terminal (it is never drawn when standard error is not one). The JSON report on standard output is printed as always.
+    pub quiet: bool,
 }
 
 /// Arguments of `export`: Export a timeline (draw.io, ASCII tree, HTML) or a context (OpenAI, Anthropic, Markdown); read-only.
@@ -508,6 +510,7 @@ impl Request {
                 branch: a.text("branch")?,
                 max_unzipped_mib: a.uint("max_unzipped_mib")?,
                 max_zip_ratio: a.uint("max_zip_ratio")?,
+                quiet: a.flag("quiet")?,
             })),
             "export" => Request::Export(ExportArgs {
                 timeline_id: a.id("timeline_id")?,

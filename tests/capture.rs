@@ -103,9 +103,14 @@ on_both_engines! {
         db.tl(&["branches"]).ok(
             r#"[{"name":"main","head":"n11","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
         );
+        // The compact summary is a summary of the path it replaced (n1..n8), beside it; the
+        // messages after the compaction continue n8.
         db.tl(&["context", "--node", "n11"]).ok(&format!(
-            r#"[{MAIN_BEFORE},{{"node":"n9","role":"user","text":"This session is being continued from a previous conversation. Summary: the kiln test now expects 1250, with a comment.","tokens":30,"intent_tag":"compact_summary"}},{{"node":"n10","role":"user","text":"Now run the tests.","tokens":5}},{{"node":"n11","role":"assistant","text":"All 12 tests pass.","tokens":5}}]"#
+            r#"[{MAIN_BEFORE},{{"node":"n10","role":"user","text":"Now run the tests.","tokens":5}},{{"node":"n11","role":"assistant","text":"All 12 tests pass.","tokens":5}}]"#
         ));
+        db.tl(&["node", "--node", "n9"]).ok(
+            r#"{"node":"n9","timeline_id":"tl0","role":"summary","text":"This session is being continued from a previous conversation. Summary: the kiln test now expects 1250, with a comment.","tokens":30,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":30,"created_at":1767610801,"intent":{"tag":"compact_summary"},"summary":{"kind":"real","from":"n1","to":"n8","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false},"provenance":{"import":"claude-code","uuid":"cs1"}}"#,
+        );
         let before = db.bytes();
         db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
             r#"{"format":"claude-code","imported":0,"skipped":1,"messages":0,"timelines":[],"skipped_conversations":[{"file":"-home-ada-src-kiln/5f0c1a2e-0000-4000-8000-000000000001.jsonl","index":0,"source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","reason":"unchanged since its import into tl0"}],"kinds":{"roles":{},"parts":{},"skipped":{}}}"#,
@@ -146,6 +151,30 @@ on_both_engines! {
         );
         db.tl(&["node", "--node", "n6"]).ok(
             r#"{"node":"n6","timeline_id":"tl0","role":"assistant","text":"src/kiln.rs:12 sets TEMP = 1250.","tokens":8,"parent":"n5","children":[],"zone":"hot","pinned":false,"path_tokens":56,"created_at":1767690015,"intent":null,"summary":null,"provenance":{"import":"claude-code","uuid":"s2","model":"claude-haiku-4-5","agent":"ab12"}}"#,
+        );
+    }
+
+    /// In an older session file, a subagent's lines are in it as a sidechain (`isSidechain`,
+    /// the first without a parent): a branch `sidechain-N` forked from the Task call whose
+    /// prompt it starts with, not from the root.
+    #[test]
+    fn claude_code_sidechain_hangs_from_its_tool_call() {
+        let db = Db::new();
+        let input = fixture("claude-code-sidechain.jsonl").display().to_string();
+        db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+            r#"{"format":"claude-code","imported":1,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000004","title":"Where is the kiln temperature set?","create_time_ms":1767614400000,"messages":6,"branches":["main","sidechain-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":3},"parts":{"text":4,"tool_call":1,"tool_result":1},"skipped":{}}}"#,
+        );
+        db.tl(&["branches"]).ok(
+            r#"[{"name":"main","head":"n6","current":true},{"name":"sidechain-1","head":"n4","current":false}]"#,
+        );
+        db.tl(&["context", "--node", "n4"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Where is the kiln temperature set?","tokens":9},{"node":"n2","role":"assistant","text":"[tool call toolu_7: Task({\"description\":\"Search\",\"prompt\":\"Find the temperature constant.\",\"subagent_type\":\"general-purpose\"})]","tokens":32,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"Find the temperature constant.","tokens":8},{"node":"n4","role":"assistant","text":"src/kiln.rs:12 sets TEMP = 1250.","tokens":8}]"#,
+        );
+        db.tl(&["context", "--node", "n6"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Where is the kiln temperature set?","tokens":9},{"node":"n2","role":"assistant","text":"[tool call toolu_7: Task({\"description\":\"Search\",\"prompt\":\"Find the temperature constant.\",\"subagent_type\":\"general-purpose\"})]","tokens":32,"intent_tag":"tool_call"},{"node":"n5","role":"user","text":"[tool result toolu_7]\nsrc/kiln.rs:12 sets TEMP = 1250.","tokens":14,"intent_tag":"tool_result"},{"node":"n6","role":"assistant","text":"It is set in src/kiln.rs, line 12.","tokens":9}]"#,
+        );
+        db.tl(&["node", "--node", "n4"]).ok(
+            r#"{"node":"n4","timeline_id":"tl0","role":"assistant","text":"src/kiln.rs:12 sets TEMP = 1250.","tokens":8,"parent":"n3","children":[],"zone":"hot","pinned":false,"path_tokens":57,"created_at":1767614409,"intent":null,"summary":null,"provenance":{"import":"claude-code","uuid":"s2","model":"claude-haiku-4-5","sidechain":true}}"#,
         );
     }
 
@@ -228,6 +257,70 @@ on_both_engines! {
     }
 }
 
+const RESUMED: &str = "5f0c1a2e-0000-4000-8000-000000000003";
+
+/// Put the fixture of a session resumed from SESSION into a new file (a new `sessionId`, the
+/// main path's lines copied, then two new lines) beside it.
+fn resume(projects: &Path) -> PathBuf {
+    let file = projects
+        .join("-home-ada-src-kiln")
+        .join(format!("{RESUMED}.jsonl"));
+    std::fs::copy(fixture("claude-code-resumed.jsonl"), &file).unwrap();
+    file
+}
+
+mod resumed {
+    use super::*;
+
+    on_both_engines! {
+        /// A session resumed into a new file joins the timeline of the session it resumed: the
+        /// copied lines are recognised (no message twice), the new ones continue main. Grown, it
+        /// adds only what it gained; in the other order, the earlier session's own messages (its
+        /// edited prompt) join the resumed session's timeline as a branch.
+        #[test]
+        fn claude_code_resumed_session_joins_its_timeline() {
+            let (db, projects) = setup();
+            let input = projects.display().to_string();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
+            let resumed = resume(&projects);
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(&format!(
+                r#"{{"format":"claude-code","imported":1,"skipped":1,"messages":2,"timelines":[{{"timeline_id":"tl0","source_id":"{RESUMED}","title":"Why does the kiln test fail?","messages":2,"branches":["main"],"joined":"{SESSION}","status":"updated"}}],"skipped_conversations":[{{"file":"-home-ada-src-kiln/{SESSION}.jsonl","index":0,"source_id":"{SESSION}","title":"Fixing the kiln temperature test","reason":"unchanged since its import into tl0"}}],"kinds":{{"roles":{{"assistant":4,"user":4}},"parts":{{"text":7,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"progress":1}}}}}}"#
+            ));
+            db.tl(&["timelines"]).ok(
+                r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767690010,"messages":10,"branches":2,"current_branch":"main"}]"#,
+            );
+            db.tl(&["context", "--node", "n10"]).ok(&format!(
+                r#"[{MAIN_BEFORE},{{"node":"n9","role":"user","text":"Also check the cooling test.","tokens":7}},{{"node":"n10","role":"assistant","text":"The cooling test passes too.","tokens":7}}]"#
+            ));
+            // Grown, the resumed session adds its new exchange only; unchanged, nothing.
+            let mut text = std::fs::read_to_string(&resumed).unwrap();
+            text.push_str(&format!(
+                "{}\n",
+                r#"{"sessionId":"5f0c1a2e-0000-4000-8000-000000000003","type":"user","uuid":"r3","parentUuid":"r2","timestamp":"2026-01-06T09:01:00.000Z","message":{"role":"user","content":"Thanks."}}"#
+            ));
+            std::fs::write(&resumed, text).unwrap();
+            let report = db.tl(&["import", "--format", "claude-code", "--input", &input]).json();
+            assert_eq!(report["timelines"], serde_json::json!([{"timeline_id":"tl0","source_id":RESUMED,"title":"Why does the kiln test fail?","messages":1,"branches":["main"],"status":"updated"}]));
+            let before = db.bytes();
+            assert_eq!(db.tl(&["import", "--format", "claude-code", "--input", &input]).json()["imported"], 0);
+            assert_eq!(db.bytes(), before);
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n11","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+            );
+
+            // The other order: the resumed file first, then the session it resumed.
+            let other = Db::new();
+            other.tl(&["import", "--format", "claude-code", "--input", &resumed.display().to_string()]).json();
+            other.tl(&["import", "--format", "claude-code", "--input", &session_file(&projects).display().to_string()]).ok(&format!(
+                r#"{{"format":"claude-code","imported":1,"skipped":0,"messages":2,"timelines":[{{"timeline_id":"tl0","source_id":"{SESSION}","title":"Fixing the kiln temperature test","messages":2,"branches":["edit-1"],"joined":"{RESUMED}","status":"updated"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":4,"user":4}},"parts":{{"text":7,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}}}}"#
+            ));
+            other.tl(&["context", "--node", "n11"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n10","role":"user","text":"Fix it.","tokens":2},{"node":"n11","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
+            );
+        }
+    }
+}
+
 /// A copy of the fixture folder `name` in the database's directory, and its path.
 fn copy_tree(db: &Db, name: &str) -> PathBuf {
     fn copy(from: &Path, to: &Path) {
@@ -276,11 +369,16 @@ mod codex {
             text.push_str(&std::fs::read_to_string(fixture("codex-growth.jsonl")).unwrap());
             std::fs::write(&rollout, text).unwrap();
             db.tl(&["import", "--format", "codex", "--input", &input]).ok(
-                r#"{"format":"codex","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-00000000c0de","title":"Which tests are slow?","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"developer":1,"system":1,"user":4},"parts":{"compacted":1,"text":6,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}"#,
+                r#"{"format":"codex","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-00000000c0de","title":"Which tests are slow?","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"developer":1,"user":4},"parts":{"compacted":1,"text":6,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}"#,
             );
+            // The compaction is a summary of the path before it (n1..n7); the exchange after it
+            // continues n7.
             db.tl(&["context", "--node", "n10"]).ok(&format!(
-                r#"[{CODEX_MAIN},{{"node":"n8","role":"system","text":"[compacted]\nThe user asked which tests are slow; kiln::heats takes 4.2 s.","tokens":19,"intent_tag":"compacted"}},{{"node":"n9","role":"user","text":"Make it faster.","tokens":4}},{{"node":"n10","role":"assistant","text":"It now takes 0.3 s: the heating curve is computed once.","tokens":14}}]"#
+                r#"[{CODEX_MAIN},{{"node":"n9","role":"user","text":"Make it faster.","tokens":4}},{{"node":"n10","role":"assistant","text":"It now takes 0.3 s: the heating curve is computed once.","tokens":14}}]"#
             ));
+            db.tl(&["node", "--node", "n8"]).ok(
+                r#"{"node":"n8","timeline_id":"tl0","role":"summary","text":"The user asked which tests are slow; kiln::heats takes 4.2 s.","tokens":16,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":16,"created_at":1767776400,"intent":{"tag":"compacted"},"summary":{"kind":"real","from":"n1","to":"n7","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false},"provenance":{"import":"codex","line":13}}"#,
+            );
             let before = db.bytes();
             let again = db.tl(&["import", "--format", "codex", "--input", &input]).json();
             assert_eq!(
@@ -293,6 +391,124 @@ mod codex {
             std::fs::rename(&sessions, db.dir.path().join("sessions")).unwrap();
             let default = db.tl(&["import", "--format", "codex"]).json();
             assert_eq!((default["imported"].clone(), default["skipped"].clone()), (serde_json::json!(0), serde_json::json!(1)));
+        }
+    }
+}
+
+mod codex_compaction {
+    use super::*;
+
+    on_both_engines! {
+        /// A compaction of a newer Codex (an empty `message`, the history that replaces the old one
+        /// in `replacement_history`) is a summary of the path before it, its text that history's;
+        /// read in one go, the summary is written as it is when the rollout grows into it.
+        #[test]
+        fn codex_replacement_history_is_a_summary() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let rollout = db.dir.path().join("rollout-2026-01-09T08-00-00-0199a1b2-0000-7000-8000-0000000000cc.jsonl");
+            let lines = [
+                r#"{"timestamp":"2026-01-09T08:00:00.000Z","type":"session_meta","payload":{"id":"0199a1b2-0000-7000-8000-0000000000cc"}}"#,
+                r#"{"timestamp":"2026-01-09T08:00:01.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Speed up the kiln tests."}]}}"#,
+                r#"{"timestamp":"2026-01-09T08:00:09.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Cached the heating curve."}]}}"#,
+                r#"{"timestamp":"2026-01-09T09:00:00.000Z","type":"compacted","payload":{"message":"","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Speed up the kiln tests."}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Summary: the heating curve is cached."}]}]}}"#,
+                r#"{"timestamp":"2026-01-09T09:00:05.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Now the cooling tests."}]}}"#,
+            ];
+            std::fs::write(&rollout, lines.join("\n") + "\n").unwrap();
+            db.tl(&["import", "--format", "codex", "--input", &rollout.display().to_string()]).ok(
+                r#"{"format":"codex","imported":1,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-0000000000cc","title":"Speed up the kiln tests.","create_time_ms":1767945600000,"messages":4,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":2},"parts":{"compacted":1,"text":3},"skipped":{}}}"#,
+            );
+            db.tl(&["node", "--node", "n3"]).ok(
+                r#"{"node":"n3","timeline_id":"tl0","role":"summary","text":"Speed up the kiln tests.\n\nSummary: the heating curve is cached.","tokens":16,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":16,"created_at":1767949200,"intent":{"tag":"compacted"},"summary":{"kind":"real","from":"n1","to":"n2","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false},"provenance":{"import":"codex","line":4}}"#,
+            );
+            db.tl(&["context", "--node", "n4"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Speed up the kiln tests.","tokens":6},{"node":"n2","role":"assistant","text":"Cached the heating curve.","tokens":7},{"node":"n4","role":"user","text":"Now the cooling tests.","tokens":6}]"#,
+            );
+            db.tl(&["branches"]).ok(r#"[{"name":"main","head":"n4","current":true}]"#);
+        }
+    }
+}
+
+mod codex_fork {
+    use super::*;
+
+    const PARENT: &str = "0199a1b2-0000-7000-8000-00000000c0de";
+    const FORK: &str = "0199a1b2-0000-7000-8000-00000000f0c0";
+
+    /// The rollouts of the codex fixture and of codex-fork (a fork of it, and an unrelated
+    /// session that starts with the same instructions) in one sessions folder.
+    fn sessions(db: &Db) -> PathBuf {
+        let sessions = copy_tree(db, "codex");
+        let fork = copy_tree(db, "codex-fork");
+        std::fs::rename(fork.join("2026/01/08"), sessions.join("2026/01/08")).unwrap();
+        sessions
+    }
+
+    fn fork_file(sessions: &Path) -> PathBuf {
+        sessions.join(format!(
+            "2026/01/08/rollout-2026-01-08T08-00-00-{FORK}.jsonl"
+        ))
+    }
+
+    on_both_engines! {
+        /// A fork (`forked_from_id`) is a branch `fork-N` of the session it came from, from the
+        /// last message they share (its copy of the history is not imported twice); a session
+        /// that only starts like it is a timeline of its own. A grown fork adds to its branch.
+        #[test]
+        fn codex_fork_is_a_branch_of_its_session() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let sessions = sessions(&db);
+            let input = sessions.display().to_string();
+            db.tl(&["import", "--format", "codex", "--input", &input]).ok(&format!(
+                r#"{{"format":"codex","imported":3,"skipped":0,"messages":13,"timelines":[{{"timeline_id":"tl0","source_id":"{PARENT}","title":"Which tests are slow?","create_time_ms":1767772800000,"messages":7,"branches":["main"],"status":"new"}},{{"timeline_id":"tl0","source_id":"{FORK}","title":"Which tests fail?","messages":2,"branches":["fork-1"],"joined":"{PARENT}","status":"updated"}},{{"timeline_id":"tl1","source_id":"0199a1b2-0000-7000-8000-0000000000ab","title":"Add a test for cooling.","create_time_ms":1767862800000,"messages":4,"branches":["main"],"status":"new"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":5,"developer":3,"user":7}},"parts":{{"text":12,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}}}}"#
+            ));
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n7","current":true},{"name":"fork-1","head":"n9","current":false}]"#,
+            );
+            db.tl(&["context", "--node", "n9"]).ok(
+                r#"[{"node":"n1","role":"system","text":"You are Codex, a coding agent.","tokens":8,"intent_tag":"developer"},{"node":"n2","role":"user","text":"<environment_context>\n  <cwd>/home/ada/src/kiln</cwd>\n</environment_context>","tokens":19},{"node":"n8","role":"user","text":"Which tests fail?","tokens":5},{"node":"n9","role":"assistant","text":"None: all 12 pass.","tokens":5}]"#,
+            );
+            let fork = fork_file(&sessions);
+            let mut text = std::fs::read_to_string(&fork).unwrap();
+            text.push_str(
+                r#"{"timestamp": "2026-01-08T08:01:00.000Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Good."}]}}"#,
+            );
+            text.push('\n');
+            std::fs::write(&fork, text).unwrap();
+            let report = db.tl(&["import", "--format", "codex", "--input", &input]).json();
+            assert_eq!(
+                report["timelines"],
+                serde_json::json!([{"timeline_id":"tl0","source_id":FORK,"title":"Which tests fail?","messages":1,"branches":["fork-1"],"status":"updated"}])
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n7","current":true},{"name":"fork-1","head":"n10","current":false}]"#,
+            );
+            let before = db.bytes();
+            assert_eq!(db.tl(&["import", "--format", "codex", "--input", &input]).json()["skipped"], 3);
+            assert_eq!(db.bytes(), before);
+        }
+
+        /// In the other order (the fork imported first), the session it came from joins the
+        /// fork's timeline, its own messages a branch from where the fork left it.
+        #[test]
+        fn codex_session_imported_after_its_fork_joins_it() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let sessions = sessions(&db);
+            let fork = fork_file(&sessions).display().to_string();
+            assert_eq!(db.tl(&["import", "--format", "codex", "--input", &fork]).json()["messages"], 4);
+            let report = db.tl(&["import", "--format", "codex", "--input", &sessions.display().to_string()]).json();
+            assert_eq!(
+                report["timelines"][0],
+                serde_json::json!({"timeline_id":"tl0","source_id":PARENT,"title":"Which tests are slow?","messages":5,"branches":["fork-1"],"joined":FORK,"status":"updated"})
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n4","current":true},{"name":"fork-1","head":"n9","current":false}]"#,
+            );
+            db.tl(&["context", "--node", "n9"]).ok(
+                r#"[{"node":"n1","role":"system","text":"You are Codex, a coding agent.","tokens":8,"intent_tag":"developer"},{"node":"n2","role":"user","text":"<environment_context>\n  <cwd>/home/ada/src/kiln</cwd>\n</environment_context>","tokens":19},{"node":"n5","role":"user","text":"Which tests are slow?","tokens":6},{"node":"n6","role":"assistant","text":"[thinking]\nTime the test suite.","tokens":8,"intent_tag":"thinking"},{"node":"n7","role":"assistant","text":"[tool call call_1: shell({\"command\":[\"cargo\",\"test\"]})]","tokens":14,"intent_tag":"tool_call"},{"node":"n8","role":"user","text":"[tool result call_1]\ntest kiln::heats ... ok (4.2 s)","tokens":13,"intent_tag":"tool_result"},{"node":"n9","role":"assistant","text":"kiln::heats takes 4.2 s; the rest are fast.","tokens":11}]"#,
+            );
         }
     }
 }
@@ -342,6 +558,55 @@ mod gemini {
             let again = db.tl(&["import", "--format", "gemini-cli", "--input", &input]).json();
             assert_eq!(again["skipped_conversations"][0]["reason"], "unchanged since its import into tl0");
             assert_eq!(db.bytes(), before);
+        }
+    }
+}
+
+mod gemini_json {
+    use super::*;
+
+    on_both_engines! {
+        /// An older Gemini CLI saved a session as one JSON object (`{sessionId, ..., messages}`):
+        /// read the same way, its info record a tagged system message. Saved again with a new
+        /// exchange, only that is added; a message recorded twice (as it grew) keeps its latest
+        /// text on the first import.
+        #[test]
+        fn gemini_whole_json_session_is_kept_up_to_date() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let chats = db.dir.path().join("tmp").join("5d41402abc4b2a76").join("chats");
+            std::fs::create_dir_all(&chats).unwrap();
+            let session = chats.join("session-2026-01-09T07-00-1f2e3d4c.json");
+            let mut value = serde_json::json!({
+                "sessionId": "1f2e3d4c-0000-4000-8000-000000000001",
+                "projectHash": "5d41402abc4b2a76",
+                "startTime": "2026-01-09T07:00:00.000Z",
+                "messages": [
+                    {"id": "g1", "timestamp": "2026-01-09T07:00:01.000Z", "type": "user", "content": "How hot is cone 6?"},
+                    {"id": "g2", "timestamp": "2026-01-09T07:00:02.000Z", "type": "gemini", "content": "About 1220", "model": "gemini-2.5-flash"},
+                    {"id": "g2", "timestamp": "2026-01-09T07:00:03.000Z", "type": "gemini", "content": "About 1220 °C.", "model": "gemini-2.5-flash"},
+                    {"id": "g3", "timestamp": "2026-01-09T07:00:04.000Z", "type": "info", "content": "Request cancelled."}
+                ]
+            });
+            std::fs::write(&session, value.to_string()).unwrap();
+            let input = db.dir.path().join("tmp").display().to_string();
+            db.tl(&["import", "--format", "gemini-cli", "--input", &input]).ok(
+                r#"{"format":"gemini-cli","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"1f2e3d4c-0000-4000-8000-000000000001","title":"How hot is cone 6?","create_time_ms":1767942000000,"messages":3,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"gemini":1,"info":1,"user":1},"parts":{"text":3},"skipped":{"re-recorded":1}}}"#,
+            );
+            db.tl(&["context", "--node", "n3"]).ok(
+                r#"[{"node":"n1","role":"user","text":"How hot is cone 6?","tokens":5},{"node":"n2","role":"assistant","text":"About 1220 °C.","tokens":4},{"node":"n3","role":"system","text":"Request cancelled.","tokens":5,"intent_tag":"info"}]"#,
+            );
+            value["messages"].as_array_mut().unwrap().extend([
+                serde_json::json!({"id": "g4", "timestamp": "2026-01-09T07:01:00.000Z", "type": "user", "content": "And cone 10?"}),
+                serde_json::json!({"id": "g5", "timestamp": "2026-01-09T07:01:02.000Z", "type": "gemini", "content": "About 1300 °C.", "model": "gemini-2.5-flash"}),
+            ]);
+            std::fs::write(&session, value.to_string()).unwrap();
+            let report = db.tl(&["import", "--format", "gemini-cli", "--input", &input]).json();
+            assert_eq!(
+                report["timelines"],
+                serde_json::json!([{"timeline_id":"tl0","source_id":"1f2e3d4c-0000-4000-8000-000000000001","title":"How hot is cone 6?","messages":2,"branches":["main"],"status":"updated"}])
+            );
+            db.tl(&["branches"]).ok(r#"[{"name":"main","head":"n5","current":true}]"#);
         }
     }
 }
@@ -414,6 +679,100 @@ mod llm {
     }
 }
 
+mod llm_threads {
+    use super::*;
+
+    /// A logs.db of a newer llm, with its message store (written from llm's published schema:
+    /// content-addressed messages naming their parent, their parts, threads pointing at their
+    /// last message, a fork a thread pointing into another's path, and the turns that added the
+    /// messages), besides the older responses table (empty here).
+    fn logs_db(path: &Path) {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch(
+            r#"CREATE TABLE conversations (id TEXT PRIMARY KEY, name TEXT, model TEXT);
+             CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT,
+                 response TEXT, conversation_id TEXT, datetime_utc TEXT);
+             CREATE TABLE messages (hash TEXT PRIMARY KEY, parent_hash TEXT REFERENCES messages(hash),
+                 role TEXT, provider_metadata TEXT);
+             CREATE TABLE parts (id INTEGER PRIMARY KEY, message_hash TEXT REFERENCES messages(hash),
+                 position INTEGER, type TEXT, tool_name TEXT, text TEXT, payload TEXT);
+             CREATE TABLE threads (id TEXT PRIMARY KEY, name TEXT, tip_message_hash TEXT,
+                 forked_from TEXT REFERENCES threads(id), datetime_utc TEXT);
+             CREATE TABLE turns (id TEXT PRIMARY KEY, thread_id TEXT, parent_message_hash TEXT,
+                 tip_message_hash TEXT, model TEXT, resolved_model TEXT, options_json TEXT,
+                 schema_id TEXT, input_tokens INTEGER, output_tokens INTEGER, token_details TEXT,
+                 duration_ms INTEGER, datetime_utc TEXT);
+             INSERT INTO messages VALUES ('h1', NULL, 'user', NULL), ('h2', 'h1', 'assistant', NULL),
+                 ('h3', 'h2', 'user', NULL), ('h4', 'h3', 'assistant', NULL),
+                 ('h5', 'h2', 'user', NULL), ('h6', 'h5', 'assistant', NULL);
+             INSERT INTO parts (message_hash, position, type, tool_name, text, payload) VALUES
+                 ('h1', 0, 'text', NULL, 'Name a stoneware glaze.', NULL),
+                 ('h2', 0, 'text', NULL, 'Celadon.', NULL),
+                 ('h3', 0, 'text', NULL, 'Another?', NULL),
+                 ('h4', 0, 'reasoning', NULL, 'A dark one, for contrast.', NULL),
+                 ('h4', 1, 'text', NULL, 'Tenmoku.', NULL),
+                 ('h5', 0, 'text', NULL, NULL, '{"text_ref":[{"literal":"Why is it green? "},{"fragment":3}]}'),
+                 ('h6', 0, 'text', NULL, 'Iron, fired in reduction.', NULL);
+             INSERT INTO threads VALUES ('01jt0000000000000000000001', 'Glazes', 'h4', NULL, '2026-01-10T08:00:00.000000'),
+                 ('01jt0000000000000000000002', 'Why green', 'h6', '01jt0000000000000000000001', '2026-01-10T09:00:00.000000');
+             INSERT INTO turns (id, thread_id, parent_message_hash, tip_message_hash, model, datetime_utc) VALUES
+                 ('t1', '01jt0000000000000000000001', NULL, 'h2', 'gpt-4o-mini', '2026-01-10T08:00:01.000000'),
+                 ('t2', '01jt0000000000000000000001', 'h2', 'h4', 'gpt-4o-mini', '2026-01-10T08:01:00.000000'),
+                 ('t3', '01jt0000000000000000000002', 'h2', 'h6', 'claude-3.5-haiku', '2026-01-10T09:00:01.000000');"#,
+        )
+        .unwrap();
+    }
+
+    on_both_engines! {
+        /// A thread and its fork are one timeline: the thread is main, the fork a branch from the
+        /// message it forked at; parts become text (reasoning as thinking, a text that borrows a
+        /// fragment keeps its literal text); each turn's model and time go on the messages it
+        /// added. A fork that grew adds its new messages to its branch; unchanged, nothing.
+        #[test]
+        fn llm_threads_are_branches() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let logs = db.dir.path().join("logs.db");
+            logs_db(&logs);
+            let input = logs.display().to_string();
+            db.tl(&["import", "--format", "llm", "--input", &input]).ok(
+                r#"{"format":"llm","imported":1,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"01jt0000000000000000000001","title":"Glazes","create_time_ms":1768032000000,"messages":6,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":3},"parts":{"text":6,"thinking":1},"skipped":{}}}"#,
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n4","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+            );
+            db.tl(&["context", "--node", "n4"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Name a stoneware glaze.","tokens":6},{"node":"n2","role":"assistant","text":"Celadon.","tokens":2},{"node":"n3","role":"user","text":"Another?","tokens":2},{"node":"n4","role":"assistant","text":"[thinking]\nA dark one, for contrast.\n\nTenmoku.","tokens":12,"intent_tag":"thinking"}]"#,
+            );
+            db.tl(&["context", "--node", "n6"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Name a stoneware glaze.","tokens":6},{"node":"n2","role":"assistant","text":"Celadon.","tokens":2},{"node":"n5","role":"user","text":"Why is it green? [fragment]","tokens":7},{"node":"n6","role":"assistant","text":"Iron, fired in reduction.","tokens":7}]"#,
+            );
+            db.tl(&["node", "--node", "n6"]).ok(
+                r#"{"node":"n6","timeline_id":"tl0","role":"assistant","text":"Iron, fired in reduction.","tokens":7,"parent":"n5","children":[],"zone":"hot","pinned":false,"path_tokens":22,"created_at":1768035601,"intent":null,"summary":null,"provenance":{"import":"llm","hash":"h6","model":"claude-3.5-haiku"}}"#,
+            );
+            rusqlite::Connection::open(&logs).unwrap().execute_batch(
+                "INSERT INTO messages VALUES ('h7', 'h6', 'user', NULL), ('h8', 'h7', 'assistant', NULL);
+                 INSERT INTO parts (message_hash, position, type, text) VALUES ('h7', 0, 'text', 'And tenmoku?'), ('h8', 0, 'text', 'More iron.');
+                 UPDATE threads SET tip_message_hash = 'h8' WHERE id = '01jt0000000000000000000002';
+                 INSERT INTO turns (id, thread_id, parent_message_hash, tip_message_hash, model, datetime_utc) VALUES
+                     ('t4', '01jt0000000000000000000002', 'h6', 'h8', 'claude-3.5-haiku', '2026-01-10T10:00:00.000000');",
+            ).unwrap();
+            let report = db.tl(&["import", "--format", "llm", "--input", &input]).json();
+            assert_eq!(
+                report["timelines"],
+                serde_json::json!([{"timeline_id":"tl0","source_id":"01jt0000000000000000000001","title":"Glazes","messages":2,"branches":["edit-1"],"status":"updated"}])
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n4","current":true},{"name":"edit-1","head":"n8","current":false}]"#,
+            );
+            let before = db.bytes();
+            let again = db.tl(&["import", "--format", "llm", "--input", &input]).json();
+            assert_eq!(again["skipped_conversations"][0]["reason"], "unchanged since its import into tl0");
+            assert_eq!(db.bytes(), before);
+        }
+    }
+}
+
 mod webui {
     use super::*;
 
@@ -435,7 +794,7 @@ mod webui {
         fn open_webui_chat_is_a_tree() {
             let db = Db::new();
             import(&db, "open-webui", "open-webui-export.json").ok(
-                r#"{"format":"open-webui","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"c0ffee00-0000-4000-8000-000000000001","title":"Glaze recipe","create_time_ms":1767960000000,"messages":3,"branches":["main","regen-1"]}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":1},"parts":{"text":3},"skipped":{}}}"#,
+                r#"{"format":"open-webui","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"c0ffee00-0000-4000-8000-000000000001","title":"Glaze recipe","create_time_ms":1767960000000,"messages":3,"branches":["main","regen-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":1},"parts":{"text":3},"skipped":{}}}"#,
             );
             db.tl(&["branches"]).ok(
                 r#"[{"name":"main","head":"n3","current":true},{"name":"regen-1","head":"n2","current":false}]"#,
@@ -446,6 +805,27 @@ mod webui {
             let before = db.bytes();
             assert_eq!(import(&db, "open-webui", "open-webui-export.json").json()["imported"], 0);
             assert_eq!(db.bytes(), before);
+            // The chat went on in Open WebUI: exported again, only its new messages are added,
+            // to the same timeline, and main moves along to the new currentId.
+            let mut chats: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(fixture("open-webui-export.json")).unwrap(),
+            )
+            .unwrap();
+            let history = &mut chats[0]["chat"]["history"];
+            history["currentId"] = serde_json::json!("a3");
+            history["messages"]["q2"] = serde_json::json!({"id": "q2", "parentId": "a2", "childrenIds": ["a3"], "role": "user", "content": "Fired to which cone?", "timestamp": 1767960400});
+            history["messages"]["a3"] = serde_json::json!({"id": "a3", "parentId": "q2", "childrenIds": [], "role": "assistant", "content": "Cone 10, in reduction.", "timestamp": 1767960410, "model": "qwen2.5:7b"});
+            let grown = db.dir.path().join("open-webui-grown.json");
+            std::fs::write(&grown, chats.to_string()).unwrap();
+            db.tl(&["import", "--format", "open-webui", "--input", &grown.display().to_string()]).ok(
+                r#"{"format":"open-webui","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"c0ffee00-0000-4000-8000-000000000001","title":"Glaze recipe","messages":2,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":2},"parts":{"text":5},"skipped":{}}}"#,
+            );
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n5","current":true},{"name":"regen-1","head":"n2","current":false}]"#,
+            );
+            db.tl(&["context", "--node", "n5"]).ok(
+                r#"[{"node":"n1","role":"user","text":"A simple celadon recipe?","tokens":6},{"node":"n3","role":"assistant","text":"Feldspar 40, silica 30, whiting 20, kaolin 10, plus 1% red iron oxide.","tokens":18},{"node":"n4","role":"user","text":"Fired to which cone?","tokens":5},{"node":"n5","role":"assistant","text":"Cone 10, in reduction.","tokens":6}]"#,
+            );
         }
 
         /// LibreChat: `parentMessageId` links (the all-zero ID is the root, so an edited first
@@ -454,16 +834,32 @@ mod webui {
         fn librechat_exports_are_trees() {
             let db = Db::new();
             import(&db, "librechat", "librechat-export.json").ok(
-                r#"{"format":"librechat","imported":1,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"lc-0001","title":"Kiln schedule","create_time_ms":1768032000000,"messages":4,"branches":["main","edit-1"]}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":2},"parts":{"text":4},"skipped":{}}}"#,
+                r#"{"format":"librechat","imported":1,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"lc-0001","title":"Kiln schedule","create_time_ms":1768032000000,"messages":4,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":2},"parts":{"text":4},"skipped":{}}}"#,
             );
             db.tl(&["context", "--node", "n4"]).ok(
                 r#"[{"node":"n3","role":"user","text":"A glaze schedule?","tokens":5},{"node":"n4","role":"assistant","text":"150 C/h to cone 6, hold 10 minutes.","tokens":9}]"#,
             );
             import(&db, "librechat", "librechat-tree.json").ok(
-                r#"{"format":"librechat","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl1","source_id":"lc-0002","title":"Tree","create_time_ms":1768035600000,"messages":2,"branches":["main"]}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2},"skipped":{}}}"#,
+                r#"{"format":"librechat","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl1","source_id":"lc-0002","title":"Tree","create_time_ms":1768035600000,"messages":2,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2},"skipped":{}}}"#,
             );
             db.tl(&["--timeline", "tl1", "context", "--node", "n2"]).ok(
                 r#"[{"node":"n1","role":"user","text":"Hi","tokens":1},{"node":"n2","role":"assistant","text":"Hello!","tokens":2}]"#,
+            );
+            // The conversation went on: exported again, its new message is added below m4.
+            let mut export: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(fixture("librechat-export.json")).unwrap(),
+            )
+            .unwrap();
+            export["messages"].as_array_mut().unwrap().push(serde_json::json!({"messageId": "m5", "parentMessageId": "m4", "sender": "User", "isCreatedByUser": true, "text": "Thanks.", "createdAt": "2026-01-10T08:02:00.000Z"}));
+            let grown = db.dir.path().join("librechat-grown.json");
+            std::fs::write(&grown, export.to_string()).unwrap();
+            let report = db.tl(&["import", "--format", "librechat", "--input", &grown.display().to_string()]).json();
+            assert_eq!(
+                report["timelines"],
+                serde_json::json!([{"timeline_id":"tl0","source_id":"lc-0001","title":"Kiln schedule","messages":1,"branches":["main"],"status":"updated"}])
+            );
+            db.tl(&["--timeline", "tl0", "branches"]).ok(
+                r#"[{"name":"main","head":"n5","current":true},{"name":"edit-1","head":"n2","current":false}]"#,
             );
             let before = db.bytes();
             let path = fixture("open-webui-export.json").display().to_string();
@@ -479,8 +875,8 @@ mod webui {
 }
 
 /// On a terminal, an import over many session files shows a progress bar on standard error (run
-/// under `script`, which gives `tl` a terminal); piped, as in every other test here, it shows
-/// nothing (their `ok` asserts an empty standard error).
+/// under `script`, which gives `tl` a terminal), unless `--quiet`; piped, as in every other test
+/// here, it shows nothing (their `ok` asserts an empty standard error).
 #[cfg(target_os = "linux")]
 #[test]
 fn progress_bar_on_a_terminal_only() {
@@ -521,4 +917,20 @@ fn progress_bar_on_a_terminal_only() {
         "{screen:?}"
     );
     assert_eq!(db.tl(&["db", "info"]).json()["timelines"], 3);
+    // With --quiet, nothing is drawn on the terminal either; the report is printed as always.
+    let quiet = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &command.replace(" >/dev/null", " --quiet"),
+            "/dev/null",
+        ])
+        .env("TIMELINE_NOW", "1750000000")
+        .env_remove("TIMELINE_DB")
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&quiet.stdout);
+    assert!(quiet.status.success(), "{screen}");
+    assert!(!screen.contains("importing "), "{screen:?}");
+    let report: serde_json::Value = serde_json::from_str(screen.trim()).unwrap();
+    assert_eq!(report["skipped"], 3);
 }

@@ -9,6 +9,8 @@
 //! - Lines that are not messages but sit in the chain (`progress`, a `compact_boundary`, ...) are
 //!   passed through: a line below them hangs from their parent (a compact boundary's
 //!   `logicalParentUuid`), so the tree stays connected.
+//! - A compact summary (`isCompactSummary`) is a summary ([`Role::Summary`]) of the path down to
+//!   the message the compaction followed; the lines after it continue that message.
 //! - A `summary` line titles the session (the last one wins); without one, the first prompt does.
 //! - A line whose `uuid` was met already (a resumed session copies lines) is left out.
 //! - Lines of unknown types are counted in `kinds.skipped` by type; unreadable lines as
@@ -60,6 +62,8 @@ struct Pending {
     compact_summary: bool,
     /// The subagent whose transcript holds it.
     agent: Option<String>,
+    /// A sidechain line of the session file (a subagent's, in older versions).
+    sidechain: bool,
 }
 
 /// Where a line's `uuid` leads when a later line names it as its parent.
@@ -85,6 +89,25 @@ struct Lines {
     last_ms: Option<u64>,
     /// A subagent's ID -> the message holding the tool call that started it.
     agents: HashMap<String, usize>,
+    /// A tool call's `input.prompt` (a Task's) -> the message holding it: where a sidechain of
+    /// the session file starts.
+    prompts: HashMap<String, usize>,
+}
+
+/// The text of a line's `message.content` (a string, or its text blocks joined).
+fn content_text(line: &Map<String, Value>) -> Option<String> {
+    match line.get("message")?.get("content")? {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(blocks) => Some(
+            blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+        ),
+        _ => None,
+    }
 }
 
 /// The subagent ID a tool result names: its line's `toolUseResult.agentId`, else an
@@ -141,13 +164,22 @@ impl Lines {
         }
         // The message this line hangs from.
         let parent_key = s("parentUuid").or_else(|| s("logicalParentUuid"));
+        let sidechain = line.get("isSidechain") == Some(&json!(true));
+        // An older session file holds its subagents' lines too (`isSidechain`): the first one,
+        // the Task's prompt, hangs from the tool call that started it.
+        let own_sidechain = sidechain && agent.is_none();
+        let agent = agent.or(if sidechain { s("agentId") } else { None });
         let parent = match parent_key {
+            None if sidechain && root.is_none() => content_text(&line)
+                .and_then(|text| self.prompts.get(text.trim()))
+                .copied(),
             None => root,
             Some(key) => match self.links.get(key) {
                 Some(Link::Message(i)) => Some(*i),
                 _ => None,
             },
         };
+        let mut prompts: Vec<String> = Vec::new();
         let link = match kind.as_str() {
             "summary" => {
                 self.recognised += 1;
@@ -174,12 +206,36 @@ impl Lines {
                 if let (Some(agent), Some(call)) = (agent_of(&line, &blocks), parent) {
                     self.agents.entry(agent).or_insert(call);
                 }
+                prompts = blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                    .filter_map(|b| b.get("input")?.get("prompt")?.as_str())
+                    .map(|p| p.trim().to_string())
+                    .collect();
                 // A later line of the same API response continues its message.
                 if let (Some(i), Some(id)) = (parent, &api_id)
                     && self.pending[i].api_id.as_ref() == Some(id)
                 {
                     self.pending[i].blocks.extend(blocks);
                     Link::Message(i)
+                } else if line.get("isCompactSummary") == Some(&json!(true)) {
+                    // The summary of the conversation before a compaction: a summary of the path
+                    // down to the message the compaction followed, which the lines after it
+                    // continue (they name the summary's line as their parent).
+                    self.pending.push(Pending {
+                        parent,
+                        role: Role::Summary,
+                        original_role: None,
+                        blocks,
+                        uuid: uuid.clone().unwrap_or_default(),
+                        api_id: None,
+                        model: None,
+                        time_ms,
+                        compact_summary: true,
+                        agent: agent.map(str::to_string),
+                        sidechain: own_sidechain,
+                    });
+                    parent.map_or(Link::Nothing, Link::Message)
                 } else {
                     let original = m("role").unwrap_or_else(|| kind.clone());
                     let (role, original_role) = match original.as_str() {
@@ -197,8 +253,9 @@ impl Lines {
                         api_id,
                         model: m("model").filter(|m| !m.starts_with('<')),
                         time_ms,
-                        compact_summary: line.get("isCompactSummary") == Some(&json!(true)),
+                        compact_summary: false,
                         agent: agent.map(str::to_string),
+                        sidechain: own_sidechain,
                     });
                     Link::Message(self.pending.len() - 1)
                 }
@@ -220,6 +277,11 @@ impl Lines {
                 parent.map_or(Link::Nothing, Link::Message)
             }
         };
+        if let Link::Message(i) = link {
+            for prompt in prompts {
+                self.prompts.entry(prompt).or_insert(i);
+            }
+        }
         if let Some(u) = uuid {
             self.links.insert(u, link);
         }
@@ -239,7 +301,7 @@ pub fn convert(
         st.line(line, None, None);
     }
     // The session's last message is the head of main, whatever its subagents add after it.
-    let main_last = st.pending.len().checked_sub(1);
+    let main_last = st.pending.iter().rposition(|p| p.role != Role::Summary);
     for (id, text) in agents {
         let root = st.agents.get(id).copied();
         for line in text.lines() {
@@ -288,6 +350,7 @@ pub fn convert(
         kinds.role(p.original_role.as_deref().unwrap_or(match p.role {
             Role::User => "user",
             Role::Assistant => "assistant",
+            Role::Summary => "user",
             _ => "system",
         }));
         let plain = met.is_empty() && p.original_role.is_none();
@@ -308,6 +371,9 @@ pub fn convert(
         if let Some(agent) = &p.agent {
             kept.insert("agent".into(), json!(agent));
         }
+        if p.sidechain {
+            kept.insert("sidechain".into(), json!(true));
+        }
         if conversation.title.is_none() && summary_title.is_none() && p.role == Role::User && plain
         {
             conversation.title = Some(first_line(&text));
@@ -321,7 +387,12 @@ pub fn convert(
             source_id: Some(p.uuid),
             time_ms: p.time_ms,
         });
-        index.push(Some(conversation.messages.len() - 1));
+        // What named a summary as its parent hangs below the end of its range.
+        index.push(if p.role == Role::Summary {
+            parent
+        } else {
+            Some(conversation.messages.len() - 1)
+        });
     }
     if summary_title.is_some() {
         conversation.title = summary_title;
@@ -336,6 +407,12 @@ pub fn convert(
 pub fn agent_of_node(provenance: Option<&str>) -> Option<String> {
     super::original_field(provenance, Format::ClaudeCode, "agent")
         .and_then(|v| v.as_str().map(str::to_string))
+}
+
+/// Whether a message imported from a Claude Code session is a sidechain's (its provenance's
+/// `sidechain`), so that the branch it ends is `sidechain-N`.
+pub fn is_sidechain_node(provenance: Option<&str>) -> bool {
+    super::original_field(provenance, Format::ClaudeCode, "sidechain") == Some(json!(true))
 }
 
 /// The first line of a prompt, at most 100 characters, as a title.

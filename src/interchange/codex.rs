@@ -1,14 +1,17 @@
 //! Codex CLI rollout files: one JSONL file per session under
 //! `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl` (or `$CODEX_HOME/sessions`), each line
-//! `{timestamp, type, payload}`. A rollout is linear; it is appended to and never rewritten, so a
-//! message's source ID is its line number (`L12`), which is what lets a later import of the grown
-//! file add only the new messages (`ops::import`).
+//! `{timestamp, type, payload}`. A rollout is linear and only ever appended to; a message's source
+//! ID is a digest of the roles and texts of the path up to it, which is what lets a later import
+//! of the grown file add only the new messages, and a fork (`forked_from_id`), which starts with
+//! a copy of the history it came from, share those messages with it (`ops::import`).
 //!
 //! - `session_meta` gives the session's ID; `turn_context` the model of the answers after it.
 //! - `response_item` lines are the messages: `message` (user, assistant, developer, system; text
 //!   parts), `reasoning`, `function_call` / `custom_tool_call` / `local_shell_call` and their
 //!   outputs, `web_search_call`.
-//! - `compacted` (the replacement of the history by a summary) is a message tagged `compacted`.
+//! - `compacted` (the replacement of the history by a summary) is a summary ([`Role::Summary`])
+//!   of the path before it, tagged `compacted`: its `message`, else the text of its
+//!   `replacement_history`.
 //! - `event_msg` lines repeat what the response items hold for the UI and are left out; they and
 //!   lines of unknown types are counted in `kinds.skipped` by type.
 
@@ -58,15 +61,43 @@ fn message_text(content: Option<&Value>, r: &mut Rendering) {
     }
 }
 
-/// The session's ID (`session_meta.payload.id`) and its conversation. `Err` when no line is a
-/// rollout line at all.
-pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
+/// What a rollout's `session_meta` says of it.
+#[derive(Debug, Default)]
+pub struct Meta {
+    /// `payload.id`.
+    pub id: Option<String>,
+    /// `payload.forked_from_id`: the session it is a fork of.
+    pub forked_from: Option<String>,
+}
+
+/// The source ID of the message after `previous` (the one before it, or "" for the first): a
+/// digest of the chain of roles and texts up to it. A fork copies the history of the session it
+/// came from, so the copied messages get the IDs they have there, and the fork's own messages
+/// the IDs of a new path (see `ops::import::sessions`).
+fn chain_id(previous: &str, role: Role, text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(previous.as_bytes());
+    hasher.update([0]);
+    hasher.update(role.as_str().as_bytes());
+    hasher.update([0]);
+    hasher.update(text.as_bytes());
+    let digest = hasher.finalize();
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&digest[..8]);
+    format!("{:016x}", u64::from_be_bytes(head))
+}
+
+/// The session's `session_meta` and its conversation. `Err` when no line is a rollout line at
+/// all.
+pub fn convert(text: &str) -> Result<(Meta, Conversation), String> {
     let mut kinds = Kinds::default();
     let mut conversation = Conversation::default();
-    let mut session = None;
+    let mut session = Meta::default();
     let mut model: Option<String> = None;
     let mut recognised = 0u64;
     let mut lines_read = 0u64;
+    let mut last: Option<usize> = None;
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -94,8 +125,10 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
         let (role, original_role, tag): (Role, Option<&str>, Option<String>) = match kind {
             "session_meta" => {
                 recognised += 1;
-                if session.is_none() {
-                    session = p("id").map(str::to_string);
+                // A fork copies the session_meta of the session it came from after its own.
+                if session.id.is_none() {
+                    session.id = p("id").map(str::to_string);
+                    session.forked_from = p("forked_from_id").map(str::to_string);
                 }
                 continue;
             }
@@ -113,11 +146,24 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
             }
             "compacted" => {
                 recognised += 1;
-                r.part(
-                    "compacted",
-                    format!("[compacted]\n{}", p("message").unwrap_or_default()),
-                );
-                (Role::System, None, Some("compacted".into()))
+                // Its summary; a newer Codex leaves `message` empty and puts the history that
+                // replaces the old one in `replacement_history` (its messages' text).
+                let mut summary = p("message").unwrap_or_default().to_string();
+                if summary.trim().is_empty() {
+                    let mut h = Rendering::default();
+                    for item in payload
+                        .get("replacement_history")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter(|i| i.get("type").and_then(Value::as_str) == Some("message"))
+                    {
+                        message_text(item.get("content"), &mut h);
+                    }
+                    summary = h.finish(&mut Kinds::default()).0;
+                }
+                r.part("compacted", summary);
+                (Role::Summary, None, Some("compacted".into()))
             }
             "response_item" => {
                 recognised += 1;
@@ -192,11 +238,14 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
             continue;
         }
         let (text, met) = r.finish(&mut kinds);
-        kinds.role(original_role.unwrap_or(match role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            _ => "system",
-        }));
+        // A compaction has no role.
+        if role != Role::Summary {
+            kinds.role(original_role.unwrap_or(match role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+                _ => "system",
+            }));
+        }
         let intent = tag
             .or_else(|| {
                 (original_role.is_some() || !met.is_empty())
@@ -206,6 +255,11 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
         let mut kept = Map::new();
         kept.insert("import".into(), json!(Format::Codex.as_str()));
         kept.insert("line".into(), json!(number + 1));
+        if conversation.messages.is_empty()
+            && let Some(from) = &session.forked_from
+        {
+            kept.insert("forked_from".into(), json!(from));
+        }
         if role == Role::Assistant
             && let Some(m) = &model
         {
@@ -218,15 +272,23 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
         {
             conversation.title = Some(super::claude_code::first_line(&text));
         }
+        let previous = last
+            .and_then(|i| conversation.messages[i].source_id.as_deref())
+            .unwrap_or("");
+        let source_id = chain_id(previous, role, &text);
         conversation.messages.push(Msg {
-            parent: conversation.messages.len().checked_sub(1),
+            parent: last,
             role,
             text,
             intent,
             provenance: Some(Value::Object(kept).to_string()),
-            source_id: Some(format!("L{}", number + 1)),
+            source_id: Some(source_id),
             time_ms,
         });
+        // A summary is no one's parent: the next message follows the one it came after.
+        if role != Role::Summary {
+            last = Some(conversation.messages.len() - 1);
+        }
     }
     if lines_read > 0 && recognised == 0 {
         return Err(

@@ -194,12 +194,20 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
             kinds.skip("empty_message");
             continue;
         }
-        let (text, met) = r.finish(&mut kinds);
-        kinds.role(kind);
+        let id = s("id").map(str::to_string);
+        // A message recorded again (as it grew) is counted once, as first met.
+        let again = id.as_ref().is_some_and(|id| by_id.contains_key(id));
+        let (text, met) = if again {
+            kinds.skip("re-recorded");
+            r.finish(&mut Kinds::default())
+        } else {
+            let finished = r.finish(&mut kinds);
+            kinds.role(kind);
+            finished
+        };
         let intent = tag
             .or_else(|| (!met.is_empty()).then(|| super::tag_for(None, &met)))
             .map(|tag| Intent { tag, note: None });
-        let id = s("id").map(str::to_string);
         let mut kept = Map::new();
         kept.insert("import".into(), json!(Format::GeminiCli.as_str()));
         if let Some(id) = &id {

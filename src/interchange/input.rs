@@ -56,6 +56,8 @@ pub struct Limits {
     pub unzipped_bytes: u64,
     /// How many times its compressed size an entry may decompress to.
     pub zip_ratio: u64,
+    /// No progress line, even on a terminal (`import --quiet`).
+    pub quiet: bool,
 }
 
 impl Limits {
@@ -64,6 +66,7 @@ impl Limits {
         Limits {
             unzipped_bytes: unzipped_mib.unwrap_or(16 << 10).saturating_mul(1 << 20),
             zip_ratio: zip_ratio.unwrap_or(100),
+            quiet: false,
         }
     }
 }
@@ -87,7 +90,7 @@ pub fn read(
         )),
     })?;
     let mut progress = Progress::new(&shown);
-    progress.enabled &= pass == Pass::Parse;
+    progress.enabled &= pass == Pass::Parse && !limits.quiet;
     progress.pass = pass;
     if meta.is_dir() {
         if !format.is_export() {

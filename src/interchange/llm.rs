@@ -3,6 +3,11 @@
 //! each: the system prompt (when it changes), the prompt, the response. A message's source ID is
 //! `RESPONSE_ID/system`, `/prompt` or `/response`, which is what lets a later import add only the
 //! exchanges logged since (`ops::import`).
+//!
+//! Newer versions of llm also keep a message store: content-addressed `messages` (each naming its
+//! parent), their `parts`, `threads` pointing at their last message, a fork being a thread that
+//! points into another's path (`forked_from`), and `turns` (one model call each). A thread and
+//! its forks are one conversation, a tree whose source IDs are the messages' hashes.
 
 use super::{Conversation, Format, Kinds, Msg, iso_to_ms};
 use crate::model::{Intent, Role};
@@ -72,7 +77,7 @@ pub fn open(path: &Path) -> Result<Connection, String> {
         )
         .map(|n| n > 0)
         .map_err(|e| format!("it cannot be read as an SQLite database: {e}"))?;
-    if !has_responses {
+    if !has_responses && !has_message_store(&conn) {
         return Err("it has no responses table, so it is not an llm logs.db".into());
     }
     Ok(conn)
@@ -80,6 +85,9 @@ pub fn open(path: &Path) -> Result<Connection, String> {
 
 /// Every conversation: (ID, name), by the time of its first response.
 pub fn conversations(conn: &Connection) -> Result<Vec<(String, Option<String>)>, String> {
+    if !has_table(conn, "responses")? {
+        return Ok(Vec::new());
+    }
     let has_names: bool = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'conversations'",
@@ -190,6 +198,372 @@ pub fn convert(name: Option<&str>, rows: &[Row]) -> Conversation {
             .find(|m| m.role == Role::User)
             .map(|m| super::claude_code::first_line(&m.text));
     }
+    conversation.kinds = kinds;
+    conversation
+}
+
+/// Whether the database has llm's newer message store: content-addressed `messages` (each naming
+/// its `parent_hash`), their `parts`, and `threads` pointing at a tip message (a fork is a second
+/// thread pointing at a message that is there already).
+pub fn has_message_store(conn: &Connection) -> bool {
+    let columns = |table: &str| -> Vec<String> {
+        conn.prepare("SELECT name FROM pragma_table_info(?1)")
+            .and_then(|mut stmt| {
+                stmt.query_map([table], |r| r.get::<_, String>(0))
+                    .and_then(|rows| rows.collect())
+            })
+            .unwrap_or_default()
+    };
+    let has = |table: &str, wanted: &[&str]| {
+        let found = columns(table);
+        wanted.iter().all(|w| found.iter().any(|c| c == w))
+    };
+    has("messages", &["hash", "parent_hash", "role"])
+        && has("parts", &["message_hash", "position", "type", "text"])
+        && has(
+            "threads",
+            &["id", "name", "tip_message_hash", "forked_from"],
+        )
+}
+
+/// One thread of the message store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Thread {
+    pub id: String,
+    pub name: Option<String>,
+    pub tip: Option<String>,
+    pub forked_from: Option<String>,
+    pub datetime_utc: Option<String>,
+}
+
+/// The threads of the message store grouped by the thread they were forked from, first or
+/// last: (the first thread's ID, its threads, that one first), by the time of the first thread.
+/// A fork whose `forked_from` leads nowhere (or round in a circle) starts a group of its own.
+pub fn thread_groups(conn: &Connection) -> Result<Vec<(String, Vec<Thread>)>, String> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT id, name, tip_message_hash, forked_from, datetime_utc FROM threads ORDER BY datetime_utc, rowid",
+        )
+        .map_err(|e| e.to_string())?;
+    let threads: Vec<Thread> = stmt
+        .query_map([], |r| {
+            Ok(Thread {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                tip: r.get(2)?,
+                forked_from: r.get(3)?,
+                datetime_utc: r.get(4)?,
+            })
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| e.to_string())?;
+    let by_id: std::collections::HashMap<&str, &Thread> =
+        threads.iter().map(|t| (t.id.as_str(), t)).collect();
+    let root_of = |t: &Thread| -> String {
+        let mut at = t;
+        let mut seen = std::collections::HashSet::new();
+        while let Some(parent) = at.forked_from.as_deref().and_then(|p| by_id.get(p)) {
+            if !seen.insert(at.id.as_str()) {
+                break;
+            }
+            at = parent;
+        }
+        at.id.clone()
+    };
+    let mut groups: Vec<(String, Vec<Thread>)> = Vec::new();
+    for thread in &threads {
+        let root = root_of(thread);
+        match groups.iter_mut().find(|(id, _)| *id == root) {
+            Some((_, members)) => members.push(thread.clone()),
+            None => groups.push((root, vec![thread.clone()])),
+        }
+    }
+    // The first thread of a group is the one the others came from.
+    for (root, members) in &mut groups {
+        if let Some(at) = members.iter().position(|t| t.id == *root) {
+            let first = members.remove(at);
+            members.insert(0, first);
+        }
+    }
+    Ok(groups)
+}
+
+fn has_table(conn: &Connection, name: &str) -> Result<bool, String> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [name],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+    .map_err(|e| e.to_string())
+}
+
+/// A part of a stored message: its type, tool name, literal text and payload (JSON).
+pub type Part = (String, Option<String>, Option<String>, Option<String>);
+
+/// A turn as read: the message before what it added, its last message, its model and time.
+type Turn = (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// One message of the message store, with its parts and what the turn that added it says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredMessage {
+    pub hash: String,
+    pub parent: Option<String>,
+    pub role: Option<String>,
+    /// Its parts, by position.
+    pub parts: Vec<Part>,
+    pub model: Option<String>,
+    pub datetime_utc: Option<String>,
+}
+
+impl StoredMessage {
+    /// The message as JSON, for the digest of its group.
+    pub fn to_json(&self) -> Value {
+        json!([
+            self.hash,
+            self.parent,
+            self.role,
+            self.parts,
+            self.model,
+            self.datetime_utc
+        ])
+    }
+}
+
+/// The messages of a group of threads: every message on the path to each thread's tip, each after
+/// its parent; a message that names a parent that is missing starts a path. The turns of the
+/// threads give the messages they added (from the turn's tip up to its `parent_message_hash`)
+/// their model and time.
+pub fn thread_messages(
+    conn: &Connection,
+    threads: &[Thread],
+) -> Result<Vec<StoredMessage>, String> {
+    let mut message = conn
+        .prepare_cached("SELECT parent_hash, role FROM messages WHERE hash = ?1")
+        .map_err(|e| e.to_string())?;
+    let mut parts = conn
+        .prepare_cached(
+            "SELECT type, tool_name, text, payload FROM parts WHERE message_hash = ?1 ORDER BY position",
+        )
+        .map_err(|e| e.to_string())?;
+    let mut out: Vec<StoredMessage> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for thread in threads {
+        // The path up from the tip, until a message already taken (or missing, or a loop).
+        let mut chain = Vec::new();
+        let mut at = thread.tip.clone();
+        let mut seen = std::collections::HashSet::new();
+        while let Some(hash) = at {
+            if index.contains_key(&hash) || !seen.insert(hash.clone()) {
+                break;
+            }
+            let row: Option<(Option<String>, Option<String>)> = message
+                .query_row([&hash], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map(Some)
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    e => Err(e),
+                })
+                .map_err(|e| e.to_string())?;
+            let Some((parent, role)) = row else {
+                break;
+            };
+            let found = parts
+                .query_map([&hash], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })
+                .and_then(|rows| rows.collect())
+                .map_err(|e| e.to_string())?;
+            at = parent.clone();
+            chain.push(StoredMessage {
+                hash,
+                parent,
+                role,
+                parts: found,
+                model: None,
+                datetime_utc: None,
+            });
+        }
+        for m in chain.into_iter().rev() {
+            index.insert(m.hash.clone(), out.len());
+            out.push(m);
+        }
+    }
+    if has_table(conn, "turns")? {
+        let mut turns = conn
+            .prepare_cached(
+                "SELECT parent_message_hash, tip_message_hash, model, datetime_utc FROM turns WHERE thread_id = ?1 ORDER BY datetime_utc, rowid",
+            )
+            .map_err(|e| e.to_string())?;
+        for thread in threads {
+            let rows: Vec<Turn> = turns
+                .query_map([&thread.id], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })
+                .and_then(|rows| rows.collect())
+                .map_err(|e| e.to_string())?;
+            for (stop, tip, model, time) in rows {
+                let mut at = tip;
+                let mut steps = 0;
+                while let Some(i) = at.as_ref().and_then(|h| index.get(h)).copied() {
+                    if at == stop || steps > out.len() {
+                        break;
+                    }
+                    steps += 1;
+                    let m = &mut out[i];
+                    if m.datetime_utc.is_none() {
+                        m.datetime_utc = time.clone();
+                        if m.role.as_deref() == Some("assistant") {
+                            m.model = model.clone();
+                        }
+                    }
+                    at = m.parent.clone();
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A group of threads as one conversation: its messages as a tree, the first thread's tip as the
+/// head of main (the forks' tips are the other branches), titled by the first thread's name.
+pub fn convert_threads(threads: &[Thread], messages: &[StoredMessage]) -> Conversation {
+    let mut kinds = Kinds::default();
+    let first = threads.first();
+    let mut conversation = Conversation {
+        title: first
+            .and_then(|t| t.name.as_deref())
+            .filter(|n| !n.trim().is_empty())
+            .map(str::to_string),
+        create_time_ms: first
+            .and_then(|t| t.datetime_utc.as_deref())
+            .and_then(time_of),
+        ..Conversation::default()
+    };
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for m in messages {
+        let mut r = super::Rendering::default();
+        for (kind, tool, text, payload) in &m.parts {
+            let payload: Value = payload
+                .as_deref()
+                .and_then(|p| serde_json::from_str(p).ok())
+                .unwrap_or(Value::Null);
+            // A text that borrows fragments keeps its literal segments in the payload.
+            let text = text.clone().unwrap_or_else(|| {
+                payload
+                    .get("text_ref")
+                    .and_then(Value::as_array)
+                    .map(|segments| {
+                        segments
+                            .iter()
+                            .map(|s| match s.get("literal").and_then(Value::as_str) {
+                                Some(literal) => literal.to_string(),
+                                None => "[fragment]".to_string(),
+                            })
+                            .collect::<String>()
+                    })
+                    .unwrap_or_default()
+            });
+            let field = |key: &str| payload.get(key).and_then(Value::as_str).unwrap_or("");
+            match kind.as_str() {
+                "text" => r.text(&text),
+                "reasoning" => r.part("thinking", format!("[thinking]\n{text}")),
+                "tool_call" => {
+                    let id = payload
+                        .get("tool_call_id")
+                        .and_then(Value::as_str)
+                        .map(|id| format!(" {id}"))
+                        .unwrap_or_default();
+                    let arguments = payload
+                        .get("arguments")
+                        .map(super::compact)
+                        .unwrap_or_default();
+                    let name = tool.as_deref().unwrap_or("tool");
+                    r.part("tool_call", format!("[tool call{id}: {name}({arguments})]"));
+                }
+                "tool_result" => {
+                    let id = payload
+                        .get("tool_call_id")
+                        .and_then(Value::as_str)
+                        .map(|id| format!(" {id}"))
+                        .unwrap_or_default();
+                    let output = match payload.get("output") {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(other) => super::strings_in(other),
+                        None => text.clone(),
+                    };
+                    r.part("tool_result", format!("[tool result{id}]\n{output}"));
+                }
+                "attachment" => {
+                    let what = [field("type"), field("path"), field("url")]
+                        .into_iter()
+                        .find(|s| !s.is_empty())
+                        .unwrap_or("file");
+                    r.part("attachment", format!("[attachment: {what}]"));
+                }
+                other => {
+                    let body = if text.is_empty() {
+                        super::strings_in(&payload)
+                    } else {
+                        text.clone()
+                    };
+                    r.part(other, format!("[{other}]\n{body}").trim_end().to_string());
+                }
+            }
+        }
+        let parent = m.parent.as_deref().and_then(|p| index.get(p)).copied();
+        if r.is_empty() {
+            kinds.skip("empty_message");
+            if let Some(p) = parent {
+                index.insert(&m.hash, p);
+            }
+            continue;
+        }
+        let (text, met) = r.finish(&mut kinds);
+        let original = m.role.as_deref().unwrap_or("user");
+        let (role, original_role) = match original {
+            "user" => (Role::User, None),
+            "assistant" => (Role::Assistant, None),
+            "system" => (Role::System, None),
+            other => (Role::User, Some(other)),
+        };
+        kinds.role(original);
+        let intent = (original_role.is_some() || !met.is_empty()).then(|| Intent {
+            tag: super::tag_for(original_role, &met),
+            note: None,
+        });
+        let mut kept = json!({"import": Format::Llm.as_str(), "hash": m.hash});
+        if let Some(model) = &m.model {
+            kept["model"] = json!(model);
+        }
+        let time_ms = m.datetime_utc.as_deref().and_then(time_of);
+        if time_ms.is_some() {
+            conversation.create_time_ms = conversation.create_time_ms.or(time_ms);
+            conversation.update_time_ms = time_ms.max(conversation.update_time_ms);
+        }
+        if conversation.title.is_none() && role == Role::User && intent.is_none() {
+            conversation.title = Some(super::claude_code::first_line(&text));
+        }
+        index.insert(&m.hash, conversation.messages.len());
+        conversation.messages.push(Msg {
+            parent,
+            role,
+            text,
+            intent,
+            provenance: Some(kept.to_string()),
+            source_id: Some(m.hash.clone()),
+            time_ms,
+        });
+    }
+    conversation.current = first
+        .and_then(|t| t.tip.as_deref())
+        .and_then(|tip| index.get(tip))
+        .copied();
     conversation.kinds = kinds;
     conversation
 }

@@ -116,6 +116,13 @@ impl Format {
         )
     }
 
+    /// Imported again, a conversation that changed adds its new messages to its timeline (by
+    /// their IDs in the source) instead of becoming a new one: the session formats, and the chat
+    /// UIs' exports, whose messages have IDs and which grow as their conversations do.
+    pub fn keeps_up_to_date(self) -> bool {
+        self.is_session() || matches!(self, Format::OpenWebUi | Format::LibreChat)
+    }
+
     /// How messages name the format ("is not ...").
     pub fn label(self) -> &'static str {
         match self {
@@ -210,7 +217,9 @@ pub struct Conversation {
 pub struct Msg {
     /// An earlier message of the same conversation; `None` for the first one(s).
     pub parent: Option<usize>,
-    /// The Timeline role it becomes.
+    /// The Timeline role it becomes. [`Role::Summary`]: not a message but a summary (a session's
+    /// compaction) of the path from its first message down to `parent`; no message names it as
+    /// its parent, and it is written as `summarize` writes one.
     pub role: Role,
     /// The text it becomes.
     pub text: String,

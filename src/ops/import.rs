@@ -15,7 +15,9 @@ use super::{Ctx, ImportArgs, existing, message, timeline_of};
 use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::interchange::{self, Conversation, Format, Kinds, input};
 use crate::model::file::{AuditEntry, ImportRecord};
-use crate::model::{Branch, Node, ROOT, Role, estimate_tokens, node_id, timeline_id};
+use crate::model::{
+    Branch, Node, ROOT, Role, Summary, SummaryKind, estimate_tokens, node_id, timeline_id,
+};
 use crate::spec::spec;
 use crate::store::{NodeRow, Outcome, Store, TimelineRow, Tx};
 use serde_json::{Map, Value, json};
@@ -58,6 +60,8 @@ struct Report {
     kinds: Kinds,
     /// Conversations imported by the transactions committed so far.
     committed: u64,
+    /// What the import looks up about earlier imports of the format (updates, joined sessions).
+    index: sessions::Index,
 }
 
 impl Report {
@@ -92,6 +96,8 @@ struct Prepared {
     /// The digest's state after the format and the conversation's JSON (see [`digest`]).
     hasher: Sha256,
     content: Content,
+    /// A Codex fork: the session it came from.
+    forked_from: Option<String>,
 }
 
 enum Content {
@@ -134,6 +140,7 @@ impl Prepared {
             title,
             hasher,
             content,
+            forked_from: None,
         }
     }
 
@@ -286,14 +293,17 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
     }
     let queue = Queue::default();
     let path = input.as_path();
-    let limits = input::Limits::new(args.max_unzipped_mib, args.max_zip_ratio);
+    let limits = input::Limits {
+        quiet: args.quiet,
+        ..input::Limits::new(args.max_unzipped_mib, args.max_zip_ratio)
+    };
     let mut report = Report::default();
     let written = std::thread::scope(|scope| {
         let reader = std::thread::Builder::new()
             .name("import-reader".into())
             .stack_size(READER_STACK)
             .spawn_scoped(scope, || {
-                let result = read_input(format, path, limits, &known, &queue);
+                let result = read_input(format, path, limits, &known, args.quiet, &queue);
                 queue.finish(result);
             })
             .map_err(|e| {
@@ -351,10 +361,13 @@ fn read_input(
     path: &Path,
     limits: input::Limits,
     known: &sessions::Known,
+    quiet: bool,
     queue: &Queue,
 ) -> Result<()> {
     if format.is_session() {
-        return sessions::read(format, path, known, &mut |prepared| queue.push(prepared));
+        return sessions::read(format, path, known, quiet, &mut |prepared| {
+            queue.push(prepared)
+        });
     }
     if format.is_export() {
         input::read(format, path, input::Pass::Check, limits, &mut |_| Ok(0))?;
@@ -501,8 +514,24 @@ fn write_one(
         return Ok(());
     }
     let mut kinds = conversation.kinds.clone();
-    if format.is_session()
-        && let Some(latest) = &earlier.latest
+    // A session seen for the first time may continue one imported before (resumed, forked).
+    let joined = match &earlier.latest {
+        None if format.is_session() => sessions::joined(
+            tx,
+            format,
+            &source_key,
+            prepared.forked_from.as_deref(),
+            conversation,
+            &mut report.index,
+        )?,
+        _ => None,
+    };
+    let latest = earlier
+        .latest
+        .as_ref()
+        .or(joined.as_ref().map(|(_, record)| record));
+    if format.keeps_up_to_date()
+        && let Some(latest) = latest
     {
         let update = sessions::Update {
             format,
@@ -511,8 +540,10 @@ fn write_one(
             digest: &digest,
             latest,
             now: ctx.now,
+            joined: joined.as_ref().map(|(key, _)| key.as_str()),
         };
-        return match sessions::update(tx, &update, conversation, &mut kinds)? {
+        let index = &mut report.index;
+        return match sessions::update(tx, &update, conversation, &mut kinds, index)? {
             sessions::Updated::Added(entry, added) => {
                 report.timelines.push(entry);
                 report.imported += 1;
@@ -554,7 +585,7 @@ fn write_one(
     if let Some(last) = &earlier.latest {
         entry.insert("earlier_import".into(), json!(last.timeline));
     }
-    if format.is_session() {
+    if format.keeps_up_to_date() {
         entry.insert("status".into(), json!("new"));
     }
     report.timelines.push(Value::Object(entry));
@@ -582,6 +613,11 @@ fn write_one(
         ts: ctx.now,
     };
     tx.put_import(&record)?;
+    if format.keeps_up_to_date() {
+        report
+            .index
+            .add(&record.source_key, &record.timeline, &record.message_ids);
+    }
     let mut summary = Map::new();
     summary.insert("format".into(), json!(format.as_str()));
     if let Some(id) = &source_id {
@@ -753,12 +789,31 @@ fn insert_messages(
     let mut ids = Vec::with_capacity(conversation.messages.len());
     let mut times = Vec::with_capacity(conversation.messages.len());
     let first = next;
+    let mut summarized = false;
     for (i, msg) in conversation.messages.iter().enumerate() {
         let mut parent = msg
             .parent
             .map(|p| ends[p])
             .or_else(|| outside.get(i).copied().flatten())
             .unwrap_or(base);
+        if msg.role == Role::Summary {
+            // Not a message of the path: what hangs below it hangs below the end of its range.
+            ends.push(parent);
+            if parent.id == ROOT {
+                kinds.skip("summary_of_nothing");
+                continue;
+            }
+            if msg.text.len() > limit {
+                kinds.skip("summary_too_long");
+                continue;
+            }
+            insert_summary(tx, tl, next, parent.id, msg, now)?;
+            ids.push(msg.source_id.clone());
+            times.push(msg.time_ms);
+            next = next.checked_add(1).ok_or_else(Error::overflow)?;
+            summarized = true;
+            continue;
+        }
         let parts = split(&msg.text, limit);
         if parts.len() > 1 {
             kinds.part("split");
@@ -808,6 +863,9 @@ fn insert_messages(
         }
         ends.push(parent);
     }
+    if summarized {
+        super::walk::advance_watermarks(tx, tl)?;
+    }
     Ok(Written {
         timeline: timeline_id(tl),
         first,
@@ -817,6 +875,52 @@ fn insert_messages(
         ids,
         times,
     })
+}
+
+/// Summary `msg` (a compaction in the source) as node `n`: a real summary of the path from its
+/// first message down to `to`, the message the compaction followed, as `summarize` would write it.
+fn insert_summary(
+    tx: &mut dyn Tx,
+    tl: u64,
+    n: u64,
+    to: u64,
+    msg: &interchange::Msg,
+    now: u64,
+) -> Result<()> {
+    let mut from = to;
+    loop {
+        let parent = existing(tx, tl, from)?.node.parent;
+        if parent == ROOT {
+            break;
+        }
+        from = parent;
+    }
+    let node = Node {
+        parent: ROOT,
+        role: Role::Summary,
+        text: msg.text.clone(),
+        tokens: estimate_tokens(&msg.text),
+        created_at: Some(msg.time_ms.map_or(now, |ms| ms / 1000)),
+        intent: msg.intent.clone(),
+        provenance: msg.provenance.clone(),
+        summary: Some(Summary {
+            kind: SummaryKind::Real,
+            from,
+            to,
+            derived_from: Vec::new(),
+            supersedes: None,
+            version: 1,
+        }),
+        cold: false,
+    };
+    let row = super::walk::new_row(tx, tl, n, node)?;
+    tx.insert_node(tl, &row)?;
+    super::walk::cover_range(tx, tl, from, to)
+}
+
+/// Whether message `i` of a conversation is a summary (which is no leaf, and no one's parent).
+fn is_summary(messages: &[interchange::Msg], i: usize) -> bool {
+    messages[i].role == Role::Summary
 }
 
 /// A conversation as a new timeline: the path to the message the source showed last is `main`,
@@ -845,15 +949,24 @@ fn write_timeline(
     }
     let messages = &conversation.messages;
     let mut has_child = vec![false; messages.len()];
-    for m in messages {
-        if let Some(p) = m.parent {
+    for (i, m) in messages.iter().enumerate() {
+        if let Some(p) = m.parent
+            && !is_summary(messages, i)
+        {
             has_child[p] = true;
         }
     }
-    let current = conversation
+    // The head of main is a message, never a summary (nor a message before the first one).
+    let mut current = conversation
         .current
         .filter(|&c| c < messages.len())
         .unwrap_or(messages.len() - 1);
+    while is_summary(messages, current) {
+        match messages[current].parent {
+            Some(p) => current = p,
+            None => break,
+        }
+    }
     let mut named = vec![false; messages.len()];
     let mut at = Some(current);
     while let Some(i) = at {
@@ -870,7 +983,9 @@ fn write_timeline(
     )?;
     written.branches.push(main);
     let mut counters = [0u64; 3];
-    for leaf in (0..messages.len()).filter(|&i| !has_child[i] && i != current) {
+    for leaf in
+        (0..messages.len()).filter(|&i| !has_child[i] && i != current && !is_summary(messages, i))
+    {
         let mut split_at = leaf;
         let mut at = Some(leaf);
         while let Some(i) = at {

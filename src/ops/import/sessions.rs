@@ -27,15 +27,16 @@ pub(super) type Known = HashMap<String, crate::model::KnownImport>;
 const MAX_FOLDER_DEPTH: usize = 16;
 
 /// Call `each` with every session file of `path` (a file, or a folder searched for them), in
-/// path order, read and converted.
+/// path order, read and converted; `quiet`: no progress bar.
 pub(super) fn read(
     format: Format,
     path: &Path,
     known: &Known,
+    quiet: bool,
     each: &mut dyn FnMut(Prepared) -> Result<()>,
 ) -> Result<()> {
     if format == Format::Llm {
-        return read_llm(path, known, each);
+        return read_llm(path, known, quiet, each);
     }
     let shown = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
@@ -62,7 +63,7 @@ pub(super) fn read(
             "invalid argument --input: {shown} is not a regular file (a pipe, a device or a socket); an import reads regular files only, so copy the data into a file and import that; nothing was imported"
         )));
     };
-    let bar = Bar::new(files.len() as u64, "sessions");
+    let bar = Bar::new(files.len() as u64, "sessions", quiet);
     for file in files {
         let name = file
             .strip_prefix(path)
@@ -79,12 +80,12 @@ pub(super) fn read(
 
 /// A progress bar on standard error over many files or conversations: drawn only on a terminal
 /// (indicatif hides it otherwise, so a pipe or a log file gets nothing) and cleared when dropped,
-/// also when the import stops on an error.
+/// also when the import stops on an error. `--quiet` hides it on a terminal too.
 struct Bar(indicatif::ProgressBar);
 
 impl Bar {
-    fn new(len: u64, what: &str) -> Bar {
-        if len < 2 {
+    fn new(len: u64, what: &str, quiet: bool) -> Bar {
+        if len < 2 || quiet {
             return Bar(indicatif::ProgressBar::hidden());
         }
         let bar = indicatif::ProgressBar::new(len);
@@ -126,6 +127,7 @@ fn collect(format: Format, dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 fn read_llm(
     path: &Path,
     known: &Known,
+    quiet: bool,
     each: &mut dyn FnMut(Prepared) -> Result<()>,
 ) -> Result<()> {
     let file = if path.is_dir() {
@@ -155,7 +157,14 @@ fn read_llm(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let conversations = llm::conversations(&conn).map_err(refused)?;
-    let bar = Bar::new(conversations.len() as u64, "conversations");
+    let groups = if llm::has_message_store(&conn) {
+        llm::thread_groups(&conn).map_err(refused)?
+    } else {
+        Vec::new()
+    };
+    let total = conversations.len() + groups.len();
+    let bar = Bar::new(total as u64, "conversations", quiet);
+    let count = conversations.len();
     for (index, (id, title)) in conversations.into_iter().enumerate() {
         let rows = llm::rows(&conn, &id).map_err(refused)?;
         let mut hasher = Sha256::new();
@@ -182,6 +191,48 @@ fn read_llm(
             title,
             hasher,
             content,
+            forked_from: None,
+        })?;
+        bar.0.inc(1);
+    }
+    // The message store: a thread and its forks, digested from their messages.
+    for (k, (id, threads)) in groups.into_iter().enumerate() {
+        let messages = llm::thread_messages(&conn, &threads).map_err(refused)?;
+        let mut hasher = Sha256::new();
+        hasher.update(Format::Llm.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update(b"thread:");
+        hasher.update(id.as_bytes());
+        for thread in &threads {
+            hasher.update([0]);
+            hasher.update(
+                json!([thread.id, thread.name, thread.tip])
+                    .to_string()
+                    .as_bytes(),
+            );
+        }
+        for m in &messages {
+            hasher.update([0]);
+            hasher.update(m.to_json().to_string().as_bytes());
+        }
+        let digest = crate::ops::hex(&hasher.clone().finalize());
+        let content = match known.get(&digest) {
+            Some(k) => Content::Unchanged(k.clone()),
+            None => Content::Ready(llm::convert_threads(&threads, &messages)),
+        };
+        let title = match &content {
+            Content::Ready(c) => c.title.clone(),
+            Content::Unchanged(k) => k.title.clone(),
+            _ => None,
+        };
+        each(Prepared {
+            file: name.clone(),
+            index: count + k,
+            source_id: Some(id),
+            title,
+            hasher,
+            content,
+            forked_from: None,
         })?;
         bar.0.inc(1);
     }
@@ -244,6 +295,7 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
         title: None,
         hasher,
         content: Content::Unread(reason),
+        forked_from: None,
     };
     let mut bytes = Vec::new();
     let read = std::fs::File::open(file)
@@ -311,15 +363,20 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
             title: k.title.clone(),
             hasher,
             content: Content::Unchanged(k.clone()),
+            forked_from: None,
         };
     }
+    let mut forked_from = None;
     let (session, content) = match format {
         Format::ClaudeCode => match claude_code::convert(text, &agents) {
             Ok((session, conversation)) => (session, Content::Ready(conversation)),
             Err(reason) => (None, Content::Mismatch(reason)),
         },
         Format::Codex => match codex::convert(text) {
-            Ok((session, conversation)) => (session, Content::Ready(conversation)),
+            Ok((meta, conversation)) => {
+                forked_from = meta.forked_from;
+                (meta.id, Content::Ready(conversation))
+            }
             Err(reason) => (None, Content::Mismatch(reason)),
         },
         Format::GeminiCli => match gemini::convert(text) {
@@ -339,6 +396,7 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
         title,
         hasher,
         content,
+        forked_from,
     }
 }
 
@@ -391,7 +449,8 @@ fn free_name(tx: &mut dyn Tx, tl: u64, agent: Option<String>, prefix: &str) -> R
 }
 
 /// After a session became a new timeline: each branch that ends in a subagent's message is named
-/// after it (`agent-ID`) instead of `edit-N`. `branches` is the import's list of them.
+/// after it (`agent-ID`), or `sidechain-N` for a sidechain of the session file, instead of
+/// `edit-N`. `branches` is the import's list of them.
 pub(super) fn name_agent_branches(tx: &mut dyn Tx, tl: u64, branches: &mut [String]) -> Result<()> {
     for name in branches.iter_mut() {
         let Some(branch) = tx.branch(tl, name)? else {
@@ -400,18 +459,172 @@ pub(super) fn name_agent_branches(tx: &mut dyn Tx, tl: u64, branches: &mut [Stri
         let Some(row) = tx.node(tl, branch.head)? else {
             continue;
         };
-        let agent = claude_code::agent_of_node(row.node.provenance.as_deref());
-        if agent.is_none() {
+        let provenance = row.node.provenance.as_deref();
+        let agent = claude_code::agent_of_node(provenance);
+        let prefix = if agent.is_some() {
+            "agent"
+        } else if claude_code::is_sidechain_node(provenance) {
+            "sidechain"
+        } else {
             continue;
-        }
-        let new = free_name(tx, tl, agent, "agent")?;
+        };
+        let new = free_name(tx, tl, agent, prefix)?;
         tx.rename_branch(tl, name, &new)?;
         *name = new;
     }
     Ok(())
 }
 
-/// A session imported before whose file changed.
+/// What an import looks up about the format's earlier imports, each part read the first time it is
+/// needed and then kept up to date by the import's own writes: which sessions recorded which
+/// message source IDs (only when a new session appears, so an import of unchanged or grown
+/// sessions never reads it), and which sessions went to which timeline (for updates).
+#[derive(Default)]
+pub(super) struct Index {
+    ids: Option<HashMap<String, Vec<String>>>,
+    timelines: Option<HashMap<String, Vec<String>>>,
+}
+
+impl Index {
+    /// The sessions whose imports went to timeline `tl` ("tlN").
+    fn keys_in(&mut self, tx: &mut dyn Tx, format: Format, tl: &str) -> Result<Vec<String>> {
+        if self.timelines.is_none() {
+            let mut map: HashMap<String, Vec<String>> = HashMap::new();
+            for k in tx.import_digests(format.as_str())? {
+                let keys = map.entry(k.timeline).or_default();
+                if !keys.contains(&k.source_key) {
+                    keys.push(k.source_key);
+                }
+            }
+            self.timelines = Some(map);
+        }
+        Ok(self
+            .timelines
+            .as_ref()
+            .and_then(|m| m.get(tl))
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    fn map(&mut self, tx: &mut dyn Tx, format: Format) -> Result<&HashMap<String, Vec<String>>> {
+        if self.ids.is_none() {
+            let mut keys: Vec<String> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for k in tx.import_digests(format.as_str())? {
+                if seen.insert(k.source_key.clone()) {
+                    keys.push(k.source_key);
+                }
+            }
+            let mut map = HashMap::new();
+            for key in keys {
+                for record in tx.imports_of(format.as_str(), &key)? {
+                    add_ids(&mut map, &key, &record.message_ids);
+                }
+            }
+            self.ids = Some(map);
+        }
+        Ok(self.ids.get_or_insert_with(HashMap::new))
+    }
+
+    /// Record that session `key` wrote the messages `ids` into timeline `tl`.
+    pub(super) fn add(&mut self, key: &str, tl: &str, ids: &[Option<String>]) {
+        if let Some(map) = &mut self.ids {
+            add_ids(map, key, ids);
+        }
+        if let Some(map) = &mut self.timelines {
+            let keys = map.entry(tl.to_string()).or_default();
+            if !keys.iter().any(|k| k == key) {
+                keys.push(key.to_string());
+            }
+        }
+    }
+}
+
+fn add_ids(map: &mut HashMap<String, Vec<String>>, key: &str, ids: &[Option<String>]) {
+    for id in ids.iter().flatten() {
+        let keys = map.entry(id.clone()).or_default();
+        if !keys.iter().any(|k| k == key) {
+            keys.push(key.to_string());
+        }
+    }
+}
+
+/// The session whose timeline a session imported for the first time joins, and that session's
+/// latest import: for Claude Code, one that recorded a message of it (a session resumed into a
+/// new file starts with copies of the earlier session's lines, `uuid` and all); for Codex, the
+/// session it is a fork of (`forked_from_id`), or an imported fork of it (the fork's first
+/// message names it; the deepest message they share is what is looked up, since every Codex
+/// session starts with the same instructions).
+pub(super) fn joined(
+    tx: &mut dyn Tx,
+    format: Format,
+    source_key: &str,
+    forked_from: Option<&str>,
+    conversation: &Conversation,
+    index: &mut Index,
+) -> Result<Option<(String, ImportRecord)>> {
+    let latest = |tx: &mut dyn Tx, key: &str| -> Result<Option<ImportRecord>> {
+        Ok(tx.imports_of(format.as_str(), key)?.pop())
+    };
+    match format {
+        Format::ClaudeCode => {
+            let map = index.map(tx, format)?;
+            let other = conversation.messages.iter().find_map(|m| {
+                let keys = map.get(m.source_id.as_deref()?)?;
+                keys.iter().find(|k| *k != source_key).cloned()
+            });
+            match other {
+                Some(key) => Ok(latest(tx, &key)?.map(|r| (key, r))),
+                None => Ok(None),
+            }
+        }
+        Format::Codex => {
+            if let Some(parent) = forked_from.filter(|p| *p != source_key)
+                && let Some(record) = latest(tx, parent)?
+            {
+                return Ok(Some((parent.to_string(), record)));
+            }
+            let map = index.map(tx, format)?;
+            let Some(keys) = conversation
+                .messages
+                .iter()
+                .rev()
+                .find_map(|m| map.get(m.source_id.as_deref()?))
+                .cloned()
+            else {
+                return Ok(None);
+            };
+            for key in keys.iter().filter(|k| *k != source_key) {
+                let records = tx.imports_of(format.as_str(), key)?;
+                let Some(first) = records.first() else {
+                    continue;
+                };
+                let (Some(tl), Some(n)) = (
+                    parse_timeline_id(&first.timeline),
+                    parse_node_id(&first.first_node),
+                ) else {
+                    continue;
+                };
+                let provenance = tx.node(tl, n)?.and_then(|r| r.node.provenance);
+                let from = crate::interchange::original_field(
+                    provenance.as_deref(),
+                    Format::Codex,
+                    "forked_from",
+                );
+                if from.as_ref().and_then(Value::as_str) == Some(source_key)
+                    && let Some(record) = records.last()
+                {
+                    return Ok(Some((key.clone(), record.clone())));
+                }
+            }
+            Ok(None)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A session imported before whose file changed, or a new one that joins the timeline of a
+/// session it continues (`joined`).
 pub(super) struct Update<'a> {
     pub format: Format,
     pub source_id: Option<&'a str>,
@@ -419,6 +632,9 @@ pub(super) struct Update<'a> {
     pub digest: &'a str,
     pub latest: &'a ImportRecord,
     pub now: u64,
+    /// The session whose timeline a new session joins; its new paths are branches `fork-N`
+    /// (Codex) or named as edits are.
+    pub joined: Option<&'a str>,
 }
 
 /// What an update did.
@@ -436,6 +652,7 @@ pub(super) fn update(
     update: &Update,
     conversation: &Conversation,
     kinds: &mut Kinds,
+    index: &mut Index,
 ) -> Result<Updated> {
     let shown_tl = &update.latest.timeline;
     let Some(tl) = parse_timeline_id(shown_tl) else {
@@ -448,13 +665,25 @@ pub(super) fn update(
             "its earlier import went to {shown_tl}, which is no longer there"
         )));
     };
-    // Source ID -> the node holding its last part, over every import of the session.
+    // Source ID -> the node holding its last part, over every import into the timeline of the
+    // session and of the sessions it shares the timeline with (resumed, forked).
+    let mut keys = vec![update.source_key.to_string()];
+    for k in index.keys_in(tx, update.format, shown_tl)? {
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
     let mut nodes: HashMap<String, u64> = HashMap::new();
-    for record in tx.imports_of(update.format.as_str(), update.source_key)? {
-        let first = parse_node_id(&record.first_node).unwrap_or(ROOT);
-        for (k, id) in record.message_ids.iter().enumerate() {
-            if let Some(id) = id {
-                nodes.insert(id.clone(), first + k as u64);
+    for key in &keys {
+        for record in tx.imports_of(update.format.as_str(), key)? {
+            if record.timeline != *shown_tl {
+                continue;
+            }
+            let first = parse_node_id(&record.first_node).unwrap_or(ROOT);
+            for (k, id) in record.message_ids.iter().enumerate() {
+                if let Some(id) = id {
+                    nodes.insert(id.clone(), first + k as u64);
+                }
             }
         }
     }
@@ -500,9 +729,12 @@ pub(super) fn update(
         outside.push(below);
     }
     if sub.messages.is_empty() {
-        return Ok(Updated::Skipped(format!(
-            "unchanged: no new messages since its import into {shown_tl}"
-        )));
+        return Ok(Updated::Skipped(match update.joined {
+            Some(other) => {
+                format!("its messages are all in {shown_tl} already, imported with session {other}")
+            }
+            None => format!("unchanged: no new messages since its import into {shown_tl}"),
+        }));
     }
     let root = Place {
         id: ROOT,
@@ -521,14 +753,20 @@ pub(super) fn update(
     )?;
     // The new leaves, the session's last message first: each moves the branch whose head it
     // continues, or gets a branch of its own.
+    // Summaries are neither leaves nor parents.
+    let summary = |i: usize| sub.messages[i].role == Role::Summary;
     let mut has_child = vec![false; sub.messages.len()];
-    for m in &sub.messages {
-        if let Some(p) = m.parent {
+    for (i, m) in sub.messages.iter().enumerate() {
+        if let Some(p) = m.parent
+            && !summary(i)
+        {
             has_child[p] = true;
         }
     }
-    let last = sub.messages.len() - 1;
-    let leaves = std::iter::once(last).chain((0..last).filter(|&i| !has_child[i]));
+    let last = (0..sub.messages.len()).rev().find(|&i| !summary(i));
+    let leaves = last.into_iter().chain(
+        (0..sub.messages.len()).filter(|&i| !has_child[i] && !summary(i) && Some(i) != last),
+    );
     let mut branches = tx.branches(tl)?;
     let mut moved: Vec<String> = Vec::new();
     for leaf in leaves {
@@ -547,12 +785,15 @@ pub(super) fn update(
                 branch.name.clone()
             }
             None => {
+                let leaf_provenance = sub.messages[leaf].provenance.as_deref();
                 let prefix = match sub.messages[top].role {
+                    _ if update.joined.is_some() && update.format == Format::Codex => "fork",
+                    _ if claude_code::is_sidechain_node(leaf_provenance) => "sidechain",
                     Role::User => "edit",
                     Role::Assistant => "regen",
                     _ => "alt",
                 };
-                let agent = claude_code::agent_of_node(sub.messages[leaf].provenance.as_deref());
+                let agent = claude_code::agent_of_node(leaf_provenance);
                 let name = free_name(tx, tl, agent, prefix)?;
                 branches.push(Branch {
                     name: name.clone(),
@@ -591,6 +832,7 @@ pub(super) fn update(
         ts: update.now,
     };
     tx.put_import(&record)?;
+    index.add(update.source_key, &record.timeline, &record.message_ids);
     let mut summary = Map::new();
     summary.insert("format".into(), json!(update.format.as_str()));
     if let Some(id) = update.source_id {
@@ -621,6 +863,9 @@ pub(super) fn update(
     }
     entry.insert("messages".into(), json!(written.nodes));
     entry.insert("branches".into(), json!(moved));
+    if let Some(other) = update.joined {
+        entry.insert("joined".into(), json!(other));
+    }
     entry.insert("status".into(), json!("updated"));
     Ok(Updated::Added(Value::Object(entry), written.nodes))
 }

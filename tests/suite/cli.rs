@@ -2,7 +2,7 @@
 //! (G6) with a failing input and its exact error, database path resolution (G4), the default timeline
 //! (G5), help and version, long texts from stdin or a file, and Unicode round trips.
 
-mod common;
+use crate::common;
 
 use common::{Db, Run, TL, TempDir};
 use serde_json::json;

@@ -6,7 +6,7 @@
 //! described in `conformance/README.md`. `conformance/index.json` maps requirement IDs to cases, and the
 //! tests at the end prove it complete.
 
-mod common;
+use crate::common;
 
 use common::{TL, TL_MCP, TempDir};
 use serde_json::{Map, Value, json};

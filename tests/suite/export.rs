@@ -3,7 +3,7 @@
 //! Golden files live in `tests/golden/`; the synthetic example in `examples/`. On a mismatch the tests
 //! fail with a diff; run them with `UPDATE_GOLDEN=1` to rewrite the files after a deliberate change.
 
-mod common;
+use crate::common;
 
 use common::{Db, Run, TempDir};
 use serde_json::Value;

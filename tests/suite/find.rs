@@ -2,7 +2,7 @@
 //! (`tl` and `tl-mcp`) on both storage engines, the same hits in the same order from both engines,
 //! the SQLite index's repair and migration, and `--format text`.
 
-mod common;
+use crate::common;
 
 use common::{Db, Engine, McpSession as Mcp};
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! CI=true it only fails, naming the command to run. The docs are checked here too: the MCP snippets
 //! are run as written.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! A test never waits for "no answer" by time: after a message that must not be answered it sends a
 //! `ping` and checks that the very next line is the ping's answer.
 
-mod common;
+use crate::common;
 
 use common::{Db, TL_MCP};
 use serde_json::{Value, json};
@@ -217,7 +217,7 @@ fn error(id: &str, code: i64, message: &str) -> String {
 }
 
 fn tools_json() -> Value {
-    serde_json::from_str(include_str!("../generated/tools.json")).unwrap()
+    serde_json::from_str(include_str!("../../generated/tools.json")).unwrap()
 }
 
 // ---- P3: initialize, versions, ping ----

@@ -1,6 +1,6 @@
 //! Regression tests for bugs found in the code review, through the real binaries with exact output.
 
-mod common;
+use crate::common;
 
 use common::{Db, TL_MCP};
 use std::io::Write;

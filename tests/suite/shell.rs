@@ -4,7 +4,7 @@
 //! back at each Tab is tested in `tests/completion.rs`. Golden files: `generated/completions/`,
 //! `generated/man/tl.1` (kept fresh by `cargo test --test generated`) and `tests/golden/demo.txt`.
 
-mod common;
+use crate::common;
 
 use common::{Db, Run, TL, TempDir};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! files (S5, S6), idempotency (I1, I2) and the audit (U1, U2). The SIGKILL test is in
 //! `tests/store_crash.rs`.
 
-mod common;
+use crate::common;
 
 use common::{Db, Run, TL, TempDir};
 use serde_json::{Value, json};

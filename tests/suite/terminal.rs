@@ -3,7 +3,7 @@
 //! standard error with a control or bidirectional character unescaped. JSON carries them as `\uXXXX`
 //! (and parses back to the same text), log lines and text views as `\u001b` too, the ASCII tree as JSON string literals.
 
-mod common;
+use crate::common;
 
 use common::{Db, TL_MCP};
 use serde_json::{Value, json};

@@ -20,7 +20,6 @@ mod interchange;
 mod layout;
 mod mcp;
 mod provenance;
-mod review;
 mod shell;
 mod store;
 mod store_crash;

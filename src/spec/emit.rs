@@ -1,5 +1,5 @@
 //! Renderers of the files under `generated/`. Each is a walk over the spec; the freshness test
-//! (`tests/generated.rs`) compares their output with the checked-in files.
+//! (`tests/suite/generated.rs`) compares their output with the checked-in files.
 
 use super::validate::Origin;
 use super::{Operation, Param, Spec, TypeDef, TypeKind, spec};
@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 /// The note at the top of every generated file: where it comes from and how to regenerate it.
 pub const HEADER_NOTE: &str =
-    "generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test generated";
+    "generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test suite generated::";
 
 /// Every generated file as (path relative to the repository root, contents).
 pub fn render_all() -> Vec<(&'static str, String)> {

@@ -297,6 +297,7 @@ impl Db {
 }
 
 /// How long a read from `tl-mcp` may wait: a server that stalls fails the test instead of hanging it.
+/// A guard against a hang, not a performance assertion: a correct server answers in milliseconds.
 pub const MCP_STALL_GUARD: Duration = Duration::from_secs(60);
 
 /// The one driver of a running `tl-mcp` for every test: line-delimited JSON-RPC over its pipes.

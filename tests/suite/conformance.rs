@@ -15,9 +15,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use timeline::spec::{Operation, TypeKind, spec};
 
-/// How long to wait for one MCP response before declaring the server stuck. A guard against a hang,
-/// not a performance assertion: a correct server answers in milliseconds.
-
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }

@@ -91,7 +91,12 @@ fn problems(tests: &Path) -> Vec<String> {
         .iter()
         .map(|root| (tests.join(root), tests.join(root)))
         .collect();
-    let shown = |file: &Path| format!("tests/{}", file.strip_prefix(tests).unwrap_or(file).display());
+    let shown = |file: &Path| {
+        format!(
+            "tests/{}",
+            file.strip_prefix(tests).unwrap_or(file).display()
+        )
+    };
     while let Some((file, declared_by)) = queue.pop() {
         let file = normalise(&file);
         if !file.exists() {
@@ -101,7 +106,11 @@ fn problems(tests: &Path) -> Vec<String> {
                 shown(&file)
             ));
         } else if reached.insert(file.clone()) {
-            queue.extend(declared_modules(&file).into_iter().map(|m| (m, file.clone())));
+            queue.extend(
+                declared_modules(&file)
+                    .into_iter()
+                    .map(|m| (m, file.clone())),
+            );
         }
     }
     let mut all = BTreeSet::new();
@@ -143,14 +152,19 @@ fn a_forgotten_or_stray_test_file_is_named() {
         std::fs::write(path, text).unwrap();
     };
     write("common/mod.rs", "");
-    write("suite/main.rs", "#[path = \"../common/mod.rs\"]\nmod common;\nmod area;\n");
+    write(
+        "suite/main.rs",
+        "#[path = \"../common/mod.rs\"]\nmod common;\nmod area;\n",
+    );
     write("suite/area.rs", "mod part;\n");
     write("suite/area/part.rs", "");
     write("properties/main.rs", "mod common;\n");
     write("fixtures/data.rs", "");
     assert_eq!(
         problems(tests),
-        ["tests/properties/main.rs declares a module whose file tests/properties/common/mod.rs does not exist"]
+        [
+            "tests/properties/main.rs declares a module whose file tests/properties/common/mod.rs does not exist"
+        ]
     );
     write("properties/main.rs", "// mod old;\n");
     assert!(problems(tests).is_empty(), "{:?}", problems(tests));

@@ -1,4 +1,4 @@
-// generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test generated
+// generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test suite generated::
 //
 // The clap command tree of `tl`. Flags take plain strings; the spec validator checks them.
 // `spec_values` offers the allowed values to shell completion without checking them.

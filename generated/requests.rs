@@ -1,4 +1,4 @@
-// generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test generated
+// generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test suite generated::
 //
 // One typed request per operation of the spec, parsed from checked arguments.
 

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# The clock of a case that sets no TIMELINE_NOW (2026-01-01T00:00:00Z), as in tests/conformance.rs.
+# The clock of a case that sets no TIMELINE_NOW (2026-01-01T00:00:00Z), as in tests/suite/conformance.rs.
 CLOCK = "1767225600"
 # Guards against a stuck server; not a performance assertion.
 STALL_GUARD_SECONDS = 60
@@ -339,7 +339,7 @@ class CaseRunner:
             return None
 
     def env_for(self, step):
-        # A fixed clock unless the case sets one, as tests/conformance.rs does, so creation times in
+        # A fixed clock unless the case sets one, as tests/suite/conformance.rs does, so creation times in
         # results are exact.
         env = {"TIMELINE_NOW": CLOCK}
         env.update({k: text_of(v) for k, v in self.case.get("env", {}).items()})

@@ -89,7 +89,7 @@ ci_actionlint() {
 }
 
 # ci_browser: Debian's chromium and chromium-driver, which the HTML export's browser tests drive
-# (tests/export/html.rs); installed with apt-get when /usr/bin/chromium or /usr/bin/chromedriver is
+# (tests/suite/export/html.rs); installed with apt-get when /usr/bin/chromium or /usr/bin/chromedriver is
 # missing. Prints how long that took.
 ci_browser() {
   if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then

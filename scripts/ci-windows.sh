@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Windows build, run under Wine: .ci/run's `windows` step (docs/contributing.md, "Windows under Wine").
 #
-# Cross-builds tl.exe, tl-mcp.exe and the chosen integration tests for x86_64-pc-windows-gnu (mingw-w64)
-# once, then runs those tests under Wine through cargo's runner: the conformance suite through tl.exe
+# Cross-builds tl.exe, tl-mcp.exe and the integration-test binary (tests/suite) for x86_64-pc-windows-gnu
+# (mingw-w64) once, then runs the chosen areas of it under Wine through cargo's runner: the conformance suite through tl.exe
 # and tl-mcp.exe, and the tests of paths, permissions (DACLs read back through the Windows API), locks,
 # concurrent writers, crashes and the text view, on both file engines. The tests that cannot run under
 # Wine are skipped by name below, each with its reason (and listed in docs/contributing.md); nothing
@@ -11,7 +11,8 @@
 # Needs mingw-w64 and Wine (Debian: apt-get install mingw-w64 wine wine64), installed here when the
 # script runs as root; otherwise it fails and names what is missing. Also runs by hand:
 #   bash scripts/ci-windows.sh                 # everything
-#   bash scripts/ci-windows.sh store           # one test binary (and a filter: store s1_)
+#   bash scripts/ci-windows.sh store::         # one area (module) of the suite
+#   bash scripts/ci-windows.sh store::json::s1_ terminal::   # the tests whose names start so
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ci-tools.sh
@@ -22,20 +23,21 @@ wine_setup
 target=$wine_target
 
 # --- what runs ---
-# Each entry: a test binary, then (optionally) a filter. find.rs runs only its text-view tests (the
-# search itself is platform-independent and covered by the conformance suite).
+# Each entry: the start of the names of the tests of tests/suite to run (`area::` is one module). find
+# runs only its text-view tests (the search itself is platform-independent and covered by the
+# conformance suite).
 runs=(
-  "conformance"
-  "store"
-  "store_crash"
-  "terminal"
-  "find text"
-  "cli"
-  "mcp"
-  "export"
-  "archive"
+  "conformance::"
+  "store::"
+  "store_crash::"
+  "terminal::"
+  "find::text"
+  "cli::"
+  "mcp::"
+  "export::"
+  "archive::"
 )
-[ "$#" -eq 0 ] || runs=("$*")
+[ "$#" -eq 0 ] || runs=("$@")
 # Tests Wine cannot run, by name, with the reason (the same list is in docs/contributing.md); the
 # release workflow runs them on its Windows runner (.github/build-setup.yml).
 skips=(
@@ -57,24 +59,32 @@ skip_args=()
 for name in "${skips[@]}"; do skip_args+=(--skip "$name"); done
 [ "${#skips[@]}" -eq 0 ] || say "not run under Wine (docs/contributing.md says why): ${skips[*]}"
 
-build_args=()
-for run in "${runs[@]}"; do build_args+=(--test "${run%% *}"); done
-say "building the Windows programs and test binaries once (cargo test --no-run --target $target)"
+say "building the Windows programs and the test suite once (cargo test --no-run --target $target)"
 start=$SECONDS
-cargo test --locked --target "$target" --no-run "${build_args[@]}"
+cargo test --locked --target "$target" --no-run --test suite
 wine_shim_into "target/$target/debug" "target/$target/debug/deps"
 say "built in $((SECONDS - start)) s"
 
 failed=()
 for run in "${runs[@]}"; do
-  read -r binary filter <<<"$run"
-  say "running under Wine: tests/$binary.rs ${filter:+(only: $filter)}"
+  # libtest's filter matches anywhere in a name; refuse one that would also pick tests of other areas.
+  listed=$(cargo test --locked --target "$target" --test suite -q -- --list --format terse "$run" | sed -n 's/: test\r\{0,1\}$//p')
+  if [ -z "$listed" ]; then
+    say "FAILED: no test of tests/suite has a name containing $run"
+    failed+=("$run")
+    continue
+  fi
+  if others=$(grep -v "^$run" <<<"$listed"); then
+    say "FAILED: the filter $run also matches tests of other areas:" "$others"
+    failed+=("$run")
+    continue
+  fi
+  say "running under Wine: the tests of tests/suite whose names start with $run"
   start=$SECONDS
-  # shellcheck disable=SC2086 # the filter is one word or none
-  if cargo test --locked --target "$target" --test "$binary" -- $filter "${skip_args[@]}"; then
-    say "tests/$binary.rs passed in $((SECONDS - start)) s"
+  if cargo test --locked --target "$target" --test suite -- "$run" "${skip_args[@]}"; then
+    say "$run passed in $((SECONDS - start)) s"
   else
-    failed+=("$binary")
+    failed+=("$run")
   fi
 done
 # The text view on a console, which the test binaries (their output piped) cannot show: under
@@ -108,4 +118,4 @@ if [ "${#failed[@]}" -gt 0 ]; then
   say "FAILED under Wine: ${failed[*]}"
   exit 1
 fi
-say "every test binary passed under Wine"
+say "every area passed under Wine"

@@ -1,5 +1,5 @@
 //! Renderers of the files under `generated/`, used only to write them: each is a walk over the spec,
-//! and the freshness test (`cargo test --test generated`) compares their output with the
+//! and the freshness test (`cargo test --test suite generated::`) compares their output with the
 //! checked-in files. Nothing at run time calls into this module.
 
 mod cli;
@@ -11,7 +11,7 @@ use serde_json::Value;
 
 /// The note at the top of every generated file: where it comes from and how to regenerate it.
 pub const HEADER_NOTE: &str =
-    "generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test generated";
+    "generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test suite generated::";
 
 /// Every generated file as (path relative to the repository root, contents).
 pub fn render_all() -> Vec<(&'static str, String)> {

@@ -4,10 +4,14 @@
 
 use serde_json::{Value, json};
 use std::cell::Cell;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// The clock `Db::new` sets: TIMELINE_NOW=2026-01-01T00:00:00Z.
 pub const CLOCK: &str = "1767225600";
@@ -199,7 +203,7 @@ impl Db {
 
     pub fn command(&self, bin: &str) -> Command {
         let mut cmd = Command::new(bin);
-        // COMPLETE=<shell> would turn the run into a completion request (tests/completion.rs).
+        // COMPLETE=<shell> would turn the run into a completion request (tests/suite/completion.rs).
         cmd.env_remove("TIMELINE_DB")
             .env_remove("TIMELINE_NOW")
             .env_remove("TIMELINE_FAULT_STEP")
@@ -295,11 +299,21 @@ impl Db {
     }
 }
 
-/// A `tl-mcp` session (protocol 2025-11-25) that returns each tool's structured result.
+/// How long a read from `tl-mcp` may wait: a server that stalls fails the test instead of hanging it.
+/// A guard against a hang, not a performance assertion: a correct server answers in milliseconds.
+pub const MCP_STALL_GUARD: Duration = Duration::from_secs(60);
+
+/// The one driver of a running `tl-mcp` for every test: line-delimited JSON-RPC over its pipes.
+/// Its stdout is read by a thread (so a read can time out) and its stderr is kept. `start` and
+/// `spawn` initialize at protocol 2025-11-25; `open` and `open_command` leave that to the test.
+/// The `try_` methods return what went wrong instead of panicking (the conformance runner reports
+/// it with the case and step).
 pub struct McpSession {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    pub child: Child,
+    pub stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+    stderr_reader: Option<JoinHandle<()>>,
     next_id: u64,
 }
 
@@ -312,46 +326,197 @@ impl McpSession {
     }
 
     /// A `tl-mcp` command line made by the caller (another binary, another user), initialized.
-    pub fn spawn(mut cmd: Command) -> McpSession {
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut mcp = McpSession {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        };
+    pub fn spawn(cmd: Command) -> McpSession {
+        let mut mcp = McpSession::open_command(cmd);
         mcp.request(
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
         );
-        writeln!(
-            mcp.stdin,
-            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-        )
-        .unwrap();
+        mcp.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         mcp
     }
 
-    pub fn request(&mut self, method: &str, params: Value) -> Value {
+    /// `tl-mcp --db <db>`, not initialized.
+    pub fn open(db: &Db) -> McpSession {
+        let mut cmd = db.command(TL_MCP);
+        cmd.arg("--db").arg(&db.path);
+        McpSession::open_command(cmd)
+    }
+
+    /// A command line made by the caller, not initialized.
+    pub fn open_command(cmd: Command) -> McpSession {
+        McpSession::try_open_command(cmd).unwrap()
+    }
+
+    pub fn try_open_command(mut cmd: Command) -> Result<McpSession, String> {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut line = String::new();
+                match reader.read_line(&mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        let stderr_reader = std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut chunk) {
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        });
+        Ok(McpSession {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr,
+            stderr_reader: Some(stderr_reader),
+            next_id: 1,
+        })
+    }
+
+    /// Open `tl-mcp --db <db>` and negotiate `version`, checking the exact answer.
+    pub fn init(db: &Db, version: &str) -> McpSession {
+        let mut mcp = McpSession::open(db);
+        mcp.initialize(version, version);
+        mcp
+    }
+
+    /// Ask for protocol `requested`, check that exactly `expected` is negotiated, and send
+    /// `notifications/initialized`.
+    #[track_caller]
+    pub fn initialize(&mut self, requested: &str, expected: &str) {
+        self.ask(
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{requested}","capabilities":{{}},"clientInfo":{{"name":"test","version":"0"}}}}}}"#
+            ),
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":"{expected}","capabilities":{{"tools":{{"listChanged":false}}}},"serverInfo":{{"name":"timeline","version":"{}"}},"instructions":{}}}}}"#,
+                env!("CARGO_PKG_VERSION"),
+                json!(timeline::spec::spec().mcp_instructions)
+            ),
+        );
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+
+    /// A request ID not used before in this session.
+    pub fn fresh_id(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
-        writeln!(
-            self.stdin,
-            "{}",
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        id
+    }
+
+    /// What the server has written to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Write `bytes` and a newline.
+    pub fn try_send_bytes(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let stdin = self.stdin.as_mut().ok_or("stdin already closed")?;
+        stdin
+            .write_all(bytes)
+            .and_then(|()| stdin.write_all(b"\n"))
+            .and_then(|()| stdin.flush())
+            .map_err(|e| {
+                format!(
+                    "cannot write to tl-mcp ({e}); it may have exited. stderr: {}",
+                    self.stderr()
+                )
+            })
+    }
+
+    /// Write `bytes` exactly as they are.
+    #[track_caller]
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Write one line (the newline is added).
+    #[track_caller]
+    pub fn send(&mut self, line: &str) {
+        self.send_raw(format!("{line}\n").as_bytes());
+    }
+
+    /// The next line of output, with its newline, within `MCP_STALL_GUARD`.
+    pub fn try_recv(&mut self) -> Result<String, String> {
+        self.lines.recv_timeout(MCP_STALL_GUARD).map_err(|_| {
+            format!(
+                "tl-mcp sent no response (it exited or stalled). stderr: {}",
+                self.stderr()
+            )
+        })
+    }
+
+    /// The next line of output, without its newline.
+    #[track_caller]
+    pub fn recv(&mut self) -> String {
+        let mut line = self.try_recv().unwrap_or_else(|problem| {
+            let _ = self.child.kill();
+            panic!("{problem}")
+        });
+        assert!(line.ends_with('\n'), "unterminated line {line:?}");
+        line.pop();
+        line
+    }
+
+    /// Send `line` and assert that the answer is exactly `expected`.
+    #[track_caller]
+    pub fn ask(&mut self, line: &str, expected: &str) {
+        self.send(line);
+        assert_eq!(self.recv(), expected, "answer to {line}");
+    }
+
+    /// Send `line` and return the answer parsed.
+    #[track_caller]
+    pub fn ask_json(&mut self, line: &str) -> Value {
+        self.send(line);
+        serde_json::from_str(&self.recv()).unwrap()
+    }
+
+    /// Assert that nothing was written since the last answer: the next line answers a fresh ping.
+    #[track_caller]
+    pub fn assert_silent(&mut self) {
+        self.ask(
+            r#"{"jsonrpc":"2.0","id":"silence","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"silence","result":{}}"#,
+        );
+    }
+
+    /// Call a tool with request ID `id` and return the exact answer line.
+    pub fn call_line(&mut self, id: u64, tool: &str, arguments: &str) -> String {
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+        ));
+        self.recv()
+    }
+
+    /// Send a request with a fresh ID and return its response.
+    #[track_caller]
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.fresh_id();
+        self.ask_json(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
         )
-        .unwrap();
-        self.stdin.flush().unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap()
     }
 
     /// A tool's structured result, or `Err` with its error object (`isError: true`).
@@ -375,6 +540,54 @@ impl McpSession {
         self.call(tool, arguments)
             .unwrap_or_else(|e| panic!("{tool} failed: {e}"))
     }
+
+    /// Kill the server and return all it wrote to stderr.
+    pub fn stderr_now(&mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = reader.join();
+        }
+        self.stderr()
+    }
+
+    /// Close standard input; return the exit code, the rest of stdout and all of stderr.
+    pub fn finish(mut self) -> (i32, String, String) {
+        drop(self.stdin.take());
+        let mut rest = String::new();
+        while let Ok(line) = self.lines.recv_timeout(MCP_STALL_GUARD) {
+            rest.push_str(&line);
+        }
+        let code = self.child.wait().unwrap().code().unwrap_or(-1);
+        if let Some(reader) = self.stderr_reader.take() {
+            reader.join().unwrap();
+        }
+        (code, rest, self.stderr())
+    }
+
+    /// Close standard input and let the server exit (killing it after 30 s).
+    pub fn close(mut self) {
+        drop(self.stdin.take());
+        for _ in 0..600 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Run `tl-mcp --db <db>` with `lines` on standard input (one message each) until it exits, assert
+/// that it succeeded, and return its stdout.
+#[track_caller]
+pub fn mcp_transcript(db: &Db, lines: &[&str]) -> String {
+    let mut mcp = McpSession::open(db);
+    for line in lines {
+        mcp.send(line);
+    }
+    let (code, stdout, stderr) = mcp.finish();
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    stdout
 }
 
 impl Drop for McpSession {

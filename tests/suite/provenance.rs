@@ -4,7 +4,7 @@
 //! carries it both ways; databases written before it existed move their import notes into it only
 //! for the nodes an import record says the import created.
 
-mod common;
+use crate::common;
 
 use common::{Db, McpSession};
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! engines; commands, flags and allowed values from the clap tree. A missing or damaged database
 //! offers nothing, and completing never changes a file.
 
-mod common;
+use crate::common;
 
 use common::{Db, Run, TL, TempDir};
 use std::collections::BTreeMap;

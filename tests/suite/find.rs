@@ -2,7 +2,7 @@
 //! (`tl` and `tl-mcp`) on both storage engines, the same hits in the same order from both engines,
 //! the SQLite index's repair and migration, and `--format text`.
 
-mod common;
+use crate::common;
 
 use common::{Db, Engine, McpSession as Mcp};
 use serde_json::{Value, json};
@@ -558,7 +558,7 @@ fn golden(name: &str, actual: &str) {
     let expected = std::fs::read_to_string(&path).unwrap_or_default();
     assert_eq!(
         actual, expected,
-        "tests/golden/{name} differs (UPDATE_GOLDEN=1 cargo test --test find rewrites it after you checked the change)"
+        "tests/golden/{name} differs (UPDATE_GOLDEN=1 cargo test --test suite find:: rewrites it after you checked the change)"
     );
 }
 

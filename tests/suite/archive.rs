@@ -1,7 +1,7 @@
 //! The watermark and archival through the real `tl` binary, with exact outputs (requirements W1–W2,
 //! A1–A4, U1, I1).
 
-mod common;
+use crate::common;
 
 use common::Db;
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! Budgets and summaries through the real `tl` binary, with exact outputs (requirements B1–B6, Σ1–Σ5,
 //! M5, U1).
 
-mod common;
+use crate::common;
 
 use common::Db;
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! depths) is checked where it is walked, so a crafted file can neither run code, hang a command nor
 //! make one allocate without end. Every case runs the real `tl` / `tl-mcp` binaries.
 
-mod common;
+use crate::common;
 
 use common::{Db, McpSession, Run};
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 //! the default folder, and refused cleanly when they are not transcripts. The fixtures under
 //! tests/fixtures/interchange/claude-code* are synthetic and follow the published format.
 
-mod common;
+use crate::common;
 
 use common::Db;
 use std::path::{Path, PathBuf};

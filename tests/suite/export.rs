@@ -3,7 +3,7 @@
 //! Golden files live in `tests/golden/`; the synthetic example in `examples/`. On a mismatch the tests
 //! fail with a diff; run them with `UPDATE_GOLDEN=1` to rewrite the files after a deliberate change.
 
-mod common;
+use crate::common;
 
 use common::{Db, Run, TempDir};
 use serde_json::Value;
@@ -73,7 +73,7 @@ fn golden(relative: &str, actual: &[u8]) {
     let expected = String::from_utf8_lossy(expected.as_deref().unwrap_or_default()).into_owned();
     let actual = String::from_utf8_lossy(actual);
     panic!(
-        "{relative} is out of date (run `UPDATE_GOLDEN=1 cargo test --test export` to rewrite it after checking the change):\n{}",
+        "{relative} is out of date (run `UPDATE_GOLDEN=1 cargo test --test suite export::` to rewrite it after checking the change):\n{}",
         diff(&expected, &actual)
     );
 }
@@ -1600,7 +1600,7 @@ fn export_removes_temporary_files_that_killed_exports_left() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The HTML view (issue 27), with its browser tests: tests/export/html.rs.
+// The HTML view (issue 27), with its browser tests: tests/suite/export/html.rs.
 
 #[path = "export/html.rs"]
 mod html;

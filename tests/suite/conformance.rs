@@ -6,21 +6,14 @@
 //! described in `conformance/README.md`. `conformance/index.json` maps requirement IDs to cases, and the
 //! tests at the end prove it complete.
 
-mod common;
+use crate::common;
 
 use common::{TL, TL_MCP, TempDir};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::Duration;
+use std::process::{Command, Stdio};
 use timeline::spec::{Operation, TypeKind, spec};
-
-/// How long to wait for one MCP response before declaring the server stuck. A guard against a hang,
-/// not a performance assertion: a correct server answers in milliseconds.
-const MCP_STALL_GUARD: Duration = Duration::from_secs(60);
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -316,62 +309,25 @@ fn base_command(bin: &str, dir: &Path, env: &BTreeMap<String, String>) -> Comman
     cmd
 }
 
-/// One `tl-mcp` process, initialised, talking line-delimited JSON-RPC.
-struct McpSession {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stderr: std::sync::Arc<std::sync::Mutex<String>>,
-    next_id: u64,
+/// The case's `tl-mcp` (driven by `common::McpSession`), with the protocol it negotiated and the
+/// environment it was started with (another environment restarts it).
+struct CaseSession {
+    mcp: common::McpSession,
     protocol: String,
     env: BTreeMap<String, String>,
 }
 
-impl McpSession {
+impl CaseSession {
     fn start(
         dir: &Path,
         db: &Path,
         env: &BTreeMap<String, String>,
         protocol: Option<&str>,
-    ) -> Result<McpSession, String> {
-        let mut child = base_command(TL_MCP, dir, env)
-            .arg("--db")
-            .arg(db)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start {TL_MCP}: {e}"))?;
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut line = String::new();
-                match reader.read_line(&mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if tx.send(line).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
-        let stderr_text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-        let mut stderr = child.stderr.take().unwrap();
-        let sink = stderr_text.clone();
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            sink.lock().unwrap().push_str(&text);
-        });
-        let mut session = McpSession {
-            stdin: child.stdin.take(),
-            child,
-            lines: rx,
-            stderr: stderr_text,
-            next_id: 1,
+    ) -> Result<CaseSession, String> {
+        let mut cmd = base_command(TL_MCP, dir, env);
+        cmd.arg("--db").arg(db);
+        let mut session = CaseSession {
+            mcp: common::McpSession::try_open_command(cmd)?,
             // Before initialize the server follows the latest version.
             protocol: spec().latest_protocol_version().to_string(),
             env: env.clone(),
@@ -393,27 +349,11 @@ impl McpSession {
     }
 
     fn fresh_id(&mut self) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        id
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
+        self.mcp.fresh_id()
     }
 
     fn send_bytes(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let stdin = self.stdin.as_mut().ok_or("stdin already closed")?;
-        stdin
-            .write_all(bytes)
-            .and_then(|()| stdin.write_all(b"\n"))
-            .and_then(|()| stdin.flush())
-            .map_err(|e| {
-                format!(
-                    "cannot write to tl-mcp ({e}); it may have exited. stderr: {}",
-                    self.stderr()
-                )
-            })
+        self.mcp.try_send_bytes(bytes)
     }
 
     fn send_line(&mut self, line: &str) -> Result<(), String> {
@@ -421,12 +361,7 @@ impl McpSession {
     }
 
     fn read_response(&mut self) -> Result<Value, String> {
-        let line = self.lines.recv_timeout(MCP_STALL_GUARD).map_err(|_| {
-            format!(
-                "tl-mcp sent no response (it exited or stalled). stderr: {}",
-                self.stderr()
-            )
-        })?;
+        let line = self.mcp.try_recv()?;
         serde_json::from_str(&line)
             .map_err(|e| format!("tl-mcp wrote a line that is not JSON ({e}): {line:?}"))
     }
@@ -456,16 +391,8 @@ impl McpSession {
         Ok(())
     }
 
-    fn close(mut self) {
-        drop(self.stdin.take());
-        for _ in 0..600 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    fn close(self) {
+        self.mcp.close();
     }
 }
 
@@ -476,7 +403,7 @@ struct Runner<'a> {
     dir: TempDir,
     db: PathBuf,
     case_env: BTreeMap<String, String>,
-    mcp: Option<McpSession>,
+    mcp: Option<CaseSession>,
 }
 
 fn env_of(value: Option<&Value>) -> BTreeMap<String, String> {
@@ -528,13 +455,13 @@ impl<'a> Runner<'a> {
 
     /// The MCP session for a step with this environment; a different environment restarts the server
     /// (which also proves state survives restarts).
-    fn session(&mut self, env: &BTreeMap<String, String>) -> Result<&mut McpSession, String> {
+    fn session(&mut self, env: &BTreeMap<String, String>) -> Result<&mut CaseSession, String> {
         if self.mcp.as_ref().is_some_and(|s| &s.env != env) {
             self.mcp.take().unwrap().close();
         }
         if self.mcp.is_none() {
             let protocol = self.protocol();
-            self.mcp = Some(McpSession::start(
+            self.mcp = Some(CaseSession::start(
                 self.dir.path(),
                 &self.db,
                 env,

@@ -3,7 +3,7 @@
 //! CI=true it only fails, naming the command to run. The docs are checked here too: the MCP snippets
 //! are run as written.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -35,7 +35,7 @@ fn generated_files_are_fresh() {
         "generated files were stale: {}\n{}",
         stale.join("\n"),
         if in_ci {
-            "Run `cargo test --test generated` locally and commit the regenerated files."
+            "Run `cargo test --test suite generated::` locally and commit the regenerated files."
         } else {
             "They have been regenerated; review and commit them, then run the tests again."
         }

@@ -1,10 +1,10 @@
 //! Shell integration through the real `tl` binary: `tl completions SHELL` and `tl man` print exactly
 //! the checked-in files under `generated/` (which the release archives carry), usage lines show the
 //! required flags, and `tl demo` runs the tour in a new database. What the completion scripts get
-//! back at each Tab is tested in `tests/completion.rs`. Golden files: `generated/completions/`,
-//! `generated/man/tl.1` (kept fresh by `cargo test --test generated`) and `tests/golden/demo.txt`.
+//! back at each Tab is tested in `tests/suite/completion.rs`. Golden files: `generated/completions/`,
+//! `generated/man/tl.1` (kept fresh by `cargo test --test suite generated::`) and `tests/golden/demo.txt`.
 
-mod common;
+use crate::common;
 
 use common::{Db, Run, TL, TempDir};
 use std::path::Path;
@@ -53,7 +53,7 @@ fn completions_are_the_checked_in_files() {
     for (shell, file) in files {
         let run = tl(dir.path(), &["completions", shell]);
         assert_eq!(text_ok(&run), repo_file(file), "tl completions {shell}");
-        // The script asks `tl` on the PATH for the candidates at each Tab (tests/completion.rs
+        // The script asks `tl` on the PATH for the candidates at each Tab (tests/suite/completion.rs
         // checks the answers); it lists no command itself, so it stays right after an upgrade.
         let calls: &[&str] = match shell {
             "bash" => &["COMPLETE=\"bash\" \\\n", "\"tl\" -- \"${words[@]}\""],
@@ -235,7 +235,7 @@ fn demo_runs_the_tour_in_a_new_database() {
     assert_eq!(
         transcript,
         std::fs::read_to_string(&golden).unwrap(),
-        "run `UPDATE_GOLDEN=1 cargo test --test shell` to rewrite tests/golden/demo.txt after checking the change"
+        "run `UPDATE_GOLDEN=1 cargo test --test suite shell::` to rewrite tests/golden/demo.txt after checking the change"
     );
     // The database is left to explore, and its tree as a page.
     assert!(

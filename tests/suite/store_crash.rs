@@ -2,7 +2,7 @@
 //! kill the database loads, every append whose success was printed is present with its text, and
 //! the backup decodes. Reproduce a failure with the seed it prints: TIMELINE_CRASH_SEED=<seed>.
 
-mod common;
+use crate::common;
 
 use common::{Db, Engine, TL, use_engine};
 use serde_json::Value;

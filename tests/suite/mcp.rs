@@ -4,161 +4,18 @@
 //! A test never waits for "no answer" by time: after a message that must not be answered it sends a
 //! `ping` and checks that the very next line is the ping's answer.
 
-mod common;
+use crate::common;
 
-use common::{Db, TL_MCP};
+use common::{Db, McpSession as Server, TL_MCP};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::thread::JoinHandle;
+use std::io::Write;
+use std::process::Stdio;
 use timeline::spec::spec;
 
 const VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 const OLD: [&str; 2] = ["2024-11-05", "2025-03-26"];
 const NEW: [&str; 2] = ["2025-06-18", "2025-11-25"];
 const LIMIT: usize = 8 * 1024 * 1024;
-
-/// A running `tl-mcp`.
-struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-    stderr: Option<JoinHandle<String>>,
-}
-
-impl Server {
-    /// `tl-mcp --db <db>`.
-    fn start(db: &Db) -> Server {
-        let mut cmd = db.command(TL_MCP);
-        cmd.arg("--db").arg(&db.path);
-        Server::spawn(cmd)
-    }
-
-    fn spawn(mut cmd: Command) -> Server {
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut stderr = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            text
-        });
-        Server {
-            child,
-            stdin,
-            stdout,
-            stderr: Some(stderr),
-        }
-    }
-
-    /// Start and negotiate `version`, checking the exact answer.
-    fn init(db: &Db, version: &str) -> Server {
-        let mut server = Server::start(db);
-        server.initialize(version, version);
-        server
-    }
-
-    fn initialize(&mut self, requested: &str, expected: &str) {
-        self.ask(
-            &format!(
-                r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{requested}","capabilities":{{}},"clientInfo":{{"name":"test","version":"0"}}}}}}"#
-            ),
-            &format!(
-                r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":"{expected}","capabilities":{{"tools":{{"listChanged":false}}}},"serverInfo":{{"name":"timeline","version":"{}"}},"instructions":{}}}}}"#,
-                env!("CARGO_PKG_VERSION"),
-                json!(spec().mcp_instructions)
-            ),
-        );
-        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    }
-
-    fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(bytes).unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn send(&mut self, line: &str) {
-        self.send_raw(format!("{line}\n").as_bytes());
-    }
-
-    /// The next line of output, without its newline.
-    #[track_caller]
-    fn recv(&mut self) -> String {
-        let mut line = String::new();
-        let n = self.stdout.read_line(&mut line).unwrap();
-        assert!(
-            n > 0,
-            "tl-mcp closed its output; stderr: {}",
-            self.stderr_now()
-        );
-        assert!(line.ends_with('\n'), "unterminated line {line:?}");
-        line.pop();
-        line
-    }
-
-    /// Send `line` and assert that the answer is exactly `expected`.
-    #[track_caller]
-    fn ask(&mut self, line: &str, expected: &str) {
-        self.send(line);
-        assert_eq!(self.recv(), expected, "answer to {line}");
-    }
-
-    /// Send `line` and return the answer parsed.
-    #[track_caller]
-    fn ask_json(&mut self, line: &str) -> Value {
-        self.send(line);
-        serde_json::from_str(&self.recv()).unwrap()
-    }
-
-    /// Assert that nothing was written since the last answer: the next line answers a fresh ping.
-    #[track_caller]
-    fn assert_silent(&mut self) {
-        self.ask(
-            r#"{"jsonrpc":"2.0","id":"silence","method":"ping"}"#,
-            r#"{"jsonrpc":"2.0","id":"silence","result":{}}"#,
-        );
-    }
-
-    /// Call a tool and return the exact answer line.
-    fn call(&mut self, id: u64, tool: &str, arguments: &str) -> String {
-        self.send(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
-        ));
-        self.recv()
-    }
-
-    fn stderr_now(&mut self) -> String {
-        let _ = self.child.kill();
-        self.stderr
-            .take()
-            .map(|h| h.join().unwrap())
-            .unwrap_or_default()
-    }
-
-    /// Close standard input; return the exit code, the rest of stdout and all of stderr.
-    fn finish(mut self) -> (i32, String, String) {
-        drop(self.stdin.take());
-        let mut rest = String::new();
-        self.stdout.read_to_string(&mut rest).unwrap();
-        let code = self.child.wait().unwrap().code().unwrap_or(-1);
-        let stderr = self.stderr.take().unwrap().join().unwrap();
-        (code, rest, stderr)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The text result of a tool, as `content` (and `structuredContent` when given).
 fn tool_ok(id: u64, text: &str, structured: bool) -> String {
@@ -217,7 +74,7 @@ fn error(id: &str, code: i64, message: &str) -> String {
 }
 
 fn tools_json() -> Value {
-    serde_json::from_str(include_str!("../generated/tools.json")).unwrap()
+    serde_json::from_str(include_str!("../../generated/tools.json")).unwrap()
 }
 
 // ---- P3: initialize, versions, ping ----
@@ -268,7 +125,7 @@ on_both_engines! {
             assert_eq!(server.finish().0, 0);
         }
         for unknown in ["2023-01-01", "2099-12-31", "", "latest"] {
-            let mut server = Server::start(&db);
+            let mut server = Server::open(&db);
             server.initialize(unknown, "2025-11-25");
             server.assert_silent();
             assert_eq!(server.finish().0, 0);
@@ -304,7 +161,7 @@ on_both_engines! {
     #[test]
     fn ping_works_before_initialize_and_a_second_initialize_is_refused() {
         let db = Db::new();
-        let mut server = Server::start(&db);
+        let mut server = Server::open(&db);
         server.assert_silent();
         server.initialize("2025-03-26", "2025-03-26");
         server.ask(
@@ -320,7 +177,7 @@ on_both_engines! {
     #[test]
     fn initialize_needs_a_protocol_version_string() {
         let db = Db::new();
-        let mut server = Server::start(&db);
+        let mut server = Server::open(&db);
         server.ask(
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
             &error(
@@ -715,7 +572,7 @@ on_both_engines! {
             assert_eq!(cli.code, 2, "{cli:?}");
             let expected: Value = serde_json::from_str(&cli.stderr).unwrap();
             assert_eq!(
-                server.call(
+                server.call_line(
                     1,
                     "timeline_summarize",
                     r#"{"timeline_id":"tl0","from":"n1","to":"n1","summary":"t","derived_from":["n2","n2"]}"#
@@ -812,7 +669,7 @@ on_both_engines! {
             assert!(!db.path.exists());
         }
         let db = Db::new();
-        let mut server = Server::start(&db);
+        let mut server = Server::open(&db);
         server.ask(
             r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
             &error(
@@ -890,10 +747,10 @@ on_both_engines! {
         assert_eq!(limit, LIMIT);
         let db = Db::new();
         let mut server = Server::init(&db, "2024-11-05");
-        server.call(1, "timeline_create", "{}");
+        server.call_line(1, "timeline_create", "{}");
         let text = "a".repeat(1_000_000);
         assert_eq!(
-            server.call(
+            server.call_line(
                 2,
                 "timeline_append",
                 &format!(r#"{{"timeline_id":"tl0","role":"user","text":"{text}","tokens":1}}"#)
@@ -1070,7 +927,7 @@ on_both_engines! {
             );
         }
         // Before initialize the latest version's list is served.
-        let mut server = Server::start(&db);
+        let mut server = Server::open(&db);
         server.ask(
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
             &format!(r#"{{"jsonrpc":"2.0","id":2,"result":{full}}}"#),
@@ -1220,7 +1077,7 @@ on_both_engines! {
     fn initialize_returns_instructions_in_every_version() {
         let db = Db::new();
         for version in VERSIONS {
-            let mut server = Server::start(&db);
+            let mut server = Server::open(&db);
             let answer = server.ask_json(&format!(
                 r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{version}"}}}}"#
             ));
@@ -1246,11 +1103,11 @@ on_both_engines! {
             let db = Db::new();
             let mut server = Server::init(&db, version);
             assert_eq!(
-                server.call(1, "timeline_create", "{}"),
+                server.call_line(1, "timeline_create", "{}"),
                 tool_ok(1, r#"{"timeline_id":"tl0"}"#, structured)
             );
             assert_eq!(
-                server.call(
+                server.call_line(
                     2,
                     "timeline_append",
                     r#"{"timeline_id":"tl0","role":"user","text":"Hello, world"}"#
@@ -1258,7 +1115,7 @@ on_both_engines! {
                 tool_ok(2, r#"{"node":"n1"}"#, structured)
             );
             assert_eq!(
-                server.call(
+                server.call_line(
                     3,
                     "timeline_context",
                     r#"{"timeline_id":"tl0","node":"n1"}"#
@@ -1270,7 +1127,7 @@ on_both_engines! {
                 )
             );
             assert_eq!(
-                server.call(4, "timeline_branches", r#"{"timeline_id":"tl0"}"#),
+                server.call_line(4, "timeline_branches", r#"{"timeline_id":"tl0"}"#),
                 tool_ok(
                     4,
                     r#"{"branches":[{"name":"main","head":"n1","current":true}]}"#,
@@ -1278,7 +1135,7 @@ on_both_engines! {
                 )
             );
             assert_eq!(
-                server.call(
+                server.call_line(
                     5,
                     "timeline_fork",
                     r#"{"timeline_id":"tl0","node":"n1","name":"alt"}"#
@@ -1286,7 +1143,7 @@ on_both_engines! {
                 tool_ok(5, r#"{"branch":"alt","head":"n1"}"#, structured)
             );
             assert_eq!(
-                server.call(6, "timeline_node", r#"{"timeline_id":"tl0","node":"n1"}"#),
+                server.call_line(6, "timeline_node", r#"{"timeline_id":"tl0","node":"n1"}"#),
                 tool_ok(
                     6,
                     r#"{"node":"n1","timeline_id":"tl0","role":"user","text":"Hello, world","tokens":3,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":3,"created_at":1767225600,"intent":null,"summary":null}"#,
@@ -1294,7 +1151,7 @@ on_both_engines! {
                 )
             );
             assert_eq!(
-                server.call(
+                server.call_line(
                     7,
                     "timeline_context_budget",
                     r#"{"timeline_id":"tl0","node":"n1","max_tokens":10}"#
@@ -1329,7 +1186,7 @@ on_both_engines! {
             let mut server = Server::init(&db, version);
             // The requirement's counterexample: data carries what it would take.
             assert_eq!(
-                server.call(
+                server.call_line(
                     1,
                     "timeline_context_budget",
                     r#"{"timeline_id":"tl0","node":"n4","max_tokens":1}"#
@@ -1344,18 +1201,18 @@ on_both_engines! {
             );
             let expected = json!({"error": "node not found: n99 does not exist in timeline tl0 (it has n1..n4); find the node you mean with `timeline_log` (`timeline_id: \"tl0\"`) or `timeline_search` (`timeline_id: \"tl0\"`, `query: ...`)"});
             assert_eq!(
-                server.call(2, "timeline_node", r#"{"timeline_id":"tl0","node":"n99"}"#),
+                server.call_line(2, "timeline_node", r#"{"timeline_id":"tl0","node":"n99"}"#),
                 tool_err(2, &expected, structured)
             );
             // A conflict, and a branch not eligible for archival (data holds the reasons).
-            let answer: Value = serde_json::from_str(&server.call(
+            let answer: Value = serde_json::from_str(&server.call_line(
                 3,
                 "timeline_drop_branch",
                 r#"{"timeline_id":"tl0","name":"main"}"#,
             ))
             .unwrap();
             assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
-            let answer: Value = serde_json::from_str(&server.call(
+            let answer: Value = serde_json::from_str(&server.call_line(
                 4,
                 "timeline_archive_branch",
                 r#"{"timeline_id":"tl0","branch":"main"}"#,
@@ -1387,7 +1244,7 @@ on_both_engines! {
         for version in VERSIONS {
             let mut server = Server::init(&db, version);
             assert_eq!(
-                server.call(
+                server.call_line(
                     1,
                     "timeline_append",
                     r#"{"timeline_id":"tl0","role":"user","text":"x","tokens":1}"#
@@ -1413,7 +1270,7 @@ on_both_engines! {
             }
         };
         assert_eq!(
-            server.call(1, "timeline_create", r#"{"idempotency_key":"c1"}"#),
+            server.call_line(1, "timeline_create", r#"{"idempotency_key":"c1"}"#),
             tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
         );
         // The same create key gives the first timeline back instead of a second one.
@@ -1444,7 +1301,7 @@ on_both_engines! {
         );
         // Read-only tools accept a key and ignore it.
         assert_eq!(
-            server.call(
+            server.call_line(
                 21,
                 "timeline_branches",
                 r#"{"timeline_id":"tl0","idempotency_key":"k1"}"#
@@ -1457,7 +1314,7 @@ on_both_engines! {
         );
         // Without a key a new message is appended.
         assert_eq!(
-            server.call(
+            server.call_line(
                 22,
                 "timeline_append",
                 r#"{"timeline_id":"tl0","role":"user","text":"once"}"#
@@ -1484,13 +1341,13 @@ on_both_engines! {
         let db = Db::new();
         let mut server = Server::init(&db, "2025-06-18");
         assert_eq!(
-            server.call(1, "timeline_create", "{}"),
+            server.call_line(1, "timeline_create", "{}"),
             tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
         );
         let n1 = db.append("user", "from the CLI", 4);
         assert_eq!(n1, "n1");
         assert_eq!(
-            server.call(
+            server.call_line(
                 2,
                 "timeline_context",
                 r#"{"timeline_id":"tl0","node":"n1"}"#
@@ -1502,7 +1359,7 @@ on_both_engines! {
             )
         );
         assert_eq!(
-            server.call(
+            server.call_line(
                 3,
                 "timeline_append",
                 r#"{"timeline_id":"tl0","role":"assistant","text":"from MCP","tokens":2}"#
@@ -1512,7 +1369,7 @@ on_both_engines! {
         db.tl(&["fork", "--node", "n1", "--name", "cli-branch"])
             .ok(r#"{"branch":"cli-branch","head":"n1"}"#);
         assert_eq!(
-            server.call(4, "timeline_branches", r#"{"timeline_id":"tl0"}"#),
+            server.call_line(4, "timeline_branches", r#"{"timeline_id":"tl0"}"#),
             tool_ok(
                 4,
                 r#"{"branches":[{"name":"main","head":"n2","current":true},{"name":"cli-branch","head":"n1","current":false}]}"#,
@@ -1529,10 +1386,10 @@ on_both_engines! {
         let mut db = Db::new();
         let path = db.path.to_str().unwrap().to_string();
         db.env("TIMELINE_DB", &path);
-        let mut server = Server::spawn(db.command(TL_MCP));
+        let mut server = Server::open_command(db.command(TL_MCP));
         server.initialize("2025-11-25", "2025-11-25");
         assert_eq!(
-            server.call(1, "timeline_create", "{}"),
+            server.call_line(1, "timeline_create", "{}"),
             tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
         );
         let (code, _, stderr) = server.finish();
@@ -1543,9 +1400,9 @@ on_both_engines! {
         let other = db.dir.path().join("other.json");
         let mut cmd = db.command(TL_MCP);
         cmd.arg("--db").arg(&other);
-        let mut server = Server::spawn(cmd);
+        let mut server = Server::open_command(cmd);
         assert_eq!(
-            server.call(1, "timeline_create", "{}"),
+            server.call_line(1, "timeline_create", "{}"),
             tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
         );
         drop(server);
@@ -1559,9 +1416,9 @@ on_both_engines! {
             .env_remove("APPDATA")
             .env("HOME", &home)
             .env("USERPROFILE", &home);
-        let mut server = Server::spawn(cmd);
+        let mut server = Server::open_command(cmd);
         assert_eq!(
-            server.call(1, "timeline_create", "{}"),
+            server.call_line(1, "timeline_create", "{}"),
             tool_ok(1, r#"{"timeline_id":"tl0"}"#, true)
         );
         drop(server);
@@ -1582,8 +1439,8 @@ on_both_engines! {
         let mut cmd = db.command(TL_MCP);
         cmd.arg("--db")
             .arg(db.dir.path().join("no-such-dir").join("db.json"));
-        let mut server = Server::spawn(cmd);
-        let answer: Value = serde_json::from_str(&server.call(1, "timeline_create", "{}")).unwrap();
+        let mut server = Server::open_command(cmd);
+        let answer: Value = serde_json::from_str(&server.call_line(1, "timeline_create", "{}")).unwrap();
         assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
         let message = answer["result"]["structuredContent"]["error"]
             .as_str()
@@ -1651,14 +1508,14 @@ on_both_engines! {
     #[test]
     fn end_of_input_exits_zero_even_mid_line() {
         let db = Db::new();
-        let mut server = Server::start(&db);
+        let mut server = Server::open(&db);
         server.send_raw(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
         let (code, rest, _) = server.finish();
         assert_eq!(
             (code, rest.as_str()),
             (0, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
         );
-        let server = Server::start(&db);
+        let server = Server::open(&db);
         let (code, rest, _) = server.finish();
         assert_eq!((code, rest.as_str()), (0, ""));
     }
@@ -1676,7 +1533,7 @@ on_both_engines! {
         ];
         let db = Db::new();
         db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-        let mut server = Server::start(&db);
+        let mut server = Server::open(&db);
         let mut rng = Rng(0x5eed_1234_abcd_0001);
         let mut input = Vec::new();
         for _ in 0..600 {
@@ -1927,6 +1784,116 @@ on_both_engines! {
         assert_eq!(
             cli.tl(&["export", "--format", "ascii"]).stdout,
             mcp_db.tl(&["export", "--format", "ascii"]).stdout
+        );
+    }
+
+    // From the code review (formerly tests/review.rs).
+    /// A whole-number float such as 100.0 is not "larger than the maximum"; only floats of 2^64 and
+    /// more are (G6: tokens and budgets are non-negative integers).
+    /// (Before initialize the server follows 2025-11-25, where argument errors are tool errors.)
+    #[test]
+    fn g6_a_float_token_count_is_refused_as_not_an_integer_not_as_too_large() {
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        let out = common::mcp_transcript(
+            &db,
+            &[
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"x","tokens":5.0}}}"#,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"x","tokens":1e30}}}"#,
+            ],
+        );
+        assert_eq!(
+            out,
+            concat!(
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"error\":\"invalid argument tokens: must be a non-negative integer, got 5.0\"}"}],"structuredContent":{"error":"invalid argument tokens: must be a non-negative integer, got 5.0"},"isError":true}}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"error\":\"invalid argument tokens: is larger than the maximum 18446744073709551615\"}"}],"structuredContent":{"error":"invalid argument tokens: is larger than the maximum 18446744073709551615"},"isError":true}}"#,
+                "\n",
+            )
+        );
+    }
+
+    /// `tl-mcp --db=` (an empty value) gets the same message as `tl-mcp --db ""`, not "unknown argument".
+    #[test]
+    fn g4_tl_mcp_empty_db_equals_form_says_the_value_is_missing() {
+        let db = Db::new();
+        for args in [&["--db="][..], &["--db", ""][..]] {
+            let output = db
+                .command(TL_MCP)
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert_eq!(
+                (
+                    output.status.code(),
+                    String::from_utf8(output.stdout).unwrap(),
+                    String::from_utf8(output.stderr).unwrap()
+                ),
+                (
+                    Some(2),
+                    String::new(),
+                    "tl-mcp: --db needs a value: the path of the database file\nUsage: tl-mcp [--db PATH]; run tl-mcp --help for more.\n".to_string()
+                ),
+                "{args:?}"
+            );
+        }
+    }
+
+    /// P5/G7: the MCP tool schemas and MCP errors describe MCP arguments; command-line instructions
+    /// ("Use - to read it from standard input, or --text-file PATH", "--from", "--intent-tag") are for
+    /// `tl` only. Over MCP a text "-" is just the text "-".
+    #[test]
+    fn p5_mcp_descriptions_carry_no_command_line_instructions() {
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        let out = common::mcp_transcript(
+            &db,
+            &[
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user"}}}"#,
+            ],
+        );
+        let lines: Vec<&str> = out.lines().collect();
+        let list: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        let tool = |name: &str| {
+            list["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == name)
+                .unwrap()["inputSchema"]["properties"]
+                .clone()
+        };
+        let append = tool("timeline_append");
+        let summarize = tool("timeline_summarize");
+        assert_eq!(
+            append["text"]["description"],
+            "The message text. At most 1 MiB (1048576 bytes) of UTF-8."
+        );
+        assert_eq!(
+            summarize["summary"]["description"],
+            "The summary text. At most 1 MiB (1048576 bytes) of UTF-8."
+        );
+        assert_eq!(
+            summarize["to"]["description"],
+            "The last node of the range: the start itself or a descendant of it."
+        );
+        for intent in [&append["intent"], &summarize["intent"]] {
+            assert_eq!(
+                intent["properties"]["note"]["description"],
+                "A note that explains the intent; needs tag. Shown by timeline_node, never in context results. At most 1 MiB (1048576 bytes) of UTF-8."
+            );
+        }
+        assert!(!lines[0].contains("--"), "{}", lines[0]);
+        assert_eq!(
+            lines[1],
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"error\":\"invalid argument text: required (The message text.)\"}"}],"structuredContent":{"error":"invalid argument text: required (The message text.)"},"isError":true}}"#
+        );
+        // The command line keeps its own instructions.
+        db.tl(&["append", "--role", "user"]).err(
+            2,
+            r#"{"error":"invalid argument --text: required (The message text. Use - to read it from standard input, or --text-file PATH.)"}"#,
         );
     }
 }

@@ -3,12 +3,10 @@
 //! standard error with a control or bidirectional character unescaped. JSON carries them as `\uXXXX`
 //! (and parses back to the same text), log lines and text views as `\u001b` too, the ASCII tree as JSON string literals.
 
-mod common;
+use crate::common;
 
-use common::{Db, TL_MCP};
+use common::{Db, McpSession, TL_MCP};
 use serde_json::{Value, json};
-use std::io::Write;
-use std::process::Stdio;
 
 /// ESC sequences (clear screen, retitle), BEL, DEL, C1 (NEL, the one-byte CSI), every bidirectional
 /// control the rule names, and the line separator.
@@ -94,25 +92,13 @@ fn tl_ascii_export_escapes_every_control_and_bidi_character() {
 
 /// Send `lines` to `tl-mcp` and return (stdout, stderr) once it has exited.
 fn mcp_session(db: &Db, args: &[&str], lines: &[&str]) -> (i32, String, String) {
-    let mut child = db
-        .command(TL_MCP)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let mut cmd = db.command(TL_MCP);
+    cmd.args(args);
+    let mut mcp = McpSession::open_command(cmd);
     for line in lines {
-        writeln!(stdin, "{line}").unwrap();
+        mcp.send(line);
     }
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    mcp.finish()
 }
 
 #[test]

@@ -1,9 +1,9 @@
 //! The storage engine through the real `tl` binary: locking across processes (S1), the write protocol
 //! and its fault points (S2), refusal of damaged files (S3), permissions (S4), derived data and old
 //! files (S5, S6), idempotency (I1, I2) and the audit (U1, U2). The SIGKILL test is in
-//! `tests/store_crash.rs`.
+//! `tests/suite/store_crash.rs`.
 
-mod common;
+use crate::common;
 
 use common::{Db, MKDIR, Run, TL, TempDir};
 use serde_json::{Value, json};
@@ -1759,6 +1759,52 @@ on_both_engines! {
         }
         assert_files_valid(&db);
     }
+
+    // From the code review (formerly tests/review.rs).
+    /// A read of a database that does not exist fails and leaves nothing behind: it used to create
+    /// `<db>.lock` (so `tl --db typo.json branches` left `typo.json.lock` in the directory).
+    #[test]
+    fn s1_a_read_of_a_missing_database_creates_no_lock_file() {
+        let db = Db::new();
+        db.tl(&["branches"]).err(
+            1,
+            r#"{"error":"no timeline in this database yet; run `tl create` first (or pass --db to use another file)"}"#,
+        );
+        db.tl(&["export", "--format", "ascii"]).err(
+            1,
+            r#"{"error":"no timeline in this database yet; run `tl create` first (or pass --db to use another file)"}"#,
+        );
+        assert_eq!(std::fs::read_dir(db.dir.path()).unwrap().count(), 0);
+    }
+}
+
+// From the code review (formerly tests/review.rs).
+/// S3, S5: a summary whose range is not older than the summary itself is invalid source data: the file
+/// is refused with the recovery steps and left byte for byte as it was.
+#[test]
+fn s5_a_summary_covering_itself_is_refused_on_load() {
+    let db = Db::new();
+    db.tl(&["create"]).json();
+    db.append("user", "a", 1);
+    db.tl(&["summarize", "--from", "n1", "--to", "n1", "--summary", "s"])
+        .ok(r#"{"node":"n2"}"#);
+    let mut file = db.value();
+    for node in file["timelines"][0]["nodes"].as_array_mut().unwrap() {
+        if node["id"] == "n2" {
+            node["summary"]["from"] = "n2".into();
+            node["summary"]["to"] = "n2".into();
+        }
+    }
+    std::fs::write(&db.path, serde_json::to_vec_pretty(&file).unwrap()).unwrap();
+    let before = db.bytes();
+    let run = db.tl(&["branches"]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("invalid content (timeline tl0: summary n2 has an invalid range n2..n2)"),
+        "{run:?}"
+    );
+    assert_eq!(db.bytes(), before);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2618,6 +2664,75 @@ mod read_only_and_links {
             // The same link in a directory only its owner may write to is followed, as the kernel would.
             fs::set_permissions(&shared, fs::Permissions::from_mode(0o755)).unwrap();
             via_link(&["context", "--node", "n2"]).ok(HELLO_CONTEXT);
+        }
+
+        // From the code review (formerly tests/review.rs).
+        /// A symbolic link to a database that does not exist yet is refused with the way forward, and
+        /// left alone. (It used to be replaced by a new regular file, so the database the link named was
+        /// silently abandoned; then it was resolved by Timeline itself to create the file where it pointed,
+        /// which let a link planted in /tmp decide where a file was created.) Once the database exists at
+        /// the real path, the link is followed.
+        #[cfg(unix)]
+        #[test]
+        fn s2_a_dangling_symlink_is_refused_not_replaced() {
+            let db = Db::new();
+            let real_dir = db.dir.path().join("real");
+            std::fs::create_dir(&real_dir).unwrap();
+            let target = real_dir.join(db.path.file_name().unwrap());
+            std::os::unix::fs::symlink(&target, &db.path).unwrap();
+            let refused = serde_json::json!({"error": format!(
+                "{} is a symbolic link to {}, which does not exist; nothing was read or written. Timeline does not create a database through a link (it could not tell who may write where the link points): create the database at the real path (tl --db <real path> create) or remove the link",
+                db.path.display(),
+                target.display()
+            )})
+            .to_string();
+            db.tl(&["create"]).err(3, &refused);
+            db.tl(&["branches"]).err(3, &refused);
+            assert!(
+                std::fs::symlink_metadata(&db.path)
+                    .unwrap()
+                    .file_type()
+                    .is_symlink()
+            );
+            assert_eq!(std::fs::read_dir(&real_dir).unwrap().count(), 0);
+            let mut real = Db::new();
+            real.path = target.clone();
+            real.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+            db.tl(&["append", "--role", "user", "--text", "hi"])
+                .ok(r#"{"node":"n1"}"#);
+            db.tl(&["context", "--node", "n1"])
+                .ok(r#"[{"node":"n1","role":"user","text":"hi","tokens":1}]"#);
+            assert!(
+                std::fs::symlink_metadata(&db.path)
+                    .unwrap()
+                    .file_type()
+                    .is_symlink()
+            );
+        }
+
+        /// A link into a missing directory is a dangling link: refused, and the link is left alone.
+        #[cfg(unix)]
+        #[test]
+        fn g4_a_symlink_into_a_missing_directory_is_refused() {
+            let db = Db::new();
+            let missing = db.dir.path().join("missing");
+            std::os::unix::fs::symlink(missing.join("db.json"), &db.path).unwrap();
+            db.tl(&["create"]).err(
+                3,
+                &serde_json::json!({"error": format!(
+                    "{} is a symbolic link to {}, which does not exist; nothing was read or written. Timeline does not create a database through a link (it could not tell who may write where the link points): create the database at the real path (tl --db <real path> create) or remove the link",
+                    db.path.display(),
+                    missing.join("db.json").display()
+                )})
+                .to_string(),
+            );
+            assert!(
+                std::fs::symlink_metadata(&db.path)
+                    .unwrap()
+                    .file_type()
+                    .is_symlink()
+            );
+            assert_eq!(std::fs::read_dir(db.dir.path()).unwrap().count(), 1);
         }
     }
 }

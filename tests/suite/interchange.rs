@@ -6,7 +6,7 @@
 //! lookups). The fixtures under tests/fixtures/interchange/ are synthetic and follow the published
 //! formats.
 
-mod common;
+use crate::common;
 
 use common::{Db, Run, TempDir};
 use serde_json::{Value, json};

@@ -12,7 +12,7 @@
 //!    temporary file: a replay returns the first result and leaves the file's bytes unchanged (I1), a
 //!    failure writes nothing and does not consume its key (I2, B4).
 
-mod common;
+use crate::common;
 
 use common::TempDir;
 use proptest::prelude::*;

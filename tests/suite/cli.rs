@@ -2,7 +2,7 @@
 //! (G6) with a failing input and its exact error, database path resolution (G4), the default timeline
 //! (G5), help and version, long texts from stdin or a file, and Unicode round trips.
 
-mod common;
+use crate::common;
 
 use common::{Db, MKDIR, Run, TL, TempDir};
 use serde_json::json;
@@ -690,6 +690,80 @@ on_both_engines! {
         let before = db.bytes();
         db.tl(&["pin", "--node", "n1"]).ok(r#"{"pinned":"n1"}"#);
         assert_eq!(db.bytes(), before);
+    }
+
+    // From the code review (formerly tests/review.rs).
+    /// A decimal number with leading zeros is still a non-negative integer on the command line (G6);
+    /// it was refused with "must be a non-negative integer, got \"007\"".
+    #[test]
+    fn g6_cli_numbers_may_have_leading_zeros() {
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db.tl(&["append", "--role", "user", "--text", "x", "--tokens", "007"])
+            .ok(r#"{"node":"n1"}"#);
+        db.tl(&["append", "--role", "user", "--text", "y", "--tokens", "00"])
+            .ok(r#"{"node":"n2"}"#);
+        db.tl(&["budget", "--node", "n2", "--max", "0007"]).ok(
+            r#"{"messages":[{"node":"n1","role":"user","text":"x","tokens":7},{"node":"n2","role":"user","text":"y","tokens":0}],"total_tokens":7,"summaries_created":[]}"#,
+        );
+        // Still a 64-bit number: leading zeros do not hide an overflow.
+        db.tl(&["budget", "--node", "n2", "--max", "018446744073709551616"])
+            .err(
+                2,
+                r#"{"error":"invalid argument --max: is larger than the maximum 18446744073709551615"}"#,
+            );
+    }
+
+    /// G4: an empty `--db` (say `--db "$DB"` with DB unset) is an error, as it is for tl-mcp; it used to
+    /// fall back silently to TIMELINE_DB or ~/.timeline.json and write there.
+    #[test]
+    fn g4_an_empty_db_flag_is_refused_not_replaced_by_the_home_database() {
+        let db = Db::new();
+        let home = db.dir.path().join("home");
+        std::fs::create_dir(&home).unwrap();
+        let run = |args: &[&str]| {
+            let output = db
+                .command(common::TL)
+                .env("HOME", &home)
+                .env("USERPROFILE", &home)
+                .env("TIMELINE_DB", db.dir.path().join("env.json"))
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            (
+                output.status.code(),
+                String::from_utf8(output.stdout).unwrap(),
+                String::from_utf8(output.stderr).unwrap(),
+            )
+        };
+        let refused = (
+            Some(2),
+            String::new(),
+            "{\"error\":\"invalid argument --db: must not be empty; pass the path of the database file, or leave --db out to use TIMELINE_DB or the default database\"}\n".to_string(),
+        );
+        assert_eq!(run(&["--db", "", "create"]), refused);
+        assert_eq!(run(&["create", "--db="]), refused);
+        assert!(!home.join(".timeline.json").exists());
+        assert!(!db.dir.path().join("env.json").exists());
+    }
+
+    /// G4: a --db path that ends with a separator names a directory; it is refused before any file is
+    /// created, with a file path to use instead.
+    #[test]
+    fn g4_a_db_path_ending_in_a_separator_is_refused() {
+        let db = Db::new();
+        let dir_path = format!("{}/", db.dir.path().join("newdir").display());
+        let mut cmd = db.command(common::TL);
+        let out = cmd.args(["--db", &dir_path, "create"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!(
+                "{{\"error\":\"{dir_path} ends with a path separator, so it names a directory; pass --db with a file path such as {dir_path}timeline.db\"}}\n"
+            )
+        );
+        assert_eq!(std::fs::read_dir(db.dir.path()).unwrap().count(), 0);
     }
 }
 

@@ -1,0 +1,27 @@
+//! The integration tests, one binary with a module per area, each running the real `tl` and `tl-mcp`
+//! (docs/contributing.md, "The test layout"). One binary links the library once instead of once per
+//! file. `layout` fails when a file here is not declared as a module, so none is silently left out.
+
+// First, so that `on_both_engines!` is in scope in every module below.
+#[macro_use]
+#[path = "../common/mod.rs"]
+mod common;
+
+mod archive;
+mod budget;
+mod capture;
+mod cli;
+mod completion;
+mod conformance;
+mod export;
+mod find;
+mod generated;
+mod interchange;
+mod layout;
+mod mcp;
+mod provenance;
+mod shell;
+mod store;
+mod store_crash;
+mod terminal;
+mod untrusted;

@@ -139,7 +139,12 @@ impl Session {
 
     /// One HTTP request to chromedriver; the parsed JSON answer, or the error it reported.
     fn http(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Value, String> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).map_err(|e| e.to_string())?;
+        let mut stream = loop {
+            match TcpStream::connect(("127.0.0.1", self.port)) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                other => break other.map_err(|e| e.to_string())?,
+            }
+        };
         stream
             .set_read_timeout(Some(Duration::from_secs(120)))
             .unwrap();
@@ -160,7 +165,7 @@ impl Session {
             if let Some(at) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
                 break at;
             }
-            let got = stream.read(&mut buf).map_err(|e| e.to_string())?;
+            let got = read_some(&mut stream, &mut buf)?;
             if got == 0 {
                 return Err("the connection closed before an HTTP head".into());
             }
@@ -175,7 +180,7 @@ impl Session {
         match length {
             Some(length) => {
                 while content.len() < length {
-                    let got = stream.read(&mut buf).map_err(|e| e.to_string())?;
+                    let got = read_some(&mut stream, &mut buf)?;
                     if got == 0 {
                         return Err("the connection closed inside an answer".into());
                     }
@@ -351,5 +356,16 @@ impl Session {
             "/actions",
             json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]}),
         );
+    }
+}
+
+/// One read, again when a signal interrupted it: the suite is one process, and a signal another
+/// test's child causes (such as SIGCHLD under a handler) must not fail a browser test.
+fn read_some(stream: &mut TcpStream, buf: &mut [u8]) -> Result<usize, String> {
+    loop {
+        match stream.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other.map_err(|e| e.to_string()),
+        }
     }
 }

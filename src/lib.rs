@@ -97,17 +97,17 @@ pub mod cli;
 #[doc(hidden)]
 pub mod codegen;
 pub mod error;
-pub mod export;
+pub(crate) mod export;
 mod fsutil;
-pub mod interchange;
+pub(crate) mod interchange;
 #[cfg(test)]
 mod layering;
 pub mod mcp;
 pub mod model;
 pub mod ops;
-pub mod search;
+pub(crate) mod search;
 pub mod service;
 pub mod spec;
 pub mod store;
-pub mod terminal;
-pub mod time;
+pub(crate) mod terminal;
+pub(crate) mod time;

@@ -40,25 +40,9 @@ pub struct Counts {
     pub edges: u64,
 }
 
-/// Render `timeline` as an ASCII tree in memory.
-pub fn ascii(timeline: &Timeline) -> Rendered {
-    let mut text = Vec::new();
-    let counts = ascii::write(timeline, &mut text).expect("writing to memory cannot fail");
-    Rendered {
-        text: String::from_utf8(text).expect("the tree is UTF-8"),
-        nodes: counts.nodes,
-        edges: counts.edges,
-    }
-}
-
 /// Write `timeline` as an ASCII tree to `out`, line by line.
 pub fn write_ascii(timeline: &Timeline, out: &mut dyn Write) -> io::Result<Counts> {
     ascii::write(timeline, out)
-}
-
-/// Render `timeline` as an uncompressed draw.io (mxGraph) document.
-pub fn drawio(timeline: &Timeline) -> Rendered {
-    drawio::render(timeline)
 }
 
 /// The export for library callers (`service::execute`): the ASCII text comes back in memory.

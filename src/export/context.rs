@@ -8,10 +8,11 @@ use crate::budget::{self, Segment};
 use crate::error::{Error, Result};
 use crate::interchange::{self, Entry, EntryKind};
 use crate::model::{SummaryKind, node_id, timeline_id};
+use crate::ops::results::Exported;
 use crate::ops::{self, ExportArgs};
 use crate::spec::spec;
 use crate::store::{NodeRow, Tx};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The formats that export a context rather than a whole timeline.
 pub fn is_context_format(format: &str) -> bool {
@@ -164,13 +165,14 @@ fn pretty(value: &Value) -> String {
 }
 
 /// The JSON result of an export written to `output`.
-pub fn result(context: &Context, args: &ExportArgs, output: &str, messages: usize) -> Value {
-    json!({
-        "format": args.format,
-        "timeline_id": timeline_id(context.timeline),
-        "output": output,
-        "nodes": context.entries.len(),
-        "node": node_id(context.target),
-        "messages": messages,
-    })
+pub fn result(context: &Context, args: &ExportArgs, output: &str, messages: usize) -> Exported {
+    Exported {
+        format: args.format.clone(),
+        timeline_id: timeline_id(context.timeline),
+        output: output.to_string(),
+        nodes: context.entries.len() as u64,
+        edges: None,
+        node: Some(node_id(context.target)),
+        messages: Some(messages as u64),
+    }
 }

@@ -14,9 +14,10 @@ mod html;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::Timeline;
+use crate::ops::results::Exported;
 use crate::ops::{ExportArgs, Output};
 use crate::store::{Store, Tx};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::{self, BufWriter, ErrorKind as IoKind, Write};
 use std::path::Path;
 
@@ -154,7 +155,7 @@ fn deliver_context(
         },
         Some(output) => {
             write_new_file(Path::new(output), &mut |out| out.write_all(text.as_bytes()))?;
-            Ok(Some(context::result(gathered, args, output, messages)))
+            crate::ops::json(Ok(context::result(gathered, args, output, messages))).map(Some)
         }
     }
 }
@@ -207,17 +208,19 @@ fn deliver(
         })?;
         counts.expect("written")
     };
-    let mut result = json!({
-        "format": format,
-        "timeline_id": timeline.id_str(),
-        "output": output,
-        "nodes": counts.nodes,
-        "edges": counts.edges,
-    });
-    if let (Some(n), "html") = (args.node, format) {
-        result["node"] = json!(crate::model::node_id(n));
-    }
-    Ok(Some(result))
+    let result = Exported {
+        format: format.to_string(),
+        timeline_id: timeline.id_str(),
+        output: output.to_string(),
+        nodes: counts.nodes,
+        edges: Some(counts.edges),
+        node: args
+            .node
+            .filter(|_| format == "html")
+            .map(crate::model::node_id),
+        messages: None,
+    };
+    crate::ops::json(Ok(result)).map(Some)
 }
 
 /// Write what `fill` writes to `path`, which must not exist yet (see `fsutil::write_new_file`),

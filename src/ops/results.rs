@@ -391,6 +391,29 @@ pub struct DbBackedUp {
     pub file_bytes: u64,
 }
 
+/// `export` to a file: what was written where. A tree export counts its links (`edges`); a context
+/// export names its target (`node`, also an HTML page opened at a message) and its messages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exported {
+    /// The format written.
+    pub format: String,
+    /// The timeline exported.
+    pub timeline_id: String,
+    /// The file written.
+    pub output: String,
+    /// Messages (nodes) written.
+    pub nodes: u64,
+    /// Links written (tree formats).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edges: Option<u64>,
+    /// The target message (context formats; an HTML page opened at a message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Messages of the context (context formats).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<u64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -681,6 +704,18 @@ mod tests {
                     }),
                 ),
             ]);
+            let results = results.chain([(
+                "export",
+                json(Exported {
+                    format: "html".into(),
+                    timeline_id: "tl0".into(),
+                    output: "o".into(),
+                    nodes: 1,
+                    edges: full.then_some(0),
+                    node: full.then(|| "n1".into()),
+                    messages: full.then_some(1),
+                }),
+            )]);
             for (op, value) in results {
                 let schema = &spec().operation(op).unwrap().result;
                 keys_follow(&value, schema, op);

@@ -106,7 +106,25 @@ enum Content {
 
 impl Prepared {
     fn new(format: Format, element: input::Element) -> Prepared {
-        let (source_id, title, content, value) = match element.value {
+        let value = match element.value {
+            Err(reason) => Err(reason),
+            Ok(input::Body::Value(value)) => Ok(value),
+            // Converted and digested as it was parsed.
+            Ok(input::Body::Read(read)) => {
+                return Prepared {
+                    file: element.file,
+                    index: element.index,
+                    source_id: read.source_id,
+                    title: read.title,
+                    hasher: read.hasher,
+                    content: match read.conversation {
+                        Ok(conversation) => Content::Ready(conversation),
+                        Err(reason) => Content::Mismatch(reason),
+                    },
+                };
+            }
+        };
+        let (source_id, title, content, value) = match value {
             Err(reason) => (None, None, Content::Unread(reason), Value::Null),
             Ok(value) => {
                 let content = match format.convert(&value) {
@@ -121,9 +139,7 @@ impl Prepared {
                 )
             }
         };
-        let mut hasher = Sha256::new();
-        hasher.update(format.as_str().as_bytes());
-        hasher.update([0]);
+        let mut hasher = interchange::digest::start(format);
         // Streamed into the digest: the same bytes as `value.to_string()` without a copy of the
         // conversation's whole text.
         let _ = serde_json::to_writer(DigestWriter(&mut hasher), &value);

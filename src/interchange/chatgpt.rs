@@ -531,9 +531,9 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                 "parent" => parent = map.next_value_seed(IdSeed { sink })?,
                 "message" => {
                     budget.refund(message_cost);
-                    let before = budget.left();
+                    let before = budget.used();
                     let value = map.next_value_seed(values::Seed(budget))?;
-                    message_cost = before - budget.left();
+                    message_cost = budget.used() - before;
                     sink.value(&value);
                     message = match value {
                         Value::Null => Field::Absent,

@@ -69,6 +69,8 @@ pub fn parse(bytes: &[u8]) -> Result<Value, Refused> {
 pub struct Budget {
     allowed: Cell<usize>,
     left: Cell<usize>,
+    /// What was charged and not refunded.
+    used: Cell<usize>,
     exhausted: Cell<bool>,
 }
 
@@ -77,6 +79,7 @@ impl Budget {
         Budget {
             allowed: Cell::new(allowed),
             left: Cell::new(allowed),
+            used: Cell::new(0),
             exhausted: Cell::new(false),
         }
     }
@@ -88,13 +91,14 @@ impl Budget {
         self.left.set(self.left.get().saturating_add(bytes));
     }
 
-    /// What is left.
-    pub fn left(&self) -> usize {
-        self.left.get()
+    /// What was charged and not refunded so far.
+    pub fn used(&self) -> usize {
+        self.used.get()
     }
 
     /// Give back what was charged for something dropped.
     pub fn refund(&self, bytes: usize) {
+        self.used.set(self.used.get().saturating_sub(bytes));
         self.left.set(
             self.left
                 .get()
@@ -131,6 +135,7 @@ impl Budget {
     pub fn charge<E: serde::de::Error>(&self, bytes: usize) -> Result<(), E> {
         match self.left.get().checked_sub(bytes) {
             Some(left) => {
+                self.used.set(self.used.get() + bytes);
                 self.left.set(left);
                 Ok(())
             }

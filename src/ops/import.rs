@@ -203,6 +203,21 @@ struct QueueState {
     stop: bool,
 }
 
+/// Ends the queue when the reader thread stops without ending it (a panic), so that the writer
+/// does not wait for ever; the panic itself is reported when the thread is joined.
+struct EndOnPanic<'q>(&'q Queue);
+
+impl Drop for EndOnPanic<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        if state.done.is_none() {
+            state.done = Some(Err(stopped()));
+        }
+        drop(state);
+        self.0.changed.notify_all();
+    }
+}
+
 /// The reader's error when the writer has stopped (never shown: the writer's error is).
 fn stopped() -> Error {
     Error::database("the import stopped")
@@ -309,6 +324,7 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
             .name("import-reader".into())
             .stack_size(READER_STACK)
             .spawn_scoped(scope, || {
+                let _ended = EndOnPanic(&queue);
                 let result = read_input(format, path, limits, &known, &queue);
                 queue.finish(result);
             })

@@ -815,8 +815,8 @@ on_both_engines! {
     /// stack): before the compact, streamed reading the `0` parts needed 73 MiB (skipped), the
     /// mapping 49 MiB (skipped as too many values) and the texts 49 MiB; now they need 26, 42
     /// (imported) and 28 MiB (on the JSON engine the texts need 94 MiB). glibc reserves 64 MiB of
-    /// address space for each heap of a thread's arena, memory
-    /// that is never touched, so the runs use one arena (`MALLOC_ARENA_MAX=1`).
+    /// address space for each heap of a thread's arena, memory that is never touched, so the runs
+    /// use one arena (`MALLOC_ARENA_MAX=1`).
     #[cfg(target_os = "linux")]
     #[test]
     fn memory_stays_bounded_under_an_address_space_limit() {

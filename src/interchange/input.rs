@@ -1082,6 +1082,46 @@ mod tests {
         assert!(err.message.contains("closes"), "{}", err.message);
     }
 
+    /// A ChatGPT conversation read into its compact form digests as its value did (what earlier
+    /// imports recorded), fields the conversion skips included.
+    #[test]
+    fn a_compact_chatgpt_conversation_digests_as_its_value() {
+        use sha2::Digest;
+        let text = r#"[{"title": "t\u00e9", "extra": {"a": [1, 2.5, -3, null, true, "\n"]}, "id": "c1",
+            "mapping": {"r": {"id": "r", "message": null, "parent": null, "children": ["m", 7]},
+            "m": {"parent": "r", "children": [], "message": {"id": "m", "author": {"role": "user"},
+            "content": {"content_type": "text", "parts": ["hi"]}, "metadata": {"x": 1e3}}}},
+            "current_node": "m", "create_time": 1700000000.5}]"#;
+        let mut got = Vec::new();
+        let mut progress = Progress::new("t");
+        progress.enabled = false;
+        scan(
+            Format::ChatGpt,
+            text.as_bytes(),
+            "t.json",
+            &mut progress,
+            &mut |e| {
+                got.push(e.value);
+                Ok(0)
+            },
+        )
+        .unwrap();
+        let Some(Ok(Body::Read(read))) = got.pop() else {
+            panic!("not read into its compact form")
+        };
+        let read = *read;
+        let value: Value = serde_json::from_str::<Vec<Value>>(text).unwrap().remove(0);
+        let mut expected = digest::start(Format::ChatGpt);
+        expected.update(value.to_string().as_bytes());
+        assert_eq!(read.hasher.finalize(), expected.finalize());
+        assert_eq!(read.conversation, Format::ChatGpt.convert(&value));
+        assert_eq!(
+            (read.source_id, read.title),
+            (Some("c1".into()), Some("té".into()))
+        );
+        assert_eq!(read.conversation.unwrap().messages.len(), 1);
+    }
+
     #[test]
     fn conversation_files() {
         for ok in [

@@ -2,8 +2,10 @@
 //!
 //! A data export (ChatGPT, Claude.ai) is a JSON array of conversations that can be gigabytes long. It
 //! is never held whole: a scanner walks the array byte by byte (tracking strings and brackets only)
-//! and hands over one conversation's JSON text at a time, which is then parsed on its own (within a
-//! memory allowance, see `values`), so memory holds one conversation. A conversation over
+//! and hands over one conversation at a time, parsed straight from the input as the scanner walks
+//! it (within a memory allowance, see `values`; ChatGPT's into a compact form, see `chatgpt::read`),
+//! so memory holds one conversation, never its whole text. The check pass holds one conversation's
+//! text at a time, to report a grammar error where serde_json finds it. A conversation over
 //! [`MAX_CONVERSATION_BYTES`] is skipped without being stored (the scanner still checks its
 //! brackets), one of too many values to parse within the allowance is skipped too; nesting deeper
 //! than [`MAX_DEPTH`] refuses the file. The input can be the JSON file, the export's folder (every `conversations.json` /
@@ -16,7 +18,7 @@
 //! escape) is skipped with its reason. Only regular files are read (a FIFO would never end).
 
 use super::values::{self, Refused};
-use super::{Format, MAX_CONVERSATION_BYTES};
+use super::{Format, MAX_CONVERSATION_BYTES, chatgpt, digest};
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::fs::File;
@@ -35,8 +37,25 @@ pub struct Element {
     pub file: String,
     /// Its position in that file's array, from 0.
     pub index: usize,
-    /// The parsed JSON, or the reason it was skipped unparsed (too large).
-    pub value: std::result::Result<Value, String>,
+    /// What was read of it, or the reason it was skipped unparsed (too large).
+    pub value: std::result::Result<Body, String>,
+}
+
+/// What was read of one conversation.
+pub enum Body {
+    /// Its JSON as a value (the formats converted from values).
+    Value(Value),
+    /// Read and converted as it was parsed (ChatGPT exports: see `chatgpt::read`).
+    Read(Box<Converted>),
+}
+
+/// A conversation converted while it was parsed, with what the import needs of its JSON.
+pub struct Converted {
+    pub source_id: Option<String>,
+    pub title: Option<String>,
+    pub conversation: std::result::Result<super::Conversation, String>,
+    /// The digest's state after the format and the conversation's JSON (see `digest`).
+    pub hasher: sha2::Sha256,
 }
 
 /// What a reading of the input does with each conversation.
@@ -132,6 +151,7 @@ pub fn read(
                 Error::invalid(format!("invalid argument --input: cannot open {name}: {e}"))
             })?;
             scan(
+                format,
                 BufReader::with_capacity(1 << 16, reader),
                 &name,
                 &mut progress,
@@ -165,13 +185,14 @@ pub fn read(
                 format.as_str()
             )));
         }
-        read_zip(file, &shown, limits, &mut progress, each)?;
+        read_zip(format, file, &shown, limits, &mut progress, each)?;
         progress.finish();
         return Ok(());
     }
     progress.total = meta.len();
     if format.is_export() {
         scan(
+            format,
             BufReader::with_capacity(1 << 16, file),
             &shown,
             &mut progress,
@@ -197,7 +218,7 @@ pub fn read(
         each(Element {
             file: file_name(&shown),
             index: 0,
-            value: Ok(value),
+            value: Ok(Body::Value(value)),
         })?;
     }
     progress.finish();
@@ -258,6 +279,7 @@ pub fn is_conversations_file(name: &str) -> bool {
 }
 
 fn read_zip(
+    format: Format,
     file: File,
     shown: &str,
     limits: Limits,
@@ -305,6 +327,7 @@ fn read_zip(
             limits,
         };
         scan(
+            format,
             BufReader::with_capacity(1 << 16, capped),
             &label,
             progress,
@@ -403,24 +426,6 @@ fn depth_of(bytes: &[u8]) -> usize {
     deepest
 }
 
-/// Parse one conversation of an export: its value; or, when it is JSON by its grammar but holds a
-/// string that is not Unicode (a lone surrogate escape) or more values than its memory allowance
-/// (see `values`), the reason it is skipped; anything else refuses the file.
-fn parse_element(
-    bytes: &[u8],
-    shown: &str,
-    at: (usize, u64),
-) -> Result<std::result::Result<Value, String>> {
-    match values::parse(bytes) {
-        Ok(value) => Ok(Ok(value)),
-        Err(_) if !is_json_syntax(bytes) => parse(bytes, shown, Some(at)).map(Ok),
-        Err(Refused::TooLarge(reason)) => Ok(Err(reason)),
-        Err(Refused::Json(e)) => Ok(Err(format!(
-            "it holds a string that is not valid Unicode text ({e})"
-        ))),
-    }
-}
-
 /// Parse one conversation's (or one file's) JSON text.
 fn parse(bytes: &[u8], shown: &str, at: Option<(usize, u64)>) -> Result<Value> {
     if depth_of(bytes) > MAX_DEPTH {
@@ -459,6 +464,7 @@ fn parse(bytes: &[u8], shown: &str, at: Option<(usize, u64)>) -> Result<Value> {
 
 /// The array scanner over one file: hands each element's JSON text to `parse`, then to `each`.
 fn scan<R: BufRead>(
+    format: Format,
     mut reader: R,
     shown: &str,
     progress: &mut Progress,
@@ -515,26 +521,20 @@ fn scan<R: BufRead>(
             }
         }
         let start = s.offset;
-        buf.clear();
-        let size = s.element(&mut reader, &mut buf, index)?;
-        let value = if size > s.limit {
-            Err(format!(
-                "its JSON is {size} bytes, over the limit of {} MiB for one conversation",
-                s.limit >> 20
-            ))
-        } else if progress.pass == Pass::Check {
-            if !is_json_syntax(&buf) {
+        let value = if progress.pass == Pass::Check {
+            buf.clear();
+            let size = s.element(&mut reader, &mut buf, index)?;
+            if size <= s.limit && !is_json_syntax(&buf) {
                 parse(&buf, shown, Some((index, start)))?;
             }
-            Ok(Value::Null)
+            // A large text's memory is given back before the next conversation.
+            if buf.capacity() > 1 << 20 {
+                buf = Vec::new();
+            }
+            Ok(Body::Value(Value::Null))
         } else {
-            parse_element(&buf, shown, (index, start))?
+            s.read_element(format, &mut reader, index)?
         };
-        // The text is parsed: a large one's memory is given back before its values are converted.
-        if buf.capacity() > 1 << 20 {
-            buf = Vec::new();
-        }
-        buf.clear();
         let messages = each(Element {
             file: name.clone(),
             index,
@@ -650,88 +650,12 @@ impl Scanner<'_> {
         buf: &mut Vec<u8>,
         index: usize,
     ) -> Result<u64> {
-        let limit = self.limit;
-        let mut stack: Vec<u8> = Vec::new();
-        let mut in_string = false;
-        let mut escaped = false;
-        let mut started = false;
-        let mut size: u64 = 0;
-        let shown = self.shown;
-        let invalid = |what: String| {
-            Error::invalid(format!(
-                "invalid argument --input: {shown} {what}; nothing was imported"
-            ))
-        };
+        let mut walk = Walk::default();
         loop {
             let offset = self.offset;
             let chunk = self.fill(reader)?;
-            if chunk.is_empty() {
-                return Err(invalid(format!(
-                    "is truncated: it ends inside conversation {index}"
-                )));
-            }
-            let mut i = 0;
-            let mut done = false;
-            while i < chunk.len() {
-                let b = chunk[i];
-                if in_string {
-                    if escaped {
-                        escaped = false;
-                    } else if b == b'\\' {
-                        escaped = true;
-                    } else if b == b'"' {
-                        in_string = false;
-                        if stack.is_empty() {
-                            i += 1;
-                            done = true;
-                            break;
-                        }
-                    }
-                    i += 1;
-                    continue;
-                }
-                match b {
-                    b'"' => in_string = true,
-                    b'{' | b'[' => {
-                        if stack.len() >= MAX_DEPTH {
-                            return Err(invalid(format!(
-                                "nests more than {MAX_DEPTH} levels deep (conversation {index}, byte {})",
-                                offset + i as u64
-                            )));
-                        }
-                        stack.push(b);
-                    }
-                    b'}' | b']' => {
-                        let Some(open) = stack.pop() else {
-                            // The end of a scalar at the top level: the delimiter is not part of it.
-                            done = true;
-                            break;
-                        };
-                        if (open == b'{') != (b == b'}') {
-                            return Err(invalid(format!(
-                                "is not valid JSON: {:?} closes {:?} at byte {}",
-                                b as char,
-                                open as char,
-                                offset + i as u64
-                            )));
-                        }
-                        if stack.is_empty() {
-                            i += 1;
-                            done = true;
-                            break;
-                        }
-                    }
-                    b',' | b' ' | b'\t' | b'\n' | b'\r' if stack.is_empty() && started => {
-                        done = true;
-                        break;
-                    }
-                    _ => {}
-                }
-                started = true;
-                i += 1;
-            }
-            size += i as u64;
-            if size <= limit {
+            let (i, done) = walk.step(chunk, offset, index, self.shown)?;
+            if walk.size <= self.limit {
                 // By a quarter: doubling would let a conversation's text take twice its size.
                 if buf.capacity() - buf.len() < i {
                     buf.reserve_exact(i.max(buf.len() / 4));
@@ -742,9 +666,234 @@ impl Scanner<'_> {
             }
             self.advance(reader, i);
             if done {
-                return Ok(size);
+                return Ok(walk.size);
             }
         }
+    }
+
+    /// Parse one conversation of an export straight from the input (the reader is at its first
+    /// byte), its text never held whole: into its compact form (ChatGPT, see `chatgpt::read`) or a
+    /// value, within an allowance of [`values::OVERHEAD_BYTES`] plus the bytes read so far. What
+    /// cannot be read (over the size limit or the allowance, a string that is not Unicode) is
+    /// consumed to its end and its reason returned. The input's grammar was checked by a
+    /// [`Pass::Check`] before, so the parser's other errors are not expected here.
+    fn read_element<R: BufRead>(
+        &mut self,
+        format: Format,
+        reader: &mut R,
+        index: usize,
+    ) -> Result<std::result::Result<Body, String>> {
+        let budget = values::Budget::new(values::OVERHEAD_BYTES);
+        let mut element = ElementReader {
+            scanner: self,
+            reader,
+            walk: Walk::default(),
+            index,
+            budget: &budget,
+            done: false,
+            over: false,
+            error: None,
+        };
+        let read = {
+            let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(
+                1 << 13,
+                &mut element,
+            ));
+            de.disable_recursion_limit();
+            let read = if format == Format::ChatGpt {
+                let sink = digest::Sink::new(digest::start(format));
+                chatgpt::read(&mut de, &sink, &budget).map(|read| {
+                    Body::Read(Box::new(Converted {
+                        source_id: read.source_id,
+                        title: read.title,
+                        conversation: read.conversation,
+                        hasher: sink.into_inner(),
+                    }))
+                })
+            } else {
+                use serde::de::DeserializeSeed;
+                values::Seed(&budget).deserialize(&mut de).map(Body::Value)
+            };
+            read.and_then(|body| de.end().map(|()| body))
+        };
+        let e = match read {
+            Ok(body) => return Ok(Ok(body)),
+            Err(e) => e,
+        };
+        if let Some(error) = element.error.take() {
+            return Err(error);
+        }
+        let size = element.drain()?;
+        Ok(Err(if element.over {
+            format!(
+                "its JSON is {size} bytes, over the limit of {} MiB for one conversation",
+                element.scanner.limit >> 20
+            )
+        } else if budget.is_exhausted() {
+            budget.streamed_reason()
+        } else {
+            format!("it holds a string that is not valid Unicode text ({e})")
+        }))
+    }
+}
+
+/// Where the scanner is inside one element: its open brackets, whether in a string, its size.
+#[derive(Default)]
+struct Walk {
+    stack: Vec<u8>,
+    in_string: bool,
+    escaped: bool,
+    started: bool,
+    /// Bytes of the element so far.
+    size: u64,
+}
+
+impl Walk {
+    /// How many bytes of `chunk` (read at `offset`) belong to the element, and whether it ends
+    /// there; an error refuses the file (brackets that do not match, too deep, truncated).
+    fn step(
+        &mut self,
+        chunk: &[u8],
+        offset: u64,
+        index: usize,
+        shown: &str,
+    ) -> Result<(usize, bool)> {
+        let invalid = |what: String| {
+            Error::invalid(format!(
+                "invalid argument --input: {shown} {what}; nothing was imported"
+            ))
+        };
+        if chunk.is_empty() {
+            return Err(invalid(format!(
+                "is truncated: it ends inside conversation {index}"
+            )));
+        }
+        let mut i = 0;
+        let mut done = false;
+        while i < chunk.len() {
+            let b = chunk[i];
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                    if self.stack.is_empty() {
+                        i += 1;
+                        done = true;
+                        break;
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    if self.stack.len() >= MAX_DEPTH {
+                        return Err(invalid(format!(
+                            "nests more than {MAX_DEPTH} levels deep (conversation {index}, byte {})",
+                            offset + i as u64
+                        )));
+                    }
+                    self.stack.push(b);
+                }
+                b'}' | b']' => {
+                    let Some(open) = self.stack.pop() else {
+                        // The end of a scalar at the top level: the delimiter is not part of it.
+                        done = true;
+                        break;
+                    };
+                    if (open == b'{') != (b == b'}') {
+                        return Err(invalid(format!(
+                            "is not valid JSON: {:?} closes {:?} at byte {}",
+                            b as char,
+                            open as char,
+                            offset + i as u64
+                        )));
+                    }
+                    if self.stack.is_empty() {
+                        i += 1;
+                        done = true;
+                        break;
+                    }
+                }
+                b',' | b' ' | b'\t' | b'\n' | b'\r' if self.stack.is_empty() && self.started => {
+                    done = true;
+                    break;
+                }
+                _ => {}
+            }
+            self.started = true;
+            i += 1;
+        }
+        self.size += i as u64;
+        Ok((i, done))
+    }
+}
+
+/// One element's bytes as the scanner walks them: reading ends where the element ends. A problem
+/// the scanner finds (kept in `error`) or the size limit (`over`) stops the reading with an error.
+struct ElementReader<'r, 'a, R> {
+    scanner: &'r mut Scanner<'a>,
+    reader: &'r mut R,
+    walk: Walk,
+    index: usize,
+    /// Grows by the bytes read.
+    budget: &'r values::Budget,
+    done: bool,
+    over: bool,
+    error: Option<Error>,
+}
+
+impl<R: BufRead> ElementReader<'_, '_, R> {
+    /// Consume the rest of the element (still checking its brackets); its size in bytes.
+    fn drain(&mut self) -> Result<u64> {
+        while !self.done {
+            let offset = self.scanner.offset;
+            let chunk = self.scanner.fill(self.reader)?;
+            let (i, done) = self
+                .walk
+                .step(chunk, offset, self.index, self.scanner.shown)?;
+            self.scanner.advance(self.reader, i);
+            self.done = done;
+        }
+        Ok(self.walk.size)
+    }
+}
+
+impl<R: BufRead> Read for ElementReader<'_, '_, R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.done || out.is_empty() || self.error.is_some() || self.over {
+            return Ok(0);
+        }
+        let stop = |this: &mut Self, error: Option<Error>| {
+            this.error = error;
+            Err(std::io::Error::other("the scanner stopped the element"))
+        };
+        let offset = self.scanner.offset;
+        let chunk = match self.scanner.fill(self.reader) {
+            Ok(chunk) => chunk,
+            Err(e) => return stop(self, Some(e)),
+        };
+        let window = &chunk[..chunk.len().min(out.len())];
+        let (i, done) = match self
+            .walk
+            .step(window, offset, self.index, self.scanner.shown)
+        {
+            Ok(step) => step,
+            Err(e) => return stop(self, Some(e)),
+        };
+        out[..i].copy_from_slice(&window[..i]);
+        self.scanner.advance(self.reader, i);
+        self.done = done;
+        self.budget.grow(i);
+        if self.walk.size > self.scanner.limit {
+            self.over = true;
+            return stop(self, None);
+        }
+        Ok(i)
     }
 }
 
@@ -826,14 +975,33 @@ impl Progress {
 mod tests {
     use super::*;
 
+    /// The elements of `text` as an import reads them: checked whole first, then parsed.
     fn elements(text: &str) -> Result<Vec<std::result::Result<Value, String>>> {
         let mut out = Vec::new();
         let mut progress = Progress::new("t");
         progress.enabled = false;
-        scan(text.as_bytes(), "t.json", &mut progress, &mut |e| {
-            out.push(e.value);
-            Ok(0)
-        })?;
+        progress.pass = Pass::Check;
+        scan(
+            Format::Claude,
+            text.as_bytes(),
+            "t.json",
+            &mut progress,
+            &mut |_| Ok(0),
+        )?;
+        progress.pass = Pass::Parse;
+        scan(
+            Format::Claude,
+            text.as_bytes(),
+            "t.json",
+            &mut progress,
+            &mut |e| {
+                out.push(e.value.map(|body| match body {
+                    Body::Value(value) => value,
+                    Body::Read(_) => panic!("a claude conversation read as ChatGPT's"),
+                }));
+                Ok(0)
+            },
+        )?;
         Ok(out)
     }
 
@@ -915,6 +1083,46 @@ mod tests {
         let err = elements("[{\"long\": [1, 2}]").unwrap_err();
         TEST_LIMIT.with(|l| l.set(None));
         assert!(err.message.contains("closes"), "{}", err.message);
+    }
+
+    /// A ChatGPT conversation read into its compact form digests as its value did (what earlier
+    /// imports recorded), fields the conversion skips included.
+    #[test]
+    fn a_compact_chatgpt_conversation_digests_as_its_value() {
+        use sha2::Digest;
+        let text = r#"[{"title": "t\u00e9", "extra": {"a": [1, 2.5, -3, null, true, "\n"]}, "id": "c1",
+            "mapping": {"r": {"id": "r", "message": null, "parent": null, "children": ["m", 7]},
+            "m": {"parent": "r", "children": [], "message": {"id": "m", "author": {"role": "user"},
+            "content": {"content_type": "text", "parts": ["hi"]}, "metadata": {"x": 1e3}}}},
+            "current_node": "m", "create_time": 1700000000.5}]"#;
+        let mut got = Vec::new();
+        let mut progress = Progress::new("t");
+        progress.enabled = false;
+        scan(
+            Format::ChatGpt,
+            text.as_bytes(),
+            "t.json",
+            &mut progress,
+            &mut |e| {
+                got.push(e.value);
+                Ok(0)
+            },
+        )
+        .unwrap();
+        let Some(Ok(Body::Read(read))) = got.pop() else {
+            panic!("not read into its compact form")
+        };
+        let read = *read;
+        let value: Value = serde_json::from_str::<Vec<Value>>(text).unwrap().remove(0);
+        let mut expected = digest::start(Format::ChatGpt);
+        expected.update(value.to_string().as_bytes());
+        assert_eq!(read.hasher.finalize(), expected.finalize());
+        assert_eq!(read.conversation, Format::ChatGpt.convert(&value));
+        assert_eq!(
+            (read.source_id, read.title),
+            (Some("c1".into()), Some("té".into()))
+        );
+        assert_eq!(read.conversation.unwrap().messages.len(), 1);
     }
 
     #[test]

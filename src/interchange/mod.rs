@@ -20,6 +20,7 @@ mod chatgpt;
 mod claude;
 pub(crate) mod claude_code;
 pub(crate) mod codex;
+pub(crate) mod digest;
 pub(crate) mod gemini;
 pub(crate) mod input;
 pub(crate) mod llm;

@@ -4,9 +4,9 @@
 //! array that may hold twice that while it grows, and each object member a key string and an entry
 //! of an ordered map. A conversation of millions of tiny values (or of a mapping of 200,000 nodes)
 //! would take gigabytes. The values are built here with their memory counted as they are made, and
-//! building stops once they would take more than [`allowance`] bytes: the conversation is then
-//! skipped with a reason, and the import's memory stays within about [`OVERHEAD_BYTES`] plus twice
-//! the largest conversation's JSON (its text, and its values, whose strings take about as much).
+//! building stops once they would take more than [`allowance`] bytes (or, for text parsed as it is
+//! read, [`OVERHEAD_BYTES`] plus the bytes read so far): the conversation is then skipped with a
+//! reason. The [`Budget`] also counts the compact form ChatGPT's reader keeps (`chatgpt::read`).
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
@@ -25,7 +25,7 @@ pub fn allowance(len: usize) -> usize {
 // of vectors and maps included) stays below the count.
 
 /// A string's heap block: its bytes and the allocator's header and rounding.
-fn string_cost(len: usize) -> usize {
+pub fn string_cost(len: usize) -> usize {
     if len == 0 { 0 } else { 32 + len }
 }
 /// One array element: a `Value` (72 bytes with ordered maps), twice over while the vector grows by
@@ -52,10 +52,7 @@ pub enum Refused {
 /// 128 levels is lifted: the input's depth was bounded before), within [`allowance`].
 pub fn parse(bytes: &[u8]) -> Result<Value, Refused> {
     let allowed = allowance(bytes.len());
-    let budget = Budget {
-        left: Cell::new(allowed),
-        exhausted: Cell::new(false),
-    };
+    let budget = Budget::new(allowed);
     let mut de = serde_json::Deserializer::from_slice(bytes);
     de.disable_recursion_limit();
     let built = Seed(&budget).deserialize(&mut de).and_then(|value| {
@@ -64,24 +61,81 @@ pub fn parse(bytes: &[u8]) -> Result<Value, Refused> {
     });
     match built {
         Ok(value) => Ok(value),
-        Err(_) if budget.exhausted.get() => Err(Refused::TooLarge(format!(
-            "its JSON holds too many values to convert within {} MiB of memory (the limit for {} bytes of JSON); split the conversation or leave out what it repeats",
-            allowed >> 20,
-            bytes.len()
-        ))),
-        Err(e) => Err(Refused::Json(e)),
+        Err(e) => Err(budget.refusal(e, bytes.len())),
     }
 }
 
-struct Budget {
+/// What the values (or a converter's compact form) of one conversation may still take.
+pub struct Budget {
+    allowed: Cell<usize>,
     left: Cell<usize>,
+    /// What was charged and not refunded.
+    used: Cell<usize>,
     exhausted: Cell<bool>,
 }
 
 impl Budget {
-    fn charge<E: serde::de::Error>(&self, bytes: usize) -> Result<(), E> {
+    pub fn new(allowed: usize) -> Budget {
+        Budget {
+            allowed: Cell::new(allowed),
+            left: Cell::new(allowed),
+            used: Cell::new(0),
+            exhausted: Cell::new(false),
+        }
+    }
+
+    /// `bytes` more of the JSON were read: the allowance of text parsed as it is read, whose size
+    /// is known only at its end, grows with it.
+    pub fn grow(&self, bytes: usize) {
+        self.allowed.set(self.allowed.get().saturating_add(bytes));
+        self.left.set(self.left.get().saturating_add(bytes));
+    }
+
+    /// What was charged and not refunded so far.
+    pub fn used(&self) -> usize {
+        self.used.get()
+    }
+
+    /// Give back what was charged for something dropped.
+    pub fn refund(&self, bytes: usize) {
+        self.used.set(self.used.get().saturating_sub(bytes));
+        self.left.set(
+            self.left
+                .get()
+                .saturating_add(bytes)
+                .min(self.allowed.get()),
+        );
+    }
+
+    pub fn is_exhausted(&self) -> bool {
+        self.exhausted.get()
+    }
+
+    /// Why parsing JSON text of `len` bytes failed with `e`.
+    pub fn refusal(&self, e: serde_json::Error, len: usize) -> Refused {
+        if self.exhausted.get() {
+            Refused::TooLarge(format!(
+                "its JSON holds too many values to convert within {} MiB of memory (the limit for {len} bytes of JSON); split the conversation or leave out what it repeats",
+                self.allowed.get() >> 20
+            ))
+        } else {
+            Refused::Json(e)
+        }
+    }
+
+    /// Why a conversation parsed as it was read went over its growing allowance (where it did
+    /// depends on the order of its values, so the reason names the rule, not a number).
+    pub fn streamed_reason(&self) -> String {
+        format!(
+            "its JSON holds too many values to convert within {} MiB of memory plus the size of its JSON; split the conversation or leave out what it repeats",
+            OVERHEAD_BYTES >> 20
+        )
+    }
+
+    pub fn charge<E: serde::de::Error>(&self, bytes: usize) -> Result<(), E> {
         match self.left.get().checked_sub(bytes) {
             Some(left) => {
+                self.used.set(self.used.get() + bytes);
                 self.left.set(left);
                 Ok(())
             }
@@ -97,7 +151,7 @@ impl Budget {
 
 /// Builds one value, as `serde_json::Value`'s own deserializer does, counting what it allocates.
 #[derive(Clone, Copy)]
-struct Seed<'b>(&'b Budget);
+pub struct Seed<'b>(pub &'b Budget);
 
 impl<'de> DeserializeSeed<'de> for Seed<'_> {
     type Value = Value;

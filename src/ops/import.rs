@@ -112,7 +112,27 @@ enum Content {
 
 impl Prepared {
     fn new(format: Format, element: input::Element) -> Prepared {
-        let (source_id, title, content, value) = match element.value {
+        let value = match element.value {
+            Err(reason) => Err(reason),
+            Ok(input::Body::Value(value)) => Ok(value),
+            // Converted and digested as it was parsed.
+            Ok(input::Body::Read(read)) => {
+                return Prepared {
+                    file: element.file,
+                    index: element.index,
+                    source_id: read.source_id,
+                    title: read.title,
+                    hasher: read.hasher,
+                    content: match read.conversation {
+                        Ok(conversation) => Content::Ready(conversation),
+                        Err(reason) => Content::Mismatch(reason),
+                    },
+                    // Only session files (Codex) fork, and they are not read this way.
+                    forked_from: None,
+                };
+            }
+        };
+        let (source_id, title, content, value) = match value {
             Err(reason) => (None, None, Content::Unread(reason), Value::Null),
             Ok(value) => {
                 let content = match format.convert(&value) {
@@ -127,9 +147,7 @@ impl Prepared {
                 )
             }
         };
-        let mut hasher = Sha256::new();
-        hasher.update(format.as_str().as_bytes());
-        hasher.update([0]);
+        let mut hasher = interchange::digest::start(format);
         // Streamed into the digest: the same bytes as `value.to_string()` without a copy of the
         // conversation's whole text.
         let _ = serde_json::to_writer(DigestWriter(&mut hasher), &value);
@@ -192,6 +210,21 @@ struct QueueState {
     done: Option<Result<()>>,
     /// The writer failed: the reader stops.
     stop: bool,
+}
+
+/// Ends the queue when the reader thread stops without ending it (a panic), so that the writer
+/// does not wait for ever; the panic itself is reported when the thread is joined.
+struct EndOnPanic<'q>(&'q Queue);
+
+impl Drop for EndOnPanic<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        if state.done.is_none() {
+            state.done = Some(Err(stopped()));
+        }
+        drop(state);
+        self.0.changed.notify_all();
+    }
 }
 
 /// The reader's error when the writer has stopped (never shown: the writer's error is).
@@ -303,6 +336,7 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
             .name("import-reader".into())
             .stack_size(READER_STACK)
             .spawn_scoped(scope, || {
+                let _ended = EndOnPanic(&queue);
                 let result = read_input(format, path, limits, &known, args.quiet, &queue);
                 queue.finish(result);
             })

@@ -1,0 +1,238 @@
+//! A conversation's import digest, streamed while it is parsed.
+//!
+//! The digest is SHA-256 of the format and of the conversation's JSON as `Value::to_string` writes
+//! it (compact, keys in their order). A converter that parses into its own compact form, keeping
+//! only what it needs, writes here what it meets as it meets it, in that same form: the parts it
+//! keeps through [`Sink`], the rest through [`Skip`], which builds nothing. The bytes are those of
+//! the value, except for an object holding one key twice: a value keeps the first key's place with
+//! the last key's value, the stream both (such files digest differently than before, see
+//! spec/NOTES.md).
+
+use super::Format;
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::cell::RefCell;
+use std::fmt;
+
+/// The digest's state before the conversation: the format and a separator.
+pub fn start(format: Format) -> Sha256 {
+    let mut hasher = Sha256::new();
+    hasher.update(format.as_str().as_bytes());
+    hasher.update([0]);
+    hasher
+}
+
+/// The digest being written (shared by the nested parsers of one conversation).
+pub struct Sink(RefCell<Sha256>);
+
+impl Sink {
+    pub fn new(hasher: Sha256) -> Sink {
+        Sink(RefCell::new(hasher))
+    }
+
+    pub fn into_inner(self) -> Sha256 {
+        self.0.into_inner()
+    }
+
+    pub fn bytes(&self, bytes: &[u8]) {
+        self.0.borrow_mut().update(bytes);
+    }
+
+    /// A string (also an object's key) as JSON, escaped as `Value::to_string` escapes it.
+    pub fn str(&self, text: &str) {
+        let _ = serde_json::to_writer(Writer(self), text);
+    }
+
+    /// A whole value, as `Value::to_string` writes it.
+    pub fn value(&self, value: &Value) {
+        let _ = serde_json::to_writer(Writer(self), value);
+    }
+
+    fn number<T: serde::Serialize>(&self, number: T) {
+        let _ = serde_json::to_writer(Writer(self), &number);
+    }
+}
+
+/// Writes into a [`Sink`] (writing never fails).
+struct Writer<'s>(&'s Sink);
+
+impl std::io::Write for Writer<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.bytes(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Digests one value and keeps nothing of it (a string is only borrowed while it is digested).
+#[derive(Clone, Copy)]
+pub struct Skip<'s>(pub &'s Sink);
+
+impl<'de> DeserializeSeed<'de> for Skip<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+/// An object's key, digested and kept.
+pub struct Key<'s>(pub &'s Sink);
+
+impl<'de> DeserializeSeed<'de> for Key<'_> {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
+        let key = String::deserialize(deserializer)?;
+        self.0.str(&key);
+        Ok(key)
+    }
+}
+
+impl<'de> Visitor<'de> for Skip<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<(), E> {
+        self.0.bytes(if v { b"true" } else { b"false" });
+        Ok(())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
+        self.0.number(v);
+        Ok(())
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
+        self.0.number(v);
+        Ok(())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<(), E> {
+        // As a value holds it: a number that is not finite is null (and so written).
+        self.0.number(v);
+        Ok(())
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
+        self.0.str(v);
+        Ok(())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        self.0.bytes(b"null");
+        Ok(())
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<(), E> {
+        self.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        self.deserialize(deserializer)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.0.bytes(b"[");
+        let mut first = true;
+        while seq
+            .next_element_seed(Prefixed {
+                sink: self.0,
+                comma: !first,
+            })?
+            .is_some()
+        {
+            first = false;
+        }
+        self.0.bytes(b"]");
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.0.bytes(b"{");
+        let mut first = true;
+        while map
+            .next_key_seed(PrefixedKey {
+                sink: self.0,
+                comma: !first,
+            })?
+            .is_some()
+        {
+            self.0.bytes(b":");
+            map.next_value_seed(self)?;
+            first = false;
+        }
+        self.0.bytes(b"}");
+        Ok(())
+    }
+}
+
+/// An array's element, after a comma unless it is the first: the comma is written only once the
+/// element is there.
+struct Prefixed<'s> {
+    sink: &'s Sink,
+    comma: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for Prefixed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        if self.comma {
+            self.sink.bytes(b",");
+        }
+        Skip(self.sink).deserialize(deserializer)
+    }
+}
+
+/// An object's key after a comma unless it is the first, digested and kept.
+pub struct PrefixedKey<'s> {
+    pub sink: &'s Sink,
+    pub comma: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for PrefixedKey<'_> {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
+        if self.comma {
+            self.sink.bytes(b",");
+        }
+        Key(self.sink).deserialize(deserializer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn streamed(text: &str) -> Vec<u8> {
+        let sink = Sink::new(Sha256::new());
+        let mut de = serde_json::Deserializer::from_str(text);
+        Skip(&sink).deserialize(&mut de).unwrap();
+        sink.into_inner().finalize().to_vec()
+    }
+
+    #[test]
+    fn digests_what_a_value_writes() {
+        for text in [
+            r#"{"b": [1, -2, 3.5, -0, 1e3, "x\u0001\"/é", null, true, false, {}, []], "a": {"c": {"d": []}}}"#,
+            "[]",
+            "\"\"",
+            "12345678901234567890",
+            "[[[]], {\"\": \"\"}]",
+        ] {
+            let value: Value = serde_json::from_str(text).unwrap();
+            let expected = Sha256::digest(value.to_string().as_bytes()).to_vec();
+            assert_eq!(streamed(text), expected, "{text}");
+        }
+    }
+}

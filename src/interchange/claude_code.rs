@@ -140,7 +140,7 @@ impl Lines {
             return;
         }
         self.lines_read += 1;
-        let Ok(Value::Object(line)) = serde_json::from_str::<Value>(line) else {
+        let Some(Value::Object(line)) = super::values::parse_line(line) else {
             self.kinds.skip("unreadable_line");
             return;
         };

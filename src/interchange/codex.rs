@@ -103,7 +103,7 @@ pub fn convert(text: &str) -> Result<(Meta, Conversation), String> {
             continue;
         }
         lines_read += 1;
-        let Ok(Value::Object(line)) = serde_json::from_str::<Value>(line) else {
+        let Some(Value::Object(line)) = super::values::parse_line(line) else {
             kinds.skip("unreadable_line");
             continue;
         };

@@ -33,7 +33,7 @@ pub fn is_session_file(path: &Path) -> bool {
 /// The records of the file: its lines, or the messages of a whole-JSON session (after its
 /// metadata as the first record).
 fn records(text: &str, kinds: &mut Kinds) -> Vec<Map<String, Value>> {
-    if let Ok(Value::Object(mut whole)) = serde_json::from_str::<Value>(text)
+    if let Some(Value::Object(mut whole)) = super::values::parse_line(text)
         && let Some(Value::Array(messages)) = whole.remove("messages")
     {
         let mut out = vec![whole];
@@ -45,8 +45,8 @@ fn records(text: &str, kinds: &mut Kinds) -> Vec<Map<String, Value>> {
     }
     let mut out = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(record)) => out.push(record),
+        match super::values::parse_line(line) {
+            Some(Value::Object(record)) => out.push(record),
             _ => kinds.skip("unreadable_line"),
         }
     }

@@ -65,6 +65,17 @@ pub fn parse(bytes: &[u8]) -> Result<Value, Refused> {
     }
 }
 
+/// One line of a session file (or a session's whole JSON) as a value, within the same
+/// [`allowance`], and with serde_json's limit of 128 levels kept (a line's depth was not bounded
+/// before): `None` when it is not JSON or would take more memory than that.
+pub fn parse_line(text: &str) -> Option<Value> {
+    let budget = Budget::new(allowance(text.len()));
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = Seed(&budget).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(value)
+}
+
 /// What the values (or a converter's compact form) of one conversation may still take.
 pub struct Budget {
     allowed: Cell<usize>,

@@ -873,9 +873,62 @@ on_both_engines! {
     }
 }
 
+/// A session line is built within the same allowance as a conversation (issue 21, item 10): a
+/// Claude Code line of 8 million `0` values (16 MB, which as values would take over 500 MB) is
+/// counted as an unreadable line and the rest of the session is imported, under the baseline of a
+/// trivial session's import plus 64 MiB plus the line. Before, the line was parsed without a
+/// bound and the import aborted ("memory allocation of 150994944 bytes failed") under such a limit.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_huge_session_line_stays_bounded_under_an_address_space_limit() {
+    let db = db();
+    let line = |uuid: &str, parent: Option<&str>, content: &str| {
+        format!(
+            r#"{{"sessionId":"s1","type":"user","uuid":"{uuid}","parentUuid":{},"timestamp":"2026-01-05T11:00:00.000Z","message":{{"role":"user","content":{content}}}}}"#,
+            parent.map_or("null".to_string(), |p| format!("\"{p}\""))
+        )
+    };
+    let trivial = db.dir.path().join("trivial.jsonl");
+    std::fs::write(&trivial, line("u1", None, "\"hello\"") + "\n").unwrap();
+    let baseline = smallest_address_space_as(&db, "claude-code", &trivial.display().to_string());
+    let zeros = format!("[{}]", vec!["0"; 8_000_000].join(","));
+    let session = db.dir.path().join("huge.jsonl");
+    std::fs::write(
+        &session,
+        format!(
+            "{}\n{}\n",
+            line("u0", None, &zeros),
+            line("u1", None, "\"after\"")
+        ),
+    )
+    .unwrap();
+    let limit = baseline + (64 << 20) + zeros.len() as u64;
+    let run =
+        import_as_with_address_space(&db, "claude-code", &session.display().to_string(), limit);
+    assert_eq!(
+        run.code, 0,
+        "under {limit} bytes (baseline {baseline}): {run:?}"
+    );
+    let report = run.json();
+    assert_eq!(
+        (
+            report["messages"].clone(),
+            report["kinds"]["skipped"].clone()
+        ),
+        (json!(1), json!({"unreadable_line": 1})),
+        "{report}"
+    );
+}
+
 /// `tl import --format chatgpt --input <input>` with its address space limited to `bytes`.
 #[cfg(target_os = "linux")]
 fn import_with_address_space(db: &Db, input: &str, bytes: u64) -> Run {
+    import_as_with_address_space(db, "chatgpt", input, bytes)
+}
+
+/// `tl import --format <format> --input <input>` with its address space limited to `bytes`.
+#[cfg(target_os = "linux")]
+fn import_as_with_address_space(db: &Db, format: &str, input: &str, bytes: u64) -> Run {
     use std::os::unix::process::CommandExt;
     let mut cmd = db.command(common::TL);
     cmd.args([
@@ -883,7 +936,7 @@ fn import_with_address_space(db: &Db, input: &str, bytes: u64) -> Run {
         &db.path.display().to_string(),
         "import",
         "--format",
-        "chatgpt",
+        format,
         "--input",
         input,
     ])
@@ -919,10 +972,16 @@ fn import_with_address_space(db: &Db, input: &str, bytes: u64) -> Run {
 /// imports are into a scratch database beside the test's own, which stays untouched.
 #[cfg(target_os = "linux")]
 fn smallest_address_space(db: &Db, input: &str) -> u64 {
+    smallest_address_space_as(db, "chatgpt", input)
+}
+
+/// [`smallest_address_space`] for an import of `format`.
+#[cfg(target_os = "linux")]
+fn smallest_address_space_as(db: &Db, format: &str, input: &str) -> u64 {
     let succeeds = |bytes: u64| {
         let mut scratch = Db::new();
         scratch.env = db.env.clone();
-        import_with_address_space(&scratch, input, bytes).code == 0
+        import_as_with_address_space(&scratch, format, input, bytes).code == 0
     };
     let (mut low, mut high) = (1u64 << 20, 16u64 << 30);
     assert!(succeeds(high), "a trivial import fails under 16 GiB");

@@ -7,10 +7,30 @@ use crate::model::{Branch, Node, ROOT, node_id, timeline_id};
 use crate::store::{NodeChange, NodeRow, Tx};
 use std::collections::HashMap;
 
-/// The rows of root→n, root excluded, oldest first. The walk is bounded by the depth `n` claims:
-/// each step must go one level up (and, as the store refuses any other parent, to an older node),
-/// so a damaged file makes it fail after at most that many steps instead of circling for ever.
+/// The rows of root→n, root excluded, oldest first, from one path-window read (`Tx::ancestors`:
+/// one query, not one per node). IDs fall strictly along the window, so it holds at most n + 1 rows.
+/// A window that is not a sound path (a damaged file) is walked again node by node, which names
+/// the damage exactly.
 pub fn path_rows(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<Vec<NodeRow>> {
+    let mut rows = tx.ancestors(tl, n, n.saturating_add(1))?;
+    let sound = rows
+        .last()
+        .is_some_and(|root| root.id == ROOT && root.node.parent == ROOT && root.depth == 0)
+        && rows
+            .windows(2)
+            .all(|w| w[0].node.parent == w[1].id && w[1].depth.checked_add(1) == Some(w[0].depth));
+    if !sound {
+        return path_rows_by_node(tx, tl, n);
+    }
+    rows.pop();
+    rows.reverse();
+    Ok(rows)
+}
+
+/// `path_rows` one node at a time. The walk is bounded by the depth `n` claims: each step must go
+/// one level up (and, as the store refuses any other parent, to an older node), so a damaged file
+/// makes it fail after at most that many steps instead of circling for ever.
+fn path_rows_by_node(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<Vec<NodeRow>> {
     let mut at = existing(tx, tl, n)?;
     // (The depth is the file's claim: it sizes nothing beyond the nodes there are.)
     let mut rows = Vec::with_capacity(at.depth.min(n) as usize);

@@ -120,6 +120,26 @@ impl Tx for MemTx<'_> {
             .and_then(|i| node_row(&self.db.timelines[i], n)))
     }
 
+    fn ancestors(&mut self, tl: u64, n: u64, limit: u64) -> Result<Vec<NodeRow>> {
+        let Some(i) = self.find(tl) else {
+            return Ok(Vec::new());
+        };
+        let t = &self.db.timelines[i];
+        let mut rows = Vec::new();
+        let mut at = n;
+        while (rows.len() as u64) < limit {
+            let Some(row) = node_row(t, at) else { break };
+            let parent = row.node.parent;
+            let last = row.id == ROOT || parent >= row.id;
+            rows.push(row);
+            if last {
+                break;
+            }
+            at = parent;
+        }
+        Ok(rows)
+    }
+
     fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
         let t = self.get(tl)?;
         Ok(t.derived

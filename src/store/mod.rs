@@ -11,11 +11,13 @@
 //! How files are made, replaced and synced safely (private, never through a link, atomic) is
 //! `crate::fsutil`'s; this module says what a failure means for a database.
 
+mod count;
 mod fault;
 mod json;
 mod memory;
 mod sqlite;
 
+pub use count::VARIABLE as COUNT_READS_VARIABLE;
 pub use json::{DecodeError, decode, encode};
 pub use memory::MemTx;
 /// The schema version new SQLite databases get (and older ones are migrated to).
@@ -207,6 +209,12 @@ pub trait Tx {
 
     /// A node, the root n0 included.
     fn node(&mut self, tl: u64, n: u64) -> Result<Option<NodeRow>>;
+    /// A path window: node `n` and its ancestors, newest first, at most `limit` rows (the root n0
+    /// last when the window reaches it). One read whose cost is the rows it returns: SQLite answers
+    /// with one recursive query that follows parent links (each step to an older node, so it ends);
+    /// a server engine answers with the same query in one round trip. Empty when `n` does not exist.
+    /// The rows are as stored: the caller checks that they form a path (`ops::walk::path_rows`).
+    fn ancestors(&mut self, tl: u64, n: u64, limit: u64) -> Result<Vec<NodeRow>>;
     /// Children of `n`, oldest first.
     fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>>;
     /// Summaries and placeholders whose range starts at `from`, oldest first.
@@ -382,8 +390,8 @@ impl Store {
     /// Run `f` on a consistent view. Nothing it changes is kept.
     pub fn read<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Result<R> {
         match self {
-            Store::Sqlite(s) => s.read(f),
-            Store::Json(s) => s.read(f),
+            Store::Sqlite(s) => s.read(|tx| count::run(tx, f)),
+            Store::Json(s) => s.read(|tx| count::run(tx, f)),
         }
     }
 
@@ -391,8 +399,8 @@ impl Store {
     pub fn write<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
         refuse_missing_directory(self.path())?;
         match self {
-            Store::Sqlite(s) => s.write(f),
-            Store::Json(s) => s.write(f),
+            Store::Sqlite(s) => s.write(|tx| count::run(tx, f)),
+            Store::Json(s) => s.write(|tx| count::run(tx, f)),
         }
     }
 

@@ -169,6 +169,29 @@ impl Tx for SqlTx<'_> {
         Ok(row)
     }
 
+    fn ancestors(&mut self, tl: u64, n: u64, limit: u64) -> Result<Vec<NodeRow>> {
+        // Each step goes to an older node (`parent < id`), so the walk ends even on a file that
+        // claims a parent cycle; the caller sees the row where it stopped and names the damage.
+        let query = format!(
+            "WITH RECURSIVE up(at, k) AS (SELECT ?2, 0 \
+               UNION ALL SELECT n.parent, up.k + 1 FROM up JOIN nodes n \
+                 ON n.timeline = ?1 AND n.id = up.at \
+                 WHERE up.at <> 0 AND n.parent < n.id AND up.k + 1 < ?3) \
+             SELECT {NODE_COLUMNS} FROM up JOIN nodes ON nodes.timeline = ?1 AND nodes.id = up.at \
+             ORDER BY up.k"
+        );
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self
+            .conn
+            .prepare_cached(&query)
+            .and_then(|mut s| {
+                s.query_map(params![sql(tl), sql(n), limit], read_node)?
+                    .collect::<rusqlite::Result<Vec<NodeRow>>>()
+            })
+            .map_err(|e| self.fail(e))?;
+        Ok(rows)
+    }
+
     fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
         // (Only newer nodes: a child older than its parent is damage, refused when it is read.)
         self.ids(

@@ -3,23 +3,29 @@
 
 use super::walk::{advance_watermarks, cover_range, path_rows};
 use super::{ContextBudgetArgs, Ctx, message, message_json, output_cap, timeline_of};
-use crate::budget::{self, Candidate, Item, Reason, Segment};
+use crate::budget::{self, Candidate, Infeasible, Item, Plan, Reason, Segment};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::file::AuditEntry;
-use crate::model::{Node, Role, Summary, SummaryKind, node_id};
+use crate::model::{Node, ROOT, Role, Summary, SummaryKind, node_id};
 use crate::spec::spec;
-use crate::store::{NodeRow, Tx};
+use crate::store::{NodeRow, PathFind, Tx};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
 /// The path's rows, the planner's items, and the usable summaries with their node IDs.
 pub type PlannerInput = (Vec<NodeRow>, Vec<Item>, Vec<(u64, Candidate)>);
 
-/// The planner's input for `target`: the path's rows, its items, and the usable real summaries (with
-/// their node IDs) ordered by range start, range end and age. Reads the path and the summaries that
-/// start on it, nothing else.
+/// The planner's input for `target` from the whole path (the full scan): the path's rows, its
+/// items, and the usable real summaries (with their node IDs) ordered by range start, range end
+/// and age. Reads the path and the summaries that start on it, nothing else.
 pub fn planner_input(tx: &mut dyn Tx, tl: u64, target: u64) -> Result<PlannerInput> {
     let path = path_rows(tx, tl, target)?;
+    input_of(tx, tl, target, path)
+}
+
+/// The items and candidates of `path` (root→target, or a window whose first row stands for the
+/// part of the path above it).
+fn input_of(tx: &mut dyn Tx, tl: u64, target: u64, path: Vec<NodeRow>) -> Result<PlannerInput> {
     let position: HashMap<u64, usize> = path.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
     let items: Vec<Item> = path
         .iter()
@@ -63,16 +69,114 @@ pub fn planner_input(tx: &mut dyn Tx, tl: u64, target: u64) -> Result<PlannerInp
     Ok((path, items, candidates))
 }
 
+/// A planner input and the planner's answer for it.
+pub type Planned = (PlannerInput, std::result::Result<Plan, Infeasible>);
+
+/// The planner on the whole path: what a budget computed before path windows, kept for tests
+/// (the property that the window gives the same layout) and for `explain`, which shows every
+/// message of the path.
+pub fn plan_full_scan(tx: &mut dyn Tx, tl: u64, target: u64, max: u64) -> Result<Planned> {
+    let input = planner_input(tx, tl, target)?;
+    let plain: Vec<Candidate> = input.2.iter().map(|(_, c)| *c).collect();
+    let plan = budget::plan(&input.1, &plain, spec().constants.reserve_tokens, max);
+    Ok((input, plan))
+}
+
+/// The planner's layout for `target`: from a path window when that gives the full scan's layout
+/// (`plan_window`), from the whole path otherwise.
+pub fn plan_path(tx: &mut dyn Tx, tl: u64, target: u64, max: u64) -> Result<Planned> {
+    match plan_window(tx, tl, target, max)? {
+        Some(planned) => Ok(planned),
+        None => plan_full_scan(tx, tl, target, max),
+    }
+}
+
+/// The planner on a window of the path (issue 24, spec/NOTES.md): the newest messages back from
+/// the target until they hold more than the budget (`Tx::budget_window`), and the part above them
+/// as one item P whose tokens are a prefix sum, standing at the path's first message. `None` when
+/// the full scan might lay the path out differently, which holds unless every message of P is
+/// unpinned, starts no real summary, and has more tokens than the plan leaves unspent (so the
+/// message step keeps none of them), P holds more than a placeholder's tokens (so the cheapest
+/// layout leaves all of P out as one placeholder), and the plan leaves P out. One query checks P
+/// (`Tx::find_on_path`), returning at most one row.
+pub fn plan_window(tx: &mut dyn Tx, tl: u64, target: u64, max: u64) -> Result<Option<Planned>> {
+    let reserve = spec().constants.reserve_tokens;
+    let mut window = tx.budget_window(tl, target, max)?;
+    let sound = window.first().is_some_and(|t| t.id == target)
+        && window.windows(2).all(|w| {
+            w[0].node.parent == w[1].id && w[1].depth.checked_add(1) == Some(w[0].depth)
+        });
+    let Some(top) = window.last().cloned() else {
+        return Ok(None);
+    };
+    if !sound || top.id == ROOT || top.depth == 0 {
+        // The whole path (or a damaged one, which the full scan names).
+        return Ok(None);
+    }
+    window.reverse();
+    if top.node.parent == ROOT {
+        // The window reached the path's first message: it is the whole path.
+        let input = input_of(tx, tl, target, window)?;
+        let plain: Vec<Candidate> = input.2.iter().map(|(_, c)| *c).collect();
+        let plan = budget::plan(&input.1, &plain, reserve, max);
+        return Ok(Some((input, plan)));
+    }
+    let above = top.prefix_tokens - top.node.tokens;
+    if above <= reserve {
+        return Ok(None);
+    }
+    let Some(first) = tx.find_on_path(tl, top.node.parent, PathFind::Depth(1))? else {
+        return Ok(None);
+    };
+    let p = NodeRow {
+        node: Node {
+            tokens: above,
+            ..first.node
+        },
+        prefix_tokens: above,
+        depth: 1,
+        pinned: false,
+        ..first
+    };
+    let mut path = Vec::with_capacity(window.len() + 1);
+    path.push(p);
+    path.extend(window);
+    let input = input_of(tx, tl, target, path)?;
+    let plain: Vec<Candidate> = input.2.iter().map(|(_, c)| *c).collect();
+    let plan = budget::plan(&input.1, &plain, reserve, max);
+    let unspent = match &plan {
+        Ok(plan) => {
+            if !matches!(plan.segments.first(), Some(Segment::Gap { start: 0, .. })) {
+                return Ok(None);
+            }
+            u128::from(max) - plan.total_tokens
+        }
+        // No message step: only the cheapest layout, which needs every message of P above 0.
+        Err(_) => 0,
+    };
+    let Ok(unspent) = u64::try_from(unspent) else {
+        return Ok(None);
+    };
+    let obstacle = PathFind::Obstacle { tokens: unspent };
+    if tx.find_on_path(tl, top.node.parent, obstacle)?.is_some() {
+        return Ok(None);
+    }
+    Ok(Some((input, plan)))
+}
+
 pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Value> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let tl = timeline.id;
-    let reserve = spec().constants.reserve_tokens;
     let target = args.node;
     let max = args.max_tokens;
     message(tx, &timeline, target)?;
-    let (path, items, candidates) = planner_input(tx, tl, target)?;
-    let plain: Vec<Candidate> = candidates.iter().map(|(_, c)| *c).collect();
-    let plan = match budget::plan(&items, &plain, reserve, max) {
+    // An explanation shows every message of the path: it is planned on the whole path.
+    let ((path, _, candidates), plan) = if args.explain {
+        plan_full_scan(tx, tl, target, max)?
+    } else {
+        plan_path(tx, tl, target, max)?
+    };
+    let plan = match plan {
         Ok(plan) => plan,
         Err(infeasible) => {
             let mut data =
@@ -394,7 +498,9 @@ fn placeholder_name(by: Option<u64>, range: &str) -> String {
 fn path_placeholder_text(path: &[NodeRow], start: usize, end: usize) -> String {
     // Prefix sums of one path: the range's tokens are the difference.
     let omitted = path[end].prefix_tokens - (path[start].prefix_tokens - path[start].node.tokens);
-    placeholder_text(end - start + 1, path[start].id, path[end].id, omitted)
+    // Counted by depth: the first row of a window's path stands for every message above it.
+    let count = usize::try_from(path[end].depth - path[start].depth + 1).unwrap_or(usize::MAX);
+    placeholder_text(count, path[start].id, path[end].id, omitted)
 }
 
 /// Store placeholder `n` for path positions start..=end and count its coverage.

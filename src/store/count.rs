@@ -3,7 +3,9 @@
 //! depends on what it returns, not on the size of the database (a count, never a timing, so the
 //! tests are exact on any machine). Off (one environment lookup per transaction) unless asked for.
 
-use super::{Counts, Engine, NodeChange, NodeRow, SearchHit, SearchScope, TimelineRow, Tx};
+use super::{
+    Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx,
+};
 use crate::error::Result;
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Earlier, KnownImport, Timeline};
@@ -87,6 +89,15 @@ impl Tx for Counted<'_> {
         let r = self.tx.ancestors(tl, n, limit)?;
         self.add(r.len());
         Ok(r)
+    }
+    fn budget_window(&mut self, tl: u64, n: u64, max_tokens: u64) -> Result<Vec<NodeRow>> {
+        let r = self.tx.budget_window(tl, n, max_tokens)?;
+        self.add(r.len());
+        Ok(r)
+    }
+    fn find_on_path(&mut self, tl: u64, n: u64, find: PathFind) -> Result<Option<NodeRow>> {
+        self.add(1);
+        self.tx.find_on_path(tl, n, find)
     }
     fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
         let r = self.tx.children(tl, n)?;

@@ -20,6 +20,7 @@ mod sqlite;
 pub use count::VARIABLE as COUNT_READS_VARIABLE;
 pub use json::{DecodeError, decode, encode};
 pub use memory::MemTx;
+
 /// The schema version new SQLite databases get (and older ones are migrated to).
 pub use sqlite::schema_version as sqlite_schema_version;
 
@@ -215,6 +216,15 @@ pub trait Tx {
     /// a server engine answers with the same query in one round trip. Empty when `n` does not exist.
     /// The rows are as stored: the caller checks that they form a path (`ops::walk::path_rows`).
     fn ancestors(&mut self, tl: u64, n: u64, limit: u64) -> Result<Vec<NodeRow>>;
+    /// A budget's window: node `n` and its ancestors, newest first, until the messages read hold
+    /// more than `max_tokens` tokens (the last row is the first that passes the budget) or the path
+    /// ends (the root n0 last). One read like `ancestors`: prefix sums (`prefix_tokens`) say when to
+    /// stop, so its cost is the window, not the path.
+    fn budget_window(&mut self, tl: u64, n: u64, max_tokens: u64) -> Result<Vec<NodeRow>>;
+    /// One row on root→n (root excluded) that `find` names; `None` when there is none. One read that
+    /// returns at most one row (SQLite: a recursive query that follows parent links inside the
+    /// database and stops at the first match).
+    fn find_on_path(&mut self, tl: u64, n: u64, find: PathFind) -> Result<Option<NodeRow>>;
     /// Children of `n`, oldest first.
     fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>>;
     /// Summaries and placeholders whose range starts at `from`, oldest first.
@@ -293,6 +303,19 @@ pub trait Tx {
     fn load_database(&mut self) -> Result<Database>;
     /// What `db info` reports beyond the engine and path.
     fn counts(&mut self) -> Result<Counts>;
+}
+
+/// What `Tx::find_on_path` looks for on a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathFind {
+    /// The node at this depth (1: the path's first message).
+    Depth(u64),
+    /// Any node that could change a budget's layout if it were left out with the rest of the path
+    /// above a window: pinned, of at most this many tokens, or where a real summary's range starts.
+    Obstacle {
+        /// Tokens a message must exceed not to be an obstacle.
+        tokens: u64,
+    },
 }
 
 /// What a search looks at besides its query: one timeline or all, one role, one zone.

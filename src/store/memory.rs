@@ -153,7 +153,9 @@ impl Tx for MemTx<'_> {
                         || t.derived.summaries_from.get(&at).is_some_and(|s| {
                             s.iter().any(|&s| {
                                 t.nodes.get(s as usize).is_some_and(|s| {
-                                    s.summary.as_ref().is_some_and(|s| s.kind == SummaryKind::Real)
+                                    s.summary
+                                        .as_ref()
+                                        .is_some_and(|s| s.kind == SummaryKind::Real)
                                 })
                             })
                         })

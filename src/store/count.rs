@@ -124,6 +124,9 @@ impl Tx for Counted<'_> {
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {
         self.tx.change_node(tl, n, change)
     }
+    fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64> {
+        self.tx.cover_path(tl, from, to)
+    }
     fn branches(&mut self, tl: u64) -> Result<Vec<Branch>> {
         let r = self.tx.branches(tl)?;
         self.add(r.len());

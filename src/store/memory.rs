@@ -143,10 +143,20 @@ impl Tx for MemTx<'_> {
         };
         let t = &self.db.timelines[i];
         let mut at = n;
+        let mut oldest = None;
         while at != ROOT {
             let Some(row) = node_row(t, at) else { break };
             let found = match find {
                 PathFind::Depth(d) => row.depth == d,
+                PathFind::OldestBare { deeper_than } => {
+                    if row.depth <= deeper_than {
+                        break;
+                    }
+                    if !row.is_covered() {
+                        oldest = Some(row.clone());
+                    }
+                    false
+                }
                 PathFind::Obstacle { tokens } => {
                     row.pinned
                         || row.node.tokens <= tokens
@@ -169,7 +179,7 @@ impl Tx for MemTx<'_> {
             }
             at = row.node.parent;
         }
-        Ok(None)
+        Ok(oldest)
     }
 
     fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
@@ -220,6 +230,22 @@ impl Tx for MemTx<'_> {
         }
         t.index_summary_keys(n);
         Ok(())
+    }
+
+    fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64> {
+        let t = self.get(tl)?;
+        let mut covered = 0;
+        let mut at = to;
+        while at != ROOT && (at as usize) < t.nodes.len() {
+            t.derived.cover_count[at as usize] += 1;
+            covered += 1;
+            let parent = t.nodes[at as usize].parent;
+            if at == from || parent >= at {
+                break;
+            }
+            at = parent;
+        }
+        Ok(covered)
     }
 
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {

@@ -223,7 +223,7 @@ pub trait Tx {
     fn budget_window(&mut self, tl: u64, n: u64, max_tokens: u64) -> Result<Vec<NodeRow>>;
     /// One row on root→n (root excluded) that `find` names; `None` when there is none. One read that
     /// returns at most one row (SQLite: a recursive query that follows parent links inside the
-    /// database and stops at the first match).
+    /// database).
     fn find_on_path(&mut self, tl: u64, n: u64, find: PathFind) -> Result<Option<NodeRow>>;
     /// Children of `n`, oldest first.
     fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>>;
@@ -237,6 +237,10 @@ pub trait Tx {
     fn insert_node(&mut self, tl: u64, row: &NodeRow) -> Result<()>;
     /// Apply `change` to node `n`'s derived state.
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()>;
+    /// Count one more cover on every message of `to`'s path up to `from` (both included; never the
+    /// root): one write, reading nothing back. Returns how many messages it covered, which the caller
+    /// checks against the depths (a walk that stopped early is a damaged file).
+    fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64>;
 
     /// Branches in the order they were created.
     fn branches(&mut self, tl: u64) -> Result<Vec<Branch>>;
@@ -315,6 +319,12 @@ pub enum PathFind {
     Obstacle {
         /// Tokens a message must exceed not to be an obstacle.
         tokens: u64,
+    },
+    /// The bare node (`NodeRow::is_covered` false) closest to the root among those deeper than
+    /// this: what bounds a watermark.
+    OldestBare {
+        /// The depth of the current watermark; only nodes below it are looked at.
+        deeper_than: u64,
     },
 }
 

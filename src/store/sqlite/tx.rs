@@ -221,6 +221,12 @@ impl Tx for SqlTx<'_> {
         // The walk runs inside the database and stops at the first row that matches (LIMIT 1).
         let (stop, matches, value) = match find {
             PathFind::Depth(d) => ("AND n.depth > ?3", "nodes.depth = ?3", d),
+            PathFind::OldestBare { deeper_than } => (
+                "AND n.depth > ?3 + 1",
+                "nodes.depth > ?3 AND nodes.pinned = 0 AND nodes.summary_kind IS NULL \
+                 AND nodes.cover_count = 0 ORDER BY nodes.depth",
+                deeper_than,
+            ),
             PathFind::Obstacle { tokens } => (
                 "",
                 "(nodes.pinned OR nodes.tokens <= ?3 OR EXISTS (SELECT 1 FROM nodes s \
@@ -294,6 +300,18 @@ impl Tx for SqlTx<'_> {
             params![sql(tl), i64::from(row.node.cold)],
         )?;
         Ok(())
+    }
+
+    fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64> {
+        let changed = self.exec(
+            "WITH RECURSIVE up(at) AS (SELECT ?3 \
+               UNION ALL SELECT n.parent FROM up JOIN nodes n ON n.timeline = ?1 AND n.id = up.at \
+                 WHERE up.at <> ?2 AND up.at <> 0 AND n.parent < n.id) \
+             UPDATE nodes SET cover_count = cover_count + 1 \
+             WHERE timeline = ?1 AND id <> 0 AND id IN (SELECT at FROM up)",
+            params![sql(tl), sql(from), sql(to)],
+        )?;
+        Ok(changed as u64)
     }
 
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {

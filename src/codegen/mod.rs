@@ -10,7 +10,8 @@ use crate::spec::{mcp::tools_list, spec};
 use serde_json::Value;
 
 /// The note at the top of every generated file: where it comes from and how to regenerate it.
-pub const HEADER_NOTE: &str = "generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test suite generated::";
+pub const HEADER_NOTE: &str =
+    "generated from spec/timeline.json; do not edit. Regenerate with: cargo test --test suite generated::";
 
 /// Every generated file as (path relative to the repository root, contents).
 pub fn render_all() -> Vec<(&'static str, String)> {

@@ -1975,10 +1975,7 @@ fn s8_sqlite_database_is_owner_only_on_windows() {
 fn s8_sqlite_wal_and_shm_are_owner_only_on_windows() {
     let db = small_sqlite();
     let mut mcp = common::McpSession::start(&db);
-    mcp.ok(
-        "timeline_append",
-        serde_json::json!({"role": "user", "text": "third"}),
-    );
+    mcp.ok("timeline_append", serde_json::json!({"role": "user", "text": "third"}));
     for suffix in ["-wal", "-shm"] {
         let companion = PathBuf::from(format!("{}{suffix}", db.path.display()));
         assert_eq!(dacl(&companion), OWNER_ONLY, "{suffix}");

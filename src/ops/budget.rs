@@ -178,7 +178,10 @@ pub fn plan_window(tx: &mut dyn Tx, tl: u64, target: u64, max: u64) -> Result<Op
         let input = input_of(tx, tl, target, window)?;
         return Ok(Some(planned(input, max, None)));
     }
-    let above = top.prefix_tokens - top.node.tokens;
+    // (A damaged file's sums may not subtract: the full scan names the damage.)
+    let Some(above) = top.prefix_tokens.checked_sub(top.node.tokens) else {
+        return Ok(None);
+    };
     if above <= reserve {
         return Ok(None);
     }

@@ -132,7 +132,8 @@ impl Tx for MemTx<'_> {
             // Go on while the rows read so far hold at most max_tokens.
             let target = *top.get_or_insert(row.prefix_tokens);
             !rows.last().is_some_and(|last: &NodeRow| {
-                target - (last.prefix_tokens - last.node.tokens) > max_tokens
+                let above = last.prefix_tokens.saturating_sub(last.node.tokens);
+                target.saturating_sub(above) > max_tokens
             })
         }))
     }

@@ -3,23 +3,29 @@
 
 use super::walk::{advance_watermarks, cover_range, path_rows};
 use super::{ContextBudgetArgs, Ctx, message, message_json, output_cap, timeline_of};
-use crate::budget::{self, Candidate, Item, Reason, Segment};
+use crate::budget::{self, Candidate, Infeasible, Item, Plan, Reason, Segment};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::file::AuditEntry;
-use crate::model::{Node, Role, Summary, SummaryKind, node_id};
+use crate::model::{Node, ROOT, Role, Summary, SummaryKind, node_id};
 use crate::spec::spec;
-use crate::store::{NodeRow, Tx};
+use crate::store::{NodeRow, PathFind, Tx};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
 /// The path's rows, the planner's items, and the usable summaries with their node IDs.
 pub type PlannerInput = (Vec<NodeRow>, Vec<Item>, Vec<(u64, Candidate)>);
 
-/// The planner's input for `target`: the path's rows, its items, and the usable real summaries (with
-/// their node IDs) ordered by range start, range end and age. Reads the path and the summaries that
-/// start on it, nothing else.
+/// The planner's input for `target` from the whole path (the full scan): the path's rows, its
+/// items, and the usable real summaries (with their node IDs) ordered by range start, range end
+/// and age. Reads the path and the summaries that start on it, nothing else.
 pub fn planner_input(tx: &mut dyn Tx, tl: u64, target: u64) -> Result<PlannerInput> {
     let path = path_rows(tx, tl, target)?;
+    input_of(tx, tl, target, path)
+}
+
+/// The items and candidates of `path` (root→target, or a window whose first row stands for the
+/// part of the path above it).
+fn input_of(tx: &mut dyn Tx, tl: u64, target: u64, path: Vec<NodeRow>) -> Result<PlannerInput> {
     let position: HashMap<u64, usize> = path.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
     let items: Vec<Item> = path
         .iter()
@@ -63,16 +69,179 @@ pub fn planner_input(tx: &mut dyn Tx, tl: u64, target: u64) -> Result<PlannerInp
     Ok((path, items, candidates))
 }
 
+/// A planner input and the planner's answer for it.
+pub struct Planned {
+    /// The path (or window) the planner saw, its items and candidates.
+    pub input: PlannerInput,
+    /// The layout, or what the cheapest one needs.
+    pub plan: std::result::Result<Plan, Infeasible>,
+    /// The path's first message: the start of a placeholder from position 0, which in a window
+    /// stands for every message above it (its row is the last of them).
+    pub first: u64,
+}
+
+/// What a placeholder for path positions start..=end stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// Its first and last message.
+    pub from: u64,
+    /// Its last message.
+    pub to: u64,
+    /// How many messages it leaves out.
+    pub count: u64,
+    /// How many tokens they hold.
+    pub omitted: u64,
+    /// The parent of `from`, which a new placeholder gets.
+    pub parent: u64,
+}
+
+/// The span of path positions start..=end, counted by depth and prefix sums, so that position 0 of
+/// a window (all the messages above it) counts as what it stands for.
+pub fn span(path: &[NodeRow], first: u64, start: usize, end: usize) -> Span {
+    let (from, parent, depth, before) = if start == 0 {
+        (first, ROOT, 1, 0)
+    } else {
+        let a = &path[start];
+        (
+            a.id,
+            a.node.parent,
+            a.depth,
+            a.prefix_tokens - a.node.tokens,
+        )
+    };
+    let b = &path[end];
+    Span {
+        from,
+        to: b.id,
+        count: b.depth - depth + 1,
+        omitted: b.prefix_tokens - before,
+        parent,
+    }
+}
+
+/// The planner on the whole path: what a budget computed before path windows, kept for tests
+/// (the property that the window gives the same layout) and for `explain`, which shows every
+/// message of the path.
+pub fn plan_full_scan(tx: &mut dyn Tx, tl: u64, target: u64, max: u64) -> Result<Planned> {
+    let input = planner_input(tx, tl, target)?;
+    Ok(planned(input, max, None))
+}
+
+/// Plan `input`; `first` is the path's first message when `input` is a window.
+fn planned(input: PlannerInput, max: u64, first: Option<u64>) -> Planned {
+    let plain: Vec<Candidate> = input.2.iter().map(|(_, c)| *c).collect();
+    let plan = budget::plan(&input.1, &plain, spec().constants.reserve_tokens, max);
+    let first = first.unwrap_or_else(|| input.0.first().map_or(ROOT, |r| r.id));
+    Planned { input, plan, first }
+}
+
+/// The planner's layout for `target`: from a path window when that gives the full scan's layout
+/// (`plan_window`), from the whole path otherwise.
+pub fn plan_path(tx: &mut dyn Tx, tl: u64, target: u64, max: u64) -> Result<Planned> {
+    match plan_window(tx, tl, target, max)? {
+        Some(planned) => Ok(planned),
+        None => plan_full_scan(tx, tl, target, max),
+    }
+}
+
+/// The planner on a window of the path (issue 24, spec/NOTES.md): the newest messages back from
+/// the target until they hold more than the budget (`Tx::budget_window`), and the part above them
+/// as one item P whose tokens are a prefix sum, standing at the path's first message. `None` when
+/// the full scan might lay the path out differently, which holds unless every message of P is
+/// unpinned, starts no real summary, and has more tokens than the plan leaves unspent (so the
+/// message step keeps none of them), P holds more than a placeholder's tokens (so the cheapest
+/// layout leaves all of P out as one placeholder), and the plan leaves P out. One query checks P
+/// (`Tx::find_on_path`), returning at most one row.
+pub fn plan_window(tx: &mut dyn Tx, tl: u64, target: u64, max: u64) -> Result<Option<Planned>> {
+    let reserve = spec().constants.reserve_tokens;
+    let mut window = tx.budget_window(tl, target, max)?;
+    let sound = window.first().is_some_and(|t| t.id == target)
+        && window
+            .windows(2)
+            .all(|w| w[0].node.parent == w[1].id && w[1].depth.checked_add(1) == Some(w[0].depth));
+    if !sound {
+        // A damaged path, which the full scan names.
+        return Ok(None);
+    }
+    if window.last().is_some_and(|r| r.id == ROOT) {
+        window.pop();
+    }
+    let Some(top) = window.last().cloned() else {
+        return Ok(None);
+    };
+    window.reverse();
+    if top.node.parent == ROOT {
+        // The window reached the path's first message: it is the whole path.
+        if top.depth != 1 {
+            return Ok(None);
+        }
+        let input = input_of(tx, tl, target, window)?;
+        return Ok(Some(planned(input, max, None)));
+    }
+    // (A damaged file's sums may not subtract: the full scan names the damage.)
+    let Some(above) = top.prefix_tokens.checked_sub(top.node.tokens) else {
+        return Ok(None);
+    };
+    if above <= reserve {
+        return Ok(None);
+    }
+    let Some(first) = tx.find_on_path(tl, top.node.parent, PathFind::Depth(1))? else {
+        return Ok(None);
+    };
+    let Some(last) = tx.node(tl, top.node.parent)? else {
+        return Ok(None);
+    };
+    // P: the row of its last message, holding the tokens of all of them.
+    let p = NodeRow {
+        node: Node {
+            tokens: above,
+            ..last.node
+        },
+        pinned: false,
+        ..last
+    };
+    let mut path = Vec::with_capacity(window.len() + 1);
+    path.push(p);
+    path.extend(window);
+    let input = input_of(tx, tl, target, path)?;
+    let planned = planned(input, max, Some(first.id));
+    let unspent = match &planned.plan {
+        Ok(plan) => {
+            if !matches!(plan.segments.first(), Some(Segment::Gap { start: 0, .. })) {
+                return Ok(None);
+            }
+            u128::from(max) - plan.total_tokens
+        }
+        // No message step: only the cheapest layout, which needs every message of P above 0.
+        Err(_) => 0,
+    };
+    let Ok(unspent) = u64::try_from(unspent) else {
+        return Ok(None);
+    };
+    let obstacle = PathFind::Obstacle { tokens: unspent };
+    if tx.find_on_path(tl, top.node.parent, obstacle)?.is_some() {
+        return Ok(None);
+    }
+    Ok(Some(planned))
+}
+
 pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Value> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let tl = timeline.id;
-    let reserve = spec().constants.reserve_tokens;
     let target = args.node;
     let max = args.max_tokens;
     message(tx, &timeline, target)?;
-    let (path, items, candidates) = planner_input(tx, tl, target)?;
-    let plain: Vec<Candidate> = candidates.iter().map(|(_, c)| *c).collect();
-    let plan = match budget::plan(&items, &plain, reserve, max) {
+    // An explanation shows every message of the path: it is planned on the whole path.
+    let Planned {
+        input: (path, _, candidates),
+        plan,
+        first,
+    } = if args.explain {
+        plan_full_scan(tx, tl, target, max)?
+    } else {
+        plan_path(tx, tl, target, max)?
+    };
+    let plan = match plan {
         Ok(plan) => plan,
         Err(infeasible) => {
             let mut data =
@@ -82,6 +251,7 @@ pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Va
                 output_cap(infeasible.segments.len())?;
                 let layout = Layout {
                     path: &path,
+                    first,
                     candidates: &candidates,
                     segments: &infeasible.segments,
                     reasons: &infeasible.reasons,
@@ -101,6 +271,7 @@ pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Va
     let total = u64::try_from(plan.total_tokens).map_err(|_| Error::overflow())?;
     let layout = Layout {
         path: &path,
+        first,
         candidates: &candidates,
         segments: &plan.segments,
         reasons: &plan.reasons,
@@ -171,6 +342,8 @@ struct Shown {
 /// A layout of the planner with everything needed to show and explain it.
 struct Layout<'a> {
     path: &'a [NodeRow],
+    /// The path's first message (see `Planned::first`).
+    first: u64,
     candidates: &'a [(u64, Candidate)],
     segments: &'a [Segment],
     reasons: &'a [Reason],
@@ -221,18 +394,18 @@ impl Layout<'_> {
                     }
                 }
                 Segment::Gap { start, end } => {
-                    let (from, to) = (path[start].id, path[end].id);
+                    let span = span(path, self.first, start, end);
+                    let (from, to) = (span.from, span.to);
                     let found = match existing_placeholder(tx, tl, from, to)? {
                         Some(found) => Some(found),
                         None => match writer.as_mut() {
                             Some(writer) => {
-                                let text = path_placeholder_text(path, start, end);
+                                let text = span_text(span);
                                 let n = create_placeholder(
                                     tx,
                                     tl,
                                     (writer.next, writer.now),
-                                    path,
-                                    (start, end),
+                                    span,
                                     &text,
                                 )?;
                                 writer.next += 1;
@@ -252,7 +425,7 @@ impl Layout<'_> {
                             message: json!({
                                 "node": null,
                                 "role": Role::Summary.as_str(),
-                                "text": path_placeholder_text(path, start, end),
+                                "text": span_text(span),
                                 "tokens": reserve,
                                 "from": node_id(from),
                                 "to": node_id(to),
@@ -390,23 +563,21 @@ fn placeholder_name(by: Option<u64>, range: &str) -> String {
     }
 }
 
-/// The text of a new placeholder for path positions start..=end.
-fn path_placeholder_text(path: &[NodeRow], start: usize, end: usize) -> String {
-    // Prefix sums of one path: the range's tokens are the difference.
-    let omitted = path[end].prefix_tokens - (path[start].prefix_tokens - path[start].node.tokens);
-    placeholder_text(end - start + 1, path[start].id, path[end].id, omitted)
+/// The text of a new placeholder for `span`.
+fn span_text(span: Span) -> String {
+    let count = usize::try_from(span.count).unwrap_or(usize::MAX);
+    placeholder_text(count, span.from, span.to, span.omitted)
 }
 
-/// Store placeholder `n` for path positions start..=end and count its coverage.
+/// Store placeholder `n` for `span` and count its coverage.
 fn create_placeholder(
     tx: &mut dyn Tx,
     tl: u64,
     (n, now): (u64, u64),
-    path: &[NodeRow],
-    (start, end): (usize, usize),
+    span: Span,
     text: &str,
 ) -> Result<u64> {
-    let (from, to) = (path[start].id, path[end].id);
+    let (from, to) = (span.from, span.to);
     let summary = Summary {
         kind: SummaryKind::Placeholder,
         from,
@@ -416,7 +587,7 @@ fn create_placeholder(
         version: 1,
     };
     let node = Node {
-        parent: path[start].node.parent,
+        parent: span.parent,
         role: Role::Summary,
         text: text.to_string(),
         tokens: spec().constants.reserve_tokens,

@@ -24,7 +24,7 @@ use serde_json::Value;
 pub use request::*;
 
 /// The budget planner's input as the budget operation gathers it (used by the benchmark harness too).
-pub use budget::planner_input;
+pub use budget::{Planned, Span, plan_full_scan, plan_path, plan_window, planner_input, span};
 /// What export needs to lay out a budget without writing: the texts and errors the budget uses.
 pub use budget::{existing_placeholder, infeasible, placeholder_text};
 pub use import::import;

@@ -4,13 +4,32 @@
 use super::existing;
 use crate::error::{Error, Result};
 use crate::model::{Branch, Node, ROOT, node_id, timeline_id};
-use crate::store::{NodeChange, NodeRow, Tx};
-use std::collections::HashMap;
+use crate::store::{NodeRow, PathFind, Tx};
 
-/// The rows of root→n, root excluded, oldest first. The walk is bounded by the depth `n` claims:
-/// each step must go one level up (and, as the store refuses any other parent, to an older node),
-/// so a damaged file makes it fail after at most that many steps instead of circling for ever.
+/// The rows of root→n, root excluded, oldest first, from one path-window read (`Tx::ancestors`:
+/// one query, not one per node). IDs fall strictly along the window, so it holds at most n + 1 rows.
+/// A window that is not a sound path (a damaged file) is walked again node by node, which names
+/// the damage exactly.
 pub fn path_rows(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<Vec<NodeRow>> {
+    let mut rows = tx.ancestors(tl, n, n.saturating_add(1))?;
+    let sound = rows
+        .last()
+        .is_some_and(|root| root.id == ROOT && root.node.parent == ROOT && root.depth == 0)
+        && rows
+            .windows(2)
+            .all(|w| w[0].node.parent == w[1].id && w[1].depth.checked_add(1) == Some(w[0].depth));
+    if !sound {
+        return path_rows_by_node(tx, tl, n);
+    }
+    rows.pop();
+    rows.reverse();
+    Ok(rows)
+}
+
+/// `path_rows` one node at a time. The walk is bounded by the depth `n` claims: each step must go
+/// one level up (and, as the store refuses any other parent, to an older node), so a damaged file
+/// makes it fail after at most that many steps instead of circling for ever.
+fn path_rows_by_node(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<Vec<NodeRow>> {
     let mut at = existing(tx, tl, n)?;
     // (The depth is the file's claim: it sizes nothing beyond the nodes there are.)
     let mut rows = Vec::with_capacity(at.depth.min(n) as usize);
@@ -78,51 +97,38 @@ pub fn new_row(tx: &mut dyn Tx, tl: u64, id: u64, node: Node) -> Result<NodeRow>
     })
 }
 
-/// Count one more cover on every node of the range from..to (to's path up to from).
+/// Count one more cover on every node of the range from..to (to's path up to from), in one write
+/// (`Tx::cover_path`) that reads nothing back: its reads are the two ends, whatever the range.
 pub fn cover_range(tx: &mut dyn Tx, tl: u64, from: u64, to: u64) -> Result<()> {
-    let mut at = to;
-    loop {
-        tx.change_node(tl, at, NodeChange::Covered)?;
-        if at == from || at == ROOT {
-            return Ok(());
-        }
-        at = existing(tx, tl, at)?.node.parent;
+    let (top, bottom) = (existing(tx, tl, from)?, existing(tx, tl, to)?);
+    let expected = bottom.depth.checked_sub(top.depth).map(|d| d + 1);
+    let covered = tx.cover_path(tl, from, to)?;
+    if Some(covered) != expected {
+        return Err(Error::internal(format!(
+            "internal error: covering {}..{} of {} reached {covered} message(s), not the {} between them",
+            node_id(from),
+            node_id(to),
+            timeline_id(tl),
+            expected.map_or_else(|| "none".to_string(), |e| e.to_string())
+        )));
     }
+    Ok(())
 }
 
 /// Advance every branch's watermark as far as complete coverage allows; never move it back (W1).
 /// Everything above a watermark is covered already, so only the part of each path below its watermark
-/// is visited: the new watermark stops just above the highest node there that is still bare. Branches
-/// share most of their paths, so each node is read from the store once per call and then remembered
-/// (its parent, depth and whether it is covered).
+/// is looked at: the new watermark stops just above the highest node there that is still bare. One
+/// query per branch finds that node (`PathFind::OldestBare`), reading one row whatever the path.
 pub fn advance_watermarks(tx: &mut dyn Tx, tl: u64) -> Result<()> {
-    let mut seen: HashMap<u64, (u64, u64, bool)> = HashMap::new();
-    let mut look = |tx: &mut dyn Tx, n: u64| -> Result<(u64, u64, bool)> {
-        if let Some(&known) = seen.get(&n) {
-            return Ok(known);
-        }
-        let row = existing(tx, tl, n)?;
-        let known = (row.node.parent, row.depth, row.is_covered());
-        seen.insert(n, known);
-        Ok(known)
-    };
     for branch in tx.branches(tl)? {
-        let (_, floor, _) = look(tx, branch.watermark)?;
-        let mut at = branch.head;
-        let (mut parent, mut depth, mut covered) = look(tx, at)?;
-        let mut highest_bare: Option<u64> = None;
-        let mut below_bare = branch.head;
-        while depth > floor {
-            if !covered {
-                highest_bare = Some(at);
-                below_bare = parent;
-            }
-            at = parent;
-            (parent, depth, covered) = look(tx, at)?;
+        if branch.watermark == branch.head {
+            continue;
         }
-        let watermark = match highest_bare {
+        let floor = existing(tx, tl, branch.watermark)?.depth;
+        let bare = tx.find_on_path(tl, branch.head, PathFind::OldestBare { deeper_than: floor })?;
+        let watermark = match bare {
             None => branch.head,
-            Some(_) => below_bare,
+            Some(row) => row.node.parent,
         };
         if watermark != branch.watermark {
             tx.put_branch(

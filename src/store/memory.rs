@@ -1,10 +1,12 @@
 //! `Tx` over the in-memory model: what the JSON engine loads from its snapshot, and what a read of a
 //! database that does not exist yet sees (an empty one).
 
-use super::{Counts, Engine, NodeChange, NodeRow, SearchHit, SearchScope, TimelineRow, Tx};
+use super::{
+    Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx,
+};
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
-use crate::model::{ArchivedBranch, Branch, Database, ROOT, Timeline};
+use crate::model::{ArchivedBranch, Branch, Database, ROOT, SummaryKind, Timeline};
 use crate::search::{Query, Scorer};
 
 /// A transaction over an in-memory `Database` (the JSON engine's, or an empty one).
@@ -120,6 +122,67 @@ impl Tx for MemTx<'_> {
             .and_then(|i| node_row(&self.db.timelines[i], n)))
     }
 
+    fn ancestors(&mut self, tl: u64, n: u64, limit: u64) -> Result<Vec<NodeRow>> {
+        Ok(self.walk_up(tl, n, |rows, _| (rows.len() as u64) < limit))
+    }
+
+    fn budget_window(&mut self, tl: u64, n: u64, max_tokens: u64) -> Result<Vec<NodeRow>> {
+        let mut top = None;
+        Ok(self.walk_up(tl, n, |rows, row| {
+            // Go on while the rows read so far hold at most max_tokens.
+            let target = *top.get_or_insert(row.prefix_tokens);
+            !rows.last().is_some_and(|last: &NodeRow| {
+                let above = last.prefix_tokens.saturating_sub(last.node.tokens);
+                target.saturating_sub(above) > max_tokens
+            })
+        }))
+    }
+
+    fn find_on_path(&mut self, tl: u64, n: u64, find: PathFind) -> Result<Option<NodeRow>> {
+        let Some(i) = self.find(tl) else {
+            return Ok(None);
+        };
+        let t = &self.db.timelines[i];
+        let mut at = n;
+        let mut oldest = None;
+        while at != ROOT {
+            let Some(row) = node_row(t, at) else { break };
+            let found = match find {
+                PathFind::Depth(d) => row.depth == d,
+                PathFind::OldestBare { deeper_than } => {
+                    if row.depth <= deeper_than {
+                        break;
+                    }
+                    if !row.is_covered() {
+                        oldest = Some(row.clone());
+                    }
+                    false
+                }
+                PathFind::Obstacle { tokens } => {
+                    row.pinned
+                        || row.node.tokens <= tokens
+                        || t.derived.summaries_from.get(&at).is_some_and(|s| {
+                            s.iter().any(|&s| {
+                                t.nodes.get(s as usize).is_some_and(|s| {
+                                    s.summary
+                                        .as_ref()
+                                        .is_some_and(|s| s.kind == SummaryKind::Real)
+                                })
+                            })
+                        })
+                }
+            };
+            if found {
+                return Ok(Some(row));
+            }
+            if row.node.parent >= at {
+                break;
+            }
+            at = row.node.parent;
+        }
+        Ok(oldest)
+    }
+
     fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
         let t = self.get(tl)?;
         Ok(t.derived
@@ -168,6 +231,22 @@ impl Tx for MemTx<'_> {
         }
         t.index_summary_keys(n);
         Ok(())
+    }
+
+    fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64> {
+        let t = self.get(tl)?;
+        let mut covered = 0;
+        let mut at = to;
+        while at != ROOT && (at as usize) < t.nodes.len() {
+            t.derived.cover_count[at as usize] += 1;
+            covered += 1;
+            let parent = t.nodes[at as usize].parent;
+            if at == from || parent >= at {
+                break;
+            }
+            at = parent;
+        }
+        Ok(covered)
     }
 
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {
@@ -394,5 +473,36 @@ impl Tx for MemTx<'_> {
             counts.cold_nodes += t.nodes.iter().filter(|n| n.cold).count() as u64;
         }
         Ok(counts)
+    }
+}
+
+impl MemTx<'_> {
+    /// Node `n` and its ancestors, newest first, while `more(rows so far, next row)` says so, and
+    /// never past the root or a parent that is not older (a damaged file).
+    fn walk_up(
+        &self,
+        tl: u64,
+        n: u64,
+        mut more: impl FnMut(&[NodeRow], &NodeRow) -> bool,
+    ) -> Vec<NodeRow> {
+        let Some(i) = self.find(tl) else {
+            return Vec::new();
+        };
+        let t = &self.db.timelines[i];
+        let mut rows = Vec::new();
+        let mut at = n;
+        while let Some(row) = node_row(t, at) {
+            if !more(&rows, &row) {
+                break;
+            }
+            let parent = row.node.parent;
+            let last = row.id == ROOT || parent >= row.id;
+            rows.push(row);
+            if last {
+                break;
+            }
+            at = parent;
+        }
+        rows
     }
 }

@@ -11,13 +11,16 @@
 //! How files are made, replaced and synced safely (private, never through a link, atomic) is
 //! `crate::fsutil`'s; this module says what a failure means for a database.
 
+mod count;
 mod fault;
 mod json;
 mod memory;
 mod sqlite;
 
+pub use count::VARIABLE as COUNT_READS_VARIABLE;
 pub use json::{DecodeError, decode, encode};
 pub use memory::MemTx;
+
 /// The schema version new SQLite databases get (and older ones are migrated to).
 pub use sqlite::schema_version as sqlite_schema_version;
 
@@ -207,6 +210,21 @@ pub trait Tx {
 
     /// A node, the root n0 included.
     fn node(&mut self, tl: u64, n: u64) -> Result<Option<NodeRow>>;
+    /// A path window: node `n` and its ancestors, newest first, at most `limit` rows (the root n0
+    /// last when the window reaches it). One read whose cost is the rows it returns: SQLite answers
+    /// with one recursive query that follows parent links (each step to an older node, so it ends);
+    /// a server engine answers with the same query in one round trip. Empty when `n` does not exist.
+    /// The rows are as stored: the caller checks that they form a path (`ops::walk::path_rows`).
+    fn ancestors(&mut self, tl: u64, n: u64, limit: u64) -> Result<Vec<NodeRow>>;
+    /// A budget's window: node `n` and its ancestors, newest first, until the messages read hold
+    /// more than `max_tokens` tokens (the last row is the first that passes the budget) or the path
+    /// ends (the root n0 last). One read like `ancestors`: prefix sums (`prefix_tokens`) say when to
+    /// stop, so its cost is the window, not the path.
+    fn budget_window(&mut self, tl: u64, n: u64, max_tokens: u64) -> Result<Vec<NodeRow>>;
+    /// One row on root→n (root excluded) that `find` names; `None` when there is none. One read that
+    /// returns at most one row (SQLite: a recursive query that follows parent links inside the
+    /// database).
+    fn find_on_path(&mut self, tl: u64, n: u64, find: PathFind) -> Result<Option<NodeRow>>;
     /// Children of `n`, oldest first.
     fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>>;
     /// Summaries and placeholders whose range starts at `from`, oldest first.
@@ -219,6 +237,10 @@ pub trait Tx {
     fn insert_node(&mut self, tl: u64, row: &NodeRow) -> Result<()>;
     /// Apply `change` to node `n`'s derived state.
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()>;
+    /// Count one more cover on every message of `to`'s path up to `from` (both included; never the
+    /// root): one write, reading nothing back. Returns how many messages it covered, which the caller
+    /// checks against the depths (a walk that stopped early is a damaged file).
+    fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64>;
 
     /// Branches in the order they were created.
     fn branches(&mut self, tl: u64) -> Result<Vec<Branch>>;
@@ -285,6 +307,25 @@ pub trait Tx {
     fn load_database(&mut self) -> Result<Database>;
     /// What `db info` reports beyond the engine and path.
     fn counts(&mut self) -> Result<Counts>;
+}
+
+/// What `Tx::find_on_path` looks for on a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathFind {
+    /// The node at this depth (1: the path's first message).
+    Depth(u64),
+    /// Any node that could change a budget's layout if it were left out with the rest of the path
+    /// above a window: pinned, of at most this many tokens, or where a real summary's range starts.
+    Obstacle {
+        /// Tokens a message must exceed not to be an obstacle.
+        tokens: u64,
+    },
+    /// The bare node (`NodeRow::is_covered` false) closest to the root among those deeper than
+    /// this: what bounds a watermark.
+    OldestBare {
+        /// The depth of the current watermark; only nodes below it are looked at.
+        deeper_than: u64,
+    },
 }
 
 /// What a search looks at besides its query: one timeline or all, one role, one zone.
@@ -382,8 +423,8 @@ impl Store {
     /// Run `f` on a consistent view. Nothing it changes is kept.
     pub fn read<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Result<R> {
         match self {
-            Store::Sqlite(s) => s.read(f),
-            Store::Json(s) => s.read(f),
+            Store::Sqlite(s) => s.read(|tx| count::run(tx, f)),
+            Store::Json(s) => s.read(|tx| count::run(tx, f)),
         }
     }
 
@@ -391,8 +432,8 @@ impl Store {
     pub fn write<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
         refuse_missing_directory(self.path())?;
         match self {
-            Store::Sqlite(s) => s.write(f),
-            Store::Json(s) => s.write(f),
+            Store::Sqlite(s) => s.write(|tx| count::run(tx, f)),
+            Store::Json(s) => s.write(|tx| count::run(tx, f)),
         }
     }
 

@@ -928,3 +928,149 @@ proptest! {
         check_round_trip(&db);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Path windows (issue 24): the window planner gives the full scan's layout
+// ---------------------------------------------------------------------------------------------
+
+/// What a planned budget shows, in node IDs (window and full-scan paths index differently): each
+/// segment with the nodes, count and tokens it stands for, the total and the required tokens.
+fn shown(planned: &ops::Planned) -> Value {
+    let ((path, _, candidates), plan) = (&planned.input, &planned.plan);
+    match plan {
+        Ok(plan) => {
+            let segments: Vec<Value> = plan
+                .segments
+                .iter()
+                .map(|s| match *s {
+                    Segment::Keep(i) => json!(["keep", path[i].id]),
+                    Segment::Summary(c) => json!(["summary", candidates[c].0]),
+                    Segment::Gap { start, end } => {
+                        let s = ops::span(path, planned.first, start, end);
+                        json!(["gap", s.from, s.to, s.count, s.omitted, s.parent])
+                    }
+                })
+                .collect();
+            json!({
+                "segments": segments,
+                "total": plan.total_tokens.to_string(),
+                "required": plan.required_tokens.to_string(),
+            })
+        }
+        Err(infeasible) => json!({ "infeasible": infeasible.required_tokens.to_string() }),
+    }
+}
+
+/// Compare the window planner with the full scan for every node and `maxes` on one engine's
+/// transaction; returns how many budgets the window answered with a shortened path.
+fn compare_planners(tx: &mut dyn timeline::store::Tx, db: &Database, maxes: &[u64]) -> usize {
+    let t = tl(db);
+    let mut shortened = 0;
+    for n in 1..t.nodes.len() as u64 {
+        let path_tokens: u64 = t.path(n).iter().map(|&p| t.nodes[p as usize].tokens).sum();
+        for &m in maxes {
+            let max = m % (path_tokens + 2);
+            let full = ops::plan_full_scan(tx, t.id, n, max).unwrap();
+            let fast = ops::plan_path(tx, t.id, n, max).unwrap();
+            assert_eq!(shown(&fast), shown(&full), "budget of n{n} with max {max}");
+            if fast.input.0.len() < full.input.0.len() {
+                shortened += 1;
+            }
+        }
+    }
+    shortened
+}
+
+/// Long chains of larger messages with forks, pins, summaries, placeholders and archival.
+fn window_action() -> impl Strategy<Value = Action> {
+    let pick = 0usize..1000;
+    prop_oneof![
+        14 => (0usize..3, prop_oneof![0u64..5, 20u64..120], Just(false))
+            .prop_map(|(role, tokens, intent)| Action::Append { role, tokens, intent }),
+        1 => (pick.clone(), proptest::bool::ANY).prop_map(|(at, switch)| Action::Fork { at, switch }),
+        1 => pick.clone().prop_map(|to| Action::Switch { to }),
+        1 => pick.clone().prop_map(|at| Action::Pin { at }),
+        1 => (pick.clone(), 0usize..6, 0u64..40, Just(None), proptest::option::weighted(0.2, pick.clone()))
+            .prop_map(|(to, up, tokens, derive, supersede)| Action::Summarize { to, up, tokens, derive, supersede }),
+        2 => (pick, 0u64..60, 0u64..40)
+            .prop_map(|(at, percent, extra)| Action::Budget { at, percent, extra }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The window planner (`ops::plan_path`) and the full scan (`ops::plan_full_scan`) lay out every
+    /// budget alike, on the JSON engine's in-memory model and on SQLite.
+    #[test]
+    fn window_planner_matches_the_full_scan(
+        actions in proptest::collection::vec(window_action(), 1..60),
+        archive in proptest::collection::vec(0usize..100, 0..3),
+        maxes in proptest::collection::vec(0u64..2000, 1..4),
+    ) {
+        let (mut db, _) = build(&actions);
+        for pick in archive {
+            let others: Vec<String> = tl(&db).branches.iter()
+                .filter(|b| b.name != tl(&db).current_branch)
+                .map(|b| b.name.clone())
+                .collect();
+            if let Some(name) = others.get(pick % others.len().max(1)) {
+                let _ = call(&mut db, "archive_branch", json!({ "branch": name }));
+            }
+        }
+        let mut copy = db.clone();
+        compare_planners(
+            &mut timeline::store::MemTx { db: &mut copy, engine: timeline::store::Engine::Json },
+            &db,
+            &maxes,
+        );
+        let dir = crate::common::TempDir::new();
+        let path = dir.path().join("db.sqlite");
+        timeline::store::Store::create_from(&path, &db).unwrap();
+        let mut store = timeline::store::Store::open(path).unwrap();
+        store.read(|tx| Ok(compare_planners(tx, &db, &maxes))).unwrap();
+    }
+}
+
+/// The window planner really shortens paths: a chain of 200 messages of 50 tokens with a pin near
+/// the root and a placeholder from an earlier budget, at its head.
+#[test]
+fn window_planner_shortens_a_long_chain() {
+    let mut db = Database::default();
+    ok(&mut db, "create", json!({}));
+    for i in 0..200 {
+        ok(
+            &mut db,
+            "append",
+            json!({ "role": "user", "text": format!("m{i}"), "tokens": 50 }),
+        );
+    }
+    ok(
+        &mut db,
+        "context_budget",
+        json!({ "node": "n200", "max_tokens": 1000 }),
+    );
+    let mut copy = db.clone();
+    let mut tx = timeline::store::MemTx {
+        db: &mut copy,
+        engine: timeline::store::Engine::Json,
+    };
+    // n22 to n200 (a path of more than 21 messages passes the budget), and 11 of n1 to n19, whose
+    // budget (1000 modulo the path's tokens + 2) is smaller than their path.
+    assert_eq!(compare_planners(&mut tx, &db, &[1000]), 190);
+    // A pin above the window is a message the layout shows: the full scan plans it.
+    ok(&mut db, "pin", json!({ "node": "n3" }));
+    let mut copy = db.clone();
+    let mut tx = timeline::store::MemTx {
+        db: &mut copy,
+        engine: timeline::store::Engine::Json,
+    };
+    let full = ops::plan_full_scan(&mut tx, 0, 200, 1000).unwrap();
+    assert_eq!(
+        ops::plan_window(&mut tx, 0, 200, 1000)
+            .unwrap()
+            .map(|p| shown(&p)),
+        None
+    );
+    assert_eq!(full.input.0.len(), 200);
+}

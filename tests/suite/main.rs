@@ -20,6 +20,7 @@ mod interchange;
 mod layout;
 mod mcp;
 mod provenance;
+mod reads;
 mod shell;
 mod store;
 mod store_crash;

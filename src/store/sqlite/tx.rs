@@ -9,7 +9,9 @@ use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Node, ROOT, Timeline};
 use crate::search::Query;
-use crate::store::{Counts, Engine, NodeChange, NodeRow, SearchHit, SearchScope, TimelineRow, Tx};
+use crate::store::{
+    Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx,
+};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
 
@@ -169,6 +171,86 @@ impl Tx for SqlTx<'_> {
         Ok(row)
     }
 
+    fn ancestors(&mut self, tl: u64, n: u64, limit: u64) -> Result<Vec<NodeRow>> {
+        // Each step goes to an older node (`parent < id`), so the walk ends even on a file that
+        // claims a parent cycle; the caller sees the row where it stopped and names the damage.
+        let query = format!(
+            "WITH RECURSIVE up(at, k) AS (SELECT ?2, 0 \
+               UNION ALL SELECT n.parent, up.k + 1 FROM up JOIN nodes n \
+                 ON n.timeline = ?1 AND n.id = up.at \
+                 WHERE up.at <> 0 AND n.parent < n.id AND up.k + 1 < ?3) \
+             SELECT {NODE_COLUMNS} FROM up JOIN nodes ON nodes.timeline = ?1 AND nodes.id = up.at \
+             ORDER BY up.k"
+        );
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self
+            .conn
+            .prepare_cached(&query)
+            .and_then(|mut s| {
+                s.query_map(params![sql(tl), sql(n), limit], read_node)?
+                    .collect::<rusqlite::Result<Vec<NodeRow>>>()
+            })
+            .map_err(|e| self.fail(e))?;
+        Ok(rows)
+    }
+
+    fn budget_window(&mut self, tl: u64, n: u64, max_tokens: u64) -> Result<Vec<NodeRow>> {
+        // Go up from a row while the rows from the target down to it hold at most max_tokens: its
+        // own prefix sum minus its tokens is what lies above it.
+        let query = format!(
+            "WITH RECURSIVE top(p) AS (SELECT prefix_tokens FROM nodes WHERE timeline = ?1 AND id = ?2), \
+             up(at, k) AS (SELECT ?2, 0 \
+               UNION ALL SELECT n.parent, up.k + 1 FROM up JOIN nodes n \
+                 ON n.timeline = ?1 AND n.id = up.at \
+                 WHERE up.at <> 0 AND n.parent < n.id \
+                   AND (SELECT p FROM top) - (n.prefix_tokens - n.tokens) <= ?3) \
+             SELECT {NODE_COLUMNS} FROM up JOIN nodes ON nodes.timeline = ?1 AND nodes.id = up.at \
+             ORDER BY up.k"
+        );
+        let max = i64::try_from(max_tokens).unwrap_or(i64::MAX);
+        self.conn
+            .prepare_cached(&query)
+            .and_then(|mut s| {
+                s.query_map(params![sql(tl), sql(n), max], read_node)?
+                    .collect::<rusqlite::Result<Vec<NodeRow>>>()
+            })
+            .map_err(|e| self.fail(e))
+    }
+
+    fn find_on_path(&mut self, tl: u64, n: u64, find: PathFind) -> Result<Option<NodeRow>> {
+        // The walk runs inside the database and stops at the first row that matches (LIMIT 1).
+        let (stop, matches, value) = match find {
+            PathFind::Depth(d) => ("AND n.depth > ?3", "nodes.depth = ?3", d),
+            PathFind::OldestBare { deeper_than } => (
+                "AND n.depth > ?3 + 1",
+                "nodes.depth > ?3 AND nodes.pinned = 0 AND nodes.summary_kind IS NULL \
+                 AND nodes.cover_count = 0 ORDER BY nodes.depth",
+                deeper_than,
+            ),
+            PathFind::Obstacle { tokens } => (
+                "",
+                "(nodes.pinned OR nodes.tokens <= ?3 OR EXISTS (SELECT 1 FROM nodes s \
+                   WHERE s.timeline = ?1 AND s.summary_from = nodes.id AND s.summary_kind = 'real'))",
+                tokens,
+            ),
+        };
+        let query = format!(
+            "WITH RECURSIVE up(at) AS (SELECT ?2 \
+               UNION ALL SELECT n.parent FROM up JOIN nodes n ON n.timeline = ?1 AND n.id = up.at \
+                 WHERE up.at <> 0 AND n.parent < n.id {stop}) \
+             SELECT {NODE_COLUMNS} FROM up JOIN nodes ON nodes.timeline = ?1 AND nodes.id = up.at \
+             WHERE nodes.id <> 0 AND {matches} LIMIT 1"
+        );
+        let value = i64::try_from(value).unwrap_or(i64::MAX);
+        self.conn
+            .prepare_cached(&query)
+            .and_then(|mut s| {
+                s.query_row(params![sql(tl), sql(n), value], read_node)
+                    .optional()
+            })
+            .map_err(|e| self.fail(e))
+    }
+
     fn children(&mut self, tl: u64, n: u64) -> Result<Vec<u64>> {
         // (Only newer nodes: a child older than its parent is damage, refused when it is read.)
         self.ids(
@@ -218,6 +300,18 @@ impl Tx for SqlTx<'_> {
             params![sql(tl), i64::from(row.node.cold)],
         )?;
         Ok(())
+    }
+
+    fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64> {
+        let changed = self.exec(
+            "WITH RECURSIVE up(at) AS (SELECT ?3 \
+               UNION ALL SELECT n.parent FROM up JOIN nodes n ON n.timeline = ?1 AND n.id = up.at \
+                 WHERE up.at <> ?2 AND up.at <> 0 AND n.parent < n.id) \
+             UPDATE nodes SET cover_count = cover_count + 1 \
+             WHERE timeline = ?1 AND id <> 0 AND id IN (SELECT at FROM up)",
+            params![sql(tl), sql(from), sql(to)],
+        )?;
+        Ok(changed as u64)
     }
 
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {

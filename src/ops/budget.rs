@@ -1,15 +1,16 @@
 //! The budget operation: gathers the path, pins and usable summaries, asks the pure planner for a
 //! layout, then creates or reuses the placeholders that layout needs.
 
+use super::results::{BudgetLayout, Explained, LayoutMessage, Message, WouldCreate};
 use super::walk::{advance_watermarks, cover_range, path_rows};
-use super::{ContextBudgetArgs, Ctx, message, message_json, output_cap, timeline_of};
+use super::{ContextBudgetArgs, Ctx, message, output_cap, timeline_of};
 use crate::budget::{self, Candidate, Infeasible, Item, Plan, Reason, Segment};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::file::AuditEntry;
 use crate::model::{Node, ROOT, Role, Summary, SummaryKind, node_id};
 use crate::spec::spec;
 use crate::store::{NodeRow, PathFind, Tx};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::HashMap;
 
 /// The path's rows, the planner's items, and the usable summaries with their node IDs.
@@ -225,7 +226,7 @@ pub fn plan_window(tx: &mut dyn Tx, tl: u64, target: u64, max: u64) -> Result<Op
     Ok(Some(planned))
 }
 
-pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Value> {
+pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<BudgetLayout> {
     let timeline = timeline_of(tx, args.timeline_id)?;
     let tl = timeline.id;
     let target = args.node;
@@ -259,8 +260,9 @@ pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Va
                     max,
                 };
                 let shown = layout.show(tx, tl, None)?;
-                data["messages"] = Value::Array(shown.iter().map(|s| s.message.clone()).collect());
-                data["explanation"] = layout.explain(&shown)?;
+                let messages: Vec<&LayoutMessage> = shown.iter().map(|s| &s.message).collect();
+                data["messages"] = json!(messages);
+                data["explanation"] = json!(layout.explain(&shown)?);
             }
             return Err(
                 Error::new(ErrorKind::BudgetInfeasible, "budget infeasible").with_data(data)
@@ -307,15 +309,17 @@ pub fn budget(tx: &mut dyn Tx, args: &ContextBudgetArgs, ctx: &Ctx) -> Result<Va
         .iter()
         .filter_map(|s| s.placeholder.map(node_id))
         .collect();
-    let mut result = json!({
-        "messages": shown.iter().map(|s| s.message.clone()).collect::<Vec<_>>(),
-        "total_tokens": total,
-        "summaries_created": placeholders,
-    });
-    if args.explain {
-        result["explanation"] = layout.explain(&shown)?;
-    }
-    Ok(result)
+    let explanation = if args.explain {
+        Some(layout.explain(&shown)?)
+    } else {
+        None
+    };
+    Ok(BudgetLayout {
+        messages: shown.into_iter().map(|s| s.message).collect(),
+        total_tokens: total,
+        summaries_created: placeholders,
+        explanation,
+    })
 }
 
 /// Creates the placeholders a layout needs (absent in a dry run and for an infeasible request).
@@ -331,7 +335,7 @@ struct Writer<'a> {
 /// What one segment of a layout shows.
 struct Shown {
     /// The message as the result prints it.
-    message: Value,
+    message: LayoutMessage,
     /// The summary or placeholder standing for the segment; `None` for a kept message and for a
     /// placeholder that was not created.
     by: Option<u64>,
@@ -364,13 +368,7 @@ impl Layout<'_> {
                     let n = path[i].id;
                     let node = &path[i].node;
                     Shown {
-                        message: message_json(
-                            n,
-                            node.role.as_str(),
-                            &node.text,
-                            node.tokens,
-                            node.intent.as_ref(),
-                        ),
+                        message: LayoutMessage::Node(Message::of(&path[i])),
                         by: None,
                         // A placeholder can itself lie on the path (the target, or a branch forked
                         // from it): it is still a placeholder used in the result.
@@ -382,13 +380,13 @@ impl Layout<'_> {
                     let row = super::existing(tx, tl, n)?;
                     let node = &row.node;
                     Shown {
-                        message: message_json(
+                        message: LayoutMessage::Node(Message::new(
                             n,
                             Role::Summary.as_str(),
                             &node.text,
                             node.tokens,
-                            node.intent.as_ref(),
-                        ),
+                            node.intent.as_ref().map(|i| i.tag.as_str()),
+                        )),
                         by: Some(n),
                         placeholder: None,
                     }
@@ -417,18 +415,24 @@ impl Layout<'_> {
                     };
                     match found {
                         Some((n, text)) => Shown {
-                            message: message_json(n, Role::Summary.as_str(), &text, reserve, None),
+                            message: LayoutMessage::Node(Message::new(
+                                n,
+                                Role::Summary.as_str(),
+                                &text,
+                                reserve,
+                                None,
+                            )),
                             by: Some(n),
                             placeholder: Some(n),
                         },
                         None => Shown {
-                            message: json!({
-                                "node": null,
-                                "role": Role::Summary.as_str(),
-                                "text": span_text(span),
-                                "tokens": reserve,
-                                "from": node_id(from),
-                                "to": node_id(to),
+                            message: LayoutMessage::WouldCreate(WouldCreate {
+                                node: (),
+                                role: Role::Summary.as_str().to_string(),
+                                text: span_text(span),
+                                tokens: reserve,
+                                from: node_id(from),
+                                to: node_id(to),
                             }),
                             by: None,
                             placeholder: None,
@@ -442,7 +446,7 @@ impl Layout<'_> {
 
     /// For every message of the path, in order: what shows it and why, worded from the reason the
     /// planner recorded when it decided.
-    fn explain(&self, shown: &[Shown]) -> Result<Value> {
+    fn explain(&self, shown: &[Shown]) -> Result<Vec<Explained>> {
         let reserve = spec().constants.reserve_tokens;
         let path = self.path;
         let max = self.max;
@@ -541,17 +545,17 @@ impl Layout<'_> {
                         )));
                     }
                 };
-                entries.push(json!({
-                    "node": node_id(row.id),
-                    "tokens": row.node.tokens,
-                    "outcome": outcome,
-                    "shown_at": k,
-                    "why": why,
-                    "reason": reason,
-                }));
+                entries.push(Explained {
+                    node: node_id(row.id),
+                    tokens: row.node.tokens,
+                    outcome: outcome.to_string(),
+                    shown_at: k,
+                    why: why.to_string(),
+                    reason,
+                });
             }
         }
-        Ok(Value::Array(entries))
+        Ok(entries)
     }
 }
 

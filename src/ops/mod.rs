@@ -69,7 +69,7 @@ pub fn run(tx: &mut dyn Tx, request: &TxRequest, ctx: &Ctx) -> Result<Value> {
         TxRequest::Log(a) => json(find::log(tx, a)),
         TxRequest::Diff(a) => json(find::diff(tx, a)),
         TxRequest::Summarize(a) => json(summarize::summarize(tx, a, ctx)),
-        TxRequest::ContextBudget(a) => budget::budget(tx, a, ctx),
+        TxRequest::ContextBudget(a) => json(budget::budget(tx, a, ctx)),
         TxRequest::ArchiveCheck(a) => json(archive::check(tx, a, ctx)),
         TxRequest::ArchiveBranch(a) => json(archive::archive(tx, a, ctx)),
         TxRequest::RestoreBranch(a) => json(archive::restore(tx, a, ctx)),

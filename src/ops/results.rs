@@ -126,6 +126,78 @@ impl Message {
     }
 }
 
+impl Message {
+    /// A message from its parts (a budget's summary or placeholder shown in place of a range).
+    pub fn new(n: u64, role: &str, text: &str, tokens: u64, intent_tag: Option<&str>) -> Message {
+        Message {
+            node: crate::model::node_id(n),
+            role: role.to_string(),
+            text: text.to_string(),
+            tokens,
+            intent_tag: intent_tag.map(str::to_string),
+        }
+    }
+}
+
+/// One message of a budget's layout: a node of the database, or a placeholder a dry run would
+/// create.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LayoutMessage {
+    /// A kept message, a summary or a placeholder that exists.
+    Node(Message),
+    /// A placeholder not created (a dry run, an infeasible request).
+    WouldCreate(WouldCreate),
+}
+
+/// A placeholder a dry run would create: no node yet (`node` is null), and the range it covers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WouldCreate {
+    /// Always null: the node does not exist.
+    pub node: (),
+    /// Always `summary`.
+    pub role: String,
+    /// The placeholder's text.
+    pub text: String,
+    /// Its token cost.
+    pub tokens: u64,
+    /// The first message of the range.
+    pub from: String,
+    /// The last message of the range.
+    pub to: String,
+}
+
+/// `context_budget` with `explain`: what shows one message of the path, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Explained {
+    /// The message of the path.
+    pub node: String,
+    /// Its own tokens.
+    pub tokens: u64,
+    /// `kept`, `summary` or `placeholder`.
+    pub outcome: String,
+    /// The index in `messages` of what shows it.
+    pub shown_at: usize,
+    /// The planner's reason, as a word.
+    pub why: String,
+    /// The same in words.
+    pub reason: String,
+}
+
+/// `context_budget`: the layout that fits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetLayout {
+    /// The messages, in path order.
+    pub messages: Vec<LayoutMessage>,
+    /// Their tokens in all.
+    pub total_tokens: u64,
+    /// The placeholders the layout uses.
+    pub summaries_created: Vec<String>,
+    /// With `explain`: one entry per message of the path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<Vec<Explained>>,
+}
+
 /// One message of `log` or of a `diff` side (`#/$defs/entry`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
@@ -433,7 +505,21 @@ mod tests {
     /// Every object in `value` has exactly the keys of its schema's `properties`, in their order,
     /// less optional keys that are absent; every required key is present.
     fn keys_follow(value: &Value, schema: &Value, at: &str) {
-        let schema = resolve(schema);
+        let mut schema = resolve(schema);
+        // Of alternatives, the one whose properties hold every key of the object.
+        if let (Some(options), Value::Object(object)) = (schema.get("anyOf"), value) {
+            schema = options
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(resolve)
+                .find(|option| {
+                    option["properties"]
+                        .as_object()
+                        .is_some_and(|p| object.keys().all(|k| p.contains_key(k)))
+                })
+                .unwrap_or_else(|| panic!("{at}: no alternative of the schema fits {value}"));
+        }
         match value {
             Value::Object(object) => {
                 let properties = schema["properties"]
@@ -704,6 +790,34 @@ mod tests {
                     }),
                 ),
             ]);
+            let results = results.chain([(
+                "context_budget",
+                json(BudgetLayout {
+                    messages: vec![
+                        LayoutMessage::Node(Message::new(1, "user", "t", 1, full.then_some("x"))),
+                        LayoutMessage::WouldCreate(WouldCreate {
+                            node: (),
+                            role: "summary".into(),
+                            text: "t".into(),
+                            tokens: 1,
+                            from: "n1".into(),
+                            to: "n2".into(),
+                        }),
+                    ],
+                    total_tokens: 1,
+                    summaries_created: Vec::new(),
+                    explanation: full.then(|| {
+                        vec![Explained {
+                            node: "n1".into(),
+                            tokens: 1,
+                            outcome: "kept".into(),
+                            shown_at: 0,
+                            why: "target".into(),
+                            reason: "r".into(),
+                        }]
+                    }),
+                }),
+            )]);
             let results = results.chain([(
                 "export",
                 json(Exported {

@@ -5,7 +5,8 @@
 //! `uuid`) no earlier import of the session recorded, below the nodes those became; the old nodes
 //! keep their IDs, and the branches whose heads the new messages continue move along.
 
-use super::{Content, Place, Prepared, insert_messages};
+use super::prepared::{Content, Prepared};
+use super::write::{Place, insert_messages};
 use crate::error::{Error, Result};
 use crate::interchange::{
     Conversation, Format, Kinds, MAX_CONVERSATION_BYTES, Msg, claude_code, codex, gemini, llm,

@@ -12,6 +12,7 @@
 mod prepared;
 mod queue;
 mod sessions;
+mod updates;
 mod write;
 
 use super::{Ctx, ImportArgs, existing, message, timeline_of};
@@ -56,7 +57,7 @@ struct Report {
     /// Conversations imported by the transactions committed so far.
     committed: u64,
     /// What the import looks up about earlier imports of the format (updates, joined sessions).
-    index: sessions::Index,
+    index: updates::Index,
 }
 
 impl Report {
@@ -351,7 +352,7 @@ fn write_one(
     let mut kinds = conversation.kinds.clone();
     // A session seen for the first time may continue one imported before (resumed, forked).
     let joined = match &earlier.latest {
-        None if format.is_session() => sessions::joined(
+        None if format.is_session() => updates::joined(
             tx,
             format,
             &source_key,
@@ -368,7 +369,7 @@ fn write_one(
     if format.keeps_up_to_date()
         && let Some(latest) = latest
     {
-        let update = sessions::Update {
+        let update = updates::Update {
             format,
             source_id: source_id.as_deref(),
             source_key: &source_key,
@@ -378,15 +379,15 @@ fn write_one(
             joined: joined.as_ref().map(|(key, _)| key.as_str()),
         };
         let index = &mut report.index;
-        return match sessions::update(tx, &update, conversation, &mut kinds, index)? {
-            sessions::Updated::Added(entry, added) => {
+        return match updates::update(tx, &update, conversation, &mut kinds, index)? {
+            updates::Updated::Added(entry, added) => {
                 report.timelines.push(entry);
                 report.imported += 1;
                 report.messages += added;
                 report.kinds.add(&kinds);
                 Ok(())
             }
-            sessions::Updated::Skipped(reason) => {
+            updates::Updated::Skipped(reason) => {
                 report.skip(&prepared, source_id, title, reason);
                 Ok(())
             }
@@ -399,7 +400,7 @@ fn write_one(
     if format.is_session()
         && let Some(tl) = crate::model::parse_timeline_id(&written.timeline)
     {
-        sessions::name_agent_branches(tx, tl, &mut written.branches[1..])?;
+        updates::name_agent_branches(tx, tl, &mut written.branches[1..])?;
     }
     let mut entry = Map::new();
     entry.insert("timeline_id".into(), json!(written.timeline));

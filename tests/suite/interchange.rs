@@ -920,6 +920,57 @@ fn a_huge_session_line_stays_bounded_under_an_address_space_limit() {
     );
 }
 
+/// A session file is read line by line (issue 21, item 10): a Claude Code session of 100 lines of
+/// 1 MB each (100 MB of `progress` events, skipped) and a message is imported under the baseline
+/// of a trivial session's import plus 64 MiB plus one line, with the same digest as when the file
+/// was read whole (importing it again finds it unchanged). Measured in a debug build on SQLite:
+/// before, the file was read whole and the import needed 212 MiB over the baseline; now 4 MiB.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_session_of_many_large_lines_stays_bounded_under_an_address_space_limit() {
+    let db = db();
+    let trivial = db.dir.path().join("trivial.jsonl");
+    let user = r#"{"sessionId":"s1","type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-05T11:00:00.000Z","message":{"role":"user","content":"after"}}"#;
+    std::fs::write(&trivial, format!("{user}\n")).unwrap();
+    let baseline = smallest_address_space_as(&db, "claude-code", &trivial.display().to_string());
+    let session = db.dir.path().join("large.jsonl");
+    let progress = format!(
+        r#"{{"sessionId":"s1","type":"progress","data":"{}"}}"#,
+        "p".repeat(1_000_000)
+    );
+    let mut text = format!("{progress}\n").repeat(100);
+    text.push_str(user);
+    text.push_str("\r\n");
+    std::fs::write(&session, &text).unwrap();
+    let limit = baseline + (64 << 20) + progress.len() as u64;
+    let shown = session.display().to_string();
+    let run = import_as_with_address_space(&db, "claude-code", &shown, limit);
+    assert_eq!(
+        run.code, 0,
+        "under {limit} bytes (baseline {baseline}): {run:?}"
+    );
+    let report = run.json();
+    assert_eq!(
+        (
+            report["imported"].clone(),
+            report["messages"].clone(),
+            report["kinds"]["skipped"].clone()
+        ),
+        (json!(1), json!(1), json!({"progress": 100})),
+        "{report}"
+    );
+    let again = import_as_with_address_space(&db, "claude-code", &shown, limit);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert_eq!(
+        again.json()["skipped_conversations"][0]["reason"]
+            .as_str()
+            .map(|r| r.starts_with("unchanged since its import into")),
+        Some(true),
+        "{}",
+        again.stdout
+    );
+}
+
 /// `tl import --format chatgpt --input <input>` with its address space limited to `bytes`.
 #[cfg(target_os = "linux")]
 fn import_with_address_space(db: &Db, input: &str, bytes: u64) -> Run {

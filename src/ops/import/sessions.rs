@@ -10,9 +10,11 @@ use crate::error::{Error, Result};
 use crate::interchange::{Format, MAX_CONVERSATION_BYTES, claude_code, codex, gemini, llm};
 use serde_json::json;
 use sha2::{Digest, Sha256};
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// The earlier imports of the format by digest.
 pub(super) type Known = HashMap<String, crate::model::KnownImport>;
@@ -292,62 +294,49 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
         content: Content::Unread(reason),
         forked_from: None,
     };
-    let mut bytes = Vec::new();
-    let read = std::fs::File::open(file)
-        .and_then(|f| f.take(MAX_CONVERSATION_BYTES + 1).read_to_end(&mut bytes));
-    if let Err(e) = read {
-        return unread(format!("it cannot be read: {e}"), hasher);
-    }
-    if bytes.len() as u64 > MAX_CONVERSATION_BYTES {
-        return unread(
-            format!(
-                "it is over {} MiB, the limit for one conversation",
-                MAX_CONVERSATION_BYTES >> 20
-            ),
-            hasher,
-        );
-    }
-    hasher.update(&bytes);
-    let Ok(text) = std::str::from_utf8(&bytes) else {
-        return unread("it is not UTF-8 text".into(), hasher);
-    };
-    // Its subagents (`<session>/subagents/agent-ID.jsonl`) belong to it: read, digested and
-    // counted against the same limit.
-    let mut agents = Vec::new();
-    let mut total = bytes.len() as u64;
-    for (id, path) in subagent_files(file, &stem) {
-        let mut agent = Vec::new();
-        let read = std::fs::File::open(&path)
-            .and_then(|f| f.take(MAX_CONVERSATION_BYTES + 1).read_to_end(&mut agent));
-        if let Err(e) = read {
-            return unread(
-                format!("its subagent {} cannot be read: {e}", path.display()),
-                hasher,
-            );
-        }
-        total += agent.len() as u64;
-        if total > MAX_CONVERSATION_BYTES {
+    // First the digest, streamed from the files (an unchanged session is not parsed); then, for a
+    // new or grown one, its lines one at a time (`FileLines`): no file is held whole.
+    let len = match digest_file(file, MAX_CONVERSATION_BYTES, &mut hasher) {
+        Err(e) => return unread(format!("it cannot be read: {e}"), hasher),
+        Ok(None) => {
             return unread(
                 format!(
-                    "with its subagents it is over {} MiB, the limit for one conversation",
+                    "it is over {} MiB, the limit for one conversation",
                     MAX_CONVERSATION_BYTES >> 20
                 ),
                 hasher,
             );
         }
+        Ok(Some(len)) => len,
+    };
+    // Its subagents (`<session>/subagents/agent-ID.jsonl`) belong to it: digested and counted
+    // against the same limit.
+    let mut agents = Vec::new();
+    let mut total = len;
+    for (id, path) in subagent_files(file, &stem) {
         hasher.update([0]);
         hasher.update(id.as_bytes());
         hasher.update([0]);
-        hasher.update(&agent);
-        match String::from_utf8(agent) {
-            Ok(text) => agents.push((id, text)),
-            Err(_) => {
+        let agent = match digest_file(&path, MAX_CONVERSATION_BYTES - total, &mut hasher) {
+            Err(e) => {
                 return unread(
-                    format!("its subagent {} is not UTF-8 text", path.display()),
+                    format!("its subagent {} cannot be read: {e}", path.display()),
                     hasher,
                 );
             }
-        }
+            Ok(None) => {
+                return unread(
+                    format!(
+                        "with its subagents it is over {} MiB, the limit for one conversation",
+                        MAX_CONVERSATION_BYTES >> 20
+                    ),
+                    hasher,
+                );
+            }
+            Ok(Some(agent)) => agent,
+        };
+        total += agent;
+        agents.push((id, path, agent));
     }
     let digest = crate::ops::hex(&hasher.clone().finalize());
     if let Some(k) = known.get(&digest) {
@@ -362,23 +351,40 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
         };
     }
     let mut forked_from = None;
-    let (session, content) = match format {
-        Format::ClaudeCode => match claude_code::convert(text, &agents) {
-            Ok((session, conversation)) => (session, Content::Ready(conversation)),
-            Err(reason) => (None, Content::Mismatch(reason)),
-        },
-        Format::Codex => match codex::convert(text) {
-            Ok((meta, conversation)) => {
-                forked_from = meta.forked_from;
-                (meta.id, Content::Ready(conversation))
+    // What stopped the reading of the lines, if anything (shared by the files' readers).
+    let failed = Rc::new(RefCell::new(None));
+    let lines = FileLines::new(file, len, None, &failed);
+    let converted = match format {
+        Format::ClaudeCode => {
+            let agents = agents
+                .into_iter()
+                .map(|(id, path, len)| {
+                    let lines = FileLines::new(&path, len, Some(&path), &failed);
+                    (id, lines)
+                })
+                .collect();
+            claude_code::convert(lines, agents)
+        }
+        Format::Codex => codex::convert(lines).map(|(meta, conversation)| {
+            forked_from = meta.forked_from;
+            (meta.id, conversation)
+        }),
+        // A Gemini CLI session may be one JSON value (`.json`): read whole, within the limit.
+        Format::GeminiCli => match read_whole(file, len) {
+            Ok(text) => gemini::convert(&text),
+            Err(reason) => {
+                failed.replace(Some(reason));
+                Err(String::new())
             }
-            Err(reason) => (None, Content::Mismatch(reason)),
         },
-        Format::GeminiCli => match gemini::convert(text) {
-            Ok((session, conversation)) => (session, Content::Ready(conversation)),
-            Err(reason) => (None, Content::Mismatch(reason)),
-        },
-        _ => (None, Content::Mismatch("not a session format".into())),
+        _ => Err("not a session format".into()),
+    };
+    if let Some(reason) = failed.take() {
+        return unread(reason, hasher);
+    }
+    let (session, content) = match converted {
+        Ok((session, conversation)) => (session, Content::Ready(conversation)),
+        Err(reason) => (None, Content::Mismatch(reason)),
     };
     let title = match &content {
         Content::Ready(c) => c.title.clone(),
@@ -392,6 +398,110 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
         hasher,
         content,
         forked_from,
+    }
+}
+
+/// Stream the file at `path` into `hasher`: its size, or `None` when it is over `room` bytes.
+fn digest_file(path: &Path, room: u64, hasher: &mut Sha256) -> std::io::Result<Option<u64>> {
+    let mut reader = std::fs::File::open(path)?.take(room + 1);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut len = 0u64;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        len += n as u64;
+        if len > room {
+            return Ok(None);
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(Some(len))
+}
+
+/// The text of a session file's first `len` bytes (those its digest covers), or why not.
+fn read_whole(path: &Path, len: u64) -> std::result::Result<String, String> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(len).read_to_end(&mut bytes))
+        .map_err(|e| format!("it cannot be read: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())
+}
+
+/// The lines of a session file's first `len` bytes (those its digest covers, even if the file
+/// grows meanwhile), one at a time and split as `str::lines` does, so that memory holds one line.
+/// The file is opened at the first line asked for. A failure (not readable, not UTF-8) ends the
+/// lines and is kept in `failed`, the reason the session is skipped.
+struct FileLines {
+    path: PathBuf,
+    len: u64,
+    /// The subagent file it is, for the reason (`None`: the session's own file).
+    agent: Option<PathBuf>,
+    reader: Option<std::io::BufReader<std::io::Take<std::fs::File>>>,
+    failed: Rc<RefCell<Option<String>>>,
+}
+
+impl FileLines {
+    fn new(
+        path: &Path,
+        len: u64,
+        agent: Option<&Path>,
+        failed: &Rc<RefCell<Option<String>>>,
+    ) -> FileLines {
+        FileLines {
+            path: path.to_path_buf(),
+            len,
+            agent: agent.map(Path::to_path_buf),
+            reader: None,
+            failed: Rc::clone(failed),
+        }
+    }
+
+    fn fail(&self, what: &str) -> Option<String> {
+        let reason = match &self.agent {
+            None => format!("it {what}"),
+            Some(path) => format!("its subagent {} {what}", path.display()),
+        };
+        self.failed.replace(Some(reason));
+        None
+    }
+}
+
+impl Iterator for FileLines {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        if self.failed.borrow().is_some() {
+            return None;
+        }
+        if self.reader.is_none() {
+            match std::fs::File::open(&self.path) {
+                Ok(f) => {
+                    self.reader = Some(std::io::BufReader::with_capacity(1 << 16, f.take(self.len)))
+                }
+                Err(e) => return self.fail(&format!("cannot be read: {e}")),
+            }
+        }
+        let reader = self.reader.as_mut()?;
+        let mut line = Vec::new();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(e) => return self.fail(&format!("cannot be read: {e}")),
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+        }
+        match String::from_utf8(line) {
+            Ok(line) => Some(line),
+            Err(_) => self.fail("is not UTF-8 text"),
+        }
     }
 }
 

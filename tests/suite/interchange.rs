@@ -923,8 +923,10 @@ fn a_huge_session_line_stays_bounded_under_an_address_space_limit() {
 /// A session file is read line by line (issue 21, item 10): a Claude Code session of 100 lines of
 /// 1 MB each (100 MB of `progress` events, skipped) and a message is imported under the baseline
 /// of a trivial session's import plus 64 MiB plus one line, with the same digest as when the file
-/// was read whole (importing it again finds it unchanged). Measured in a debug build on SQLite:
-/// before, the file was read whole and the import needed 212 MiB over the baseline; now 4 MiB.
+/// was read whole (importing it again finds it unchanged). Measured in a debug build on SQLite,
+/// over a baseline of 273 MiB: before, the file was read whole, and the import needed 129 MiB over
+/// the baseline (below that the session was skipped: "it cannot be read: out of memory"); now
+/// 4 MiB.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_session_of_many_large_lines_stays_bounded_under_an_address_space_limit() {

@@ -182,22 +182,7 @@ impl Tree {
             Field::Some(Value::Object(m)) => match render(&m, key, &mut self.kinds) {
                 Some(msg) => {
                     // Its strings' blocks, and its place with growth slack.
-                    budget.charge::<E>(
-                        2 * std::mem::size_of::<Option<Msg>>()
-                            + values::string_cost(msg.text.len())
-                            + msg
-                                .provenance
-                                .as_ref()
-                                .map_or(0, |p| values::string_cost(p.len()))
-                            + msg
-                                .source_id
-                                .as_ref()
-                                .map_or(0, |p| values::string_cost(p.len()))
-                            + msg
-                                .intent
-                                .as_ref()
-                                .map_or(0, |i| values::string_cost(i.tag.len())),
-                    )?;
+                    budget.charge::<E>(values::message_cost(&msg))?;
                     self.rendered.push(Some(msg));
                     self.rendered.len() as u32 - 1
                 }

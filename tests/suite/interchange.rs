@@ -920,6 +920,80 @@ fn a_huge_session_line_stays_bounded_under_an_address_space_limit() {
     );
 }
 
+/// A Claude.ai conversation is read into a compact form too (issue 21, item 10): under the
+/// baseline of a trivial import plus 64 MiB plus the largest message, a conversation holding 8
+/// million `0` values in a field the conversion does not read (16 MB) and one of 24 messages of
+/// 1 MB of text each (24 MB) are imported, each with the conversation after it. The JSON engine
+/// holds the texts in its snapshot too, so their limit adds twice their size there. Measured in a
+/// debug build on SQLite, over a baseline of 274 MiB: before, parsed into one value, the `0`
+/// values were skipped as too many values under any limit and the texts needed 47 MiB; now the
+/// `0` values need 18 MiB (imported; most of it the check pass's copy of the conversation's text)
+/// and the texts 27 MiB.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_claude_export_stays_bounded_under_an_address_space_limit() {
+    let db = db();
+    let conversation = |uuid: &str, extra: &str, texts: &[String]| {
+        let messages: Vec<String> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let sender = if i % 2 == 0 { "human" } else { "assistant" };
+                format!(
+                    r#"{{"uuid":"{uuid}-{i}","sender":"{sender}","text":"{text}","content":[]}}"#
+                )
+            })
+            .collect();
+        format!(
+            r#"{{"uuid":"{uuid}","name":"{uuid}","created_at":"2026-01-05T11:00:00Z","extra":{extra},"chat_messages":[{}]}}"#,
+            messages.join(",")
+        )
+    };
+    let plain = conversation("plain", "null", &["after".to_string()]);
+    let trivial = db.dir.path().join("trivial.json");
+    std::fs::write(&trivial, format!("[{plain}]")).unwrap();
+    let baseline = smallest_address_space_as(&db, "claude", &trivial.display().to_string());
+    let zeros = format!("[{}]", vec!["0"; 8_000_000].join(","));
+    let zeros = conversation("zeros", &zeros, &["hello".to_string()]);
+    let texts: Vec<String> = (0..24u8)
+        .map(|i| ((b'a' + i) as char).to_string().repeat(1_000_000))
+        .collect();
+    let texts = conversation("texts", "null", &texts);
+    let json_engine = common::engine() == common::Engine::Json;
+    for (name, big, largest, messages) in [
+        ("zeros.json", zeros, 5, 2),
+        (
+            "texts.json",
+            texts,
+            1_000_000 + if json_engine { 48_000_000 } else { 0 },
+            25,
+        ),
+    ] {
+        let db = common::Db {
+            env: db.env.clone(),
+            ..Db::new()
+        };
+        let path = db.dir.path().join(name);
+        std::fs::write(&path, format!("[{big},{plain}]")).unwrap();
+        let limit = baseline + (64 << 20) + largest;
+        let run = import_as_with_address_space(&db, "claude", &path.display().to_string(), limit);
+        assert_eq!(
+            run.code, 0,
+            "{name} under {limit} bytes (baseline {baseline}): {run:?}"
+        );
+        let report = run.json();
+        assert_eq!(
+            (
+                report["imported"].clone(),
+                report["messages"].clone(),
+                report["skipped_conversations"].clone()
+            ),
+            (json!(2), json!(messages), json!([])),
+            "{name}"
+        );
+    }
+}
+
 /// A session file is read line by line (issue 21, item 10): a Claude Code session of 100 lines of
 /// 1 MB each (100 MB of `progress` events, skipped) and a message is imported under the baseline
 /// of a trivial session's import plus 64 MiB plus one line, with the same digest as when the file

@@ -1,7 +1,7 @@
 //! The compact reader: serde visitors that read one ChatGPT conversation into a [`Tree`] without
 //! building its value, streaming its JSON into the digest as they go.
 
-use super::super::digest::{PrefixedKey, Sink, Skip};
+use super::super::digest::{PrefixedKey, Sink, Skip, digest_others};
 use super::super::values::{self, Budget};
 use super::Tree;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -22,48 +22,6 @@ pub(super) enum NodeRead {
         message: Field<Value>,
         listed: (u32, u32),
     },
-}
-
-/// Visitor methods for the kinds of JSON a seed does not keep: digested, then `$value`.
-macro_rules! digest_others {
-    (scalars => $value:expr) => {
-        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-            Skip(self.sink).visit_bool::<E>(v)?;
-            Ok($value)
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-            Skip(self.sink).visit_i64::<E>(v)?;
-            Ok($value)
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-            Skip(self.sink).visit_u64::<E>(v)?;
-            Ok($value)
-        }
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-            Skip(self.sink).visit_f64::<E>(v)?;
-            Ok($value)
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-            Skip(self.sink).visit_str::<E>(v)?;
-            Ok($value)
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Skip(self.sink).visit_unit::<E>()?;
-            Ok($value)
-        }
-    };
-    (seq => $value:expr) => {
-        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-            Skip(self.sink).visit_seq(seq)?;
-            Ok($value)
-        }
-    };
-    (map => $value:expr) => {
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-            Skip(self.sink).visit_map(map)?;
-            Ok($value)
-        }
-    };
 }
 
 /// The conversation object: its head fields kept as values, its mapping read into the tree;

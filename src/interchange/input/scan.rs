@@ -2,7 +2,7 @@
 //! of one conversation's (or one request file's) JSON text.
 
 use super::super::values::{self, Refused};
-use super::super::{Format, MAX_CONVERSATION_BYTES, chatgpt, digest};
+use super::super::{Format, MAX_CONVERSATION_BYTES, chatgpt, claude, digest};
 use super::progress::Progress;
 use super::{Body, Converted, Element, MAX_DEPTH, Pass, file_name};
 use crate::error::{Error, Result};
@@ -326,19 +326,26 @@ impl Scanner<'_> {
                 &mut element,
             ));
             de.disable_recursion_limit();
-            let read = if format == Format::ChatGpt {
-                let sink = digest::Sink::new(digest::start(format));
-                chatgpt::read(&mut de, &sink, &budget).map(|read| {
-                    Body::Read(Box::new(Converted {
-                        source_id: read.source_id,
-                        title: read.title,
-                        conversation: read.conversation,
-                        hasher: sink.into_inner(),
-                    }))
-                })
-            } else {
-                use serde::de::DeserializeSeed;
-                values::Seed(&budget).deserialize(&mut de).map(Body::Value)
+            let sink = digest::Sink::new(digest::start(format));
+            let compact = |read: chatgpt::Read, sink: digest::Sink| {
+                Body::Read(Box::new(Converted {
+                    source_id: read.source_id,
+                    title: read.title,
+                    conversation: read.conversation,
+                    hasher: sink.into_inner(),
+                }))
+            };
+            let read = match format {
+                Format::ChatGpt => {
+                    chatgpt::read(&mut de, &sink, &budget).map(|read| compact(read, sink))
+                }
+                Format::Claude => {
+                    claude::read(&mut de, &sink, &budget).map(|read| compact(read, sink))
+                }
+                _ => {
+                    use serde::de::DeserializeSeed;
+                    values::Seed(&budget).deserialize(&mut de).map(Body::Value)
+                }
             };
             read.and_then(|body| de.end().map(|()| body))
         };
@@ -534,7 +541,7 @@ mod tests {
         progress.enabled = false;
         progress.pass = Pass::Check;
         scan(
-            Format::Claude,
+            Format::OpenWebUi,
             text.as_bytes(),
             "t.json",
             &mut progress,
@@ -542,14 +549,14 @@ mod tests {
         )?;
         progress.pass = Pass::Parse;
         scan(
-            Format::Claude,
+            Format::OpenWebUi,
             text.as_bytes(),
             "t.json",
             &mut progress,
             &mut |e| {
                 out.push(e.value.map(|body| match body {
                     Body::Value(value) => value,
-                    Body::Read(_) => panic!("a claude conversation read as ChatGPT's"),
+                    Body::Read(_) => panic!("an Open WebUI conversation read into a compact form"),
                 }));
                 Ok(0)
             },
@@ -637,43 +644,44 @@ mod tests {
         assert!(err.message.contains("closes"), "{}", err.message);
     }
 
-    /// A ChatGPT conversation read into its compact form digests as its value did (what earlier
-    /// imports recorded), fields the conversion skips included.
+    /// A ChatGPT or Claude.ai conversation read into its compact form digests as its value did
+    /// (what earlier imports recorded), fields the conversion skips included.
     #[test]
-    fn a_compact_chatgpt_conversation_digests_as_its_value() {
+    fn a_compact_conversation_digests_as_its_value() {
         use sha2::Digest;
-        let text = r#"[{"title": "t\u00e9", "extra": {"a": [1, 2.5, -3, null, true, "\n"]}, "id": "c1",
+        let chatgpt = r#"[{"title": "t\u00e9", "extra": {"a": [1, 2.5, -3, null, true, "\n"]}, "id": "c1",
             "mapping": {"r": {"id": "r", "message": null, "parent": null, "children": ["m", 7]},
             "m": {"parent": "r", "children": [], "message": {"id": "m", "author": {"role": "user"},
             "content": {"content_type": "text", "parts": ["hi"]}, "metadata": {"x": 1e3}}}},
             "current_node": "m", "create_time": 1700000000.5}]"#;
-        let mut got = Vec::new();
-        let mut progress = Progress::new("t");
-        progress.enabled = false;
-        scan(
-            Format::ChatGpt,
-            text.as_bytes(),
-            "t.json",
-            &mut progress,
-            &mut |e| {
+        let claude = r#"[{"name": "t\u00e9", "extra": {"a": [1, 2.5, -3, null, true, "\n"]},
+            "uuid": "c1", "created_at": "2026-01-05T11:00:00Z", "chat_messages": [
+            {"uuid": "m", "sender": "human", "text": "hi", "content": [], "x": 1e3},
+            {"uuid": "n", "sender": "assistant", "text": "", "content": [{"type": "text", "text": "yo"}]}]}]"#;
+        for (format, text, messages) in [(Format::ChatGpt, chatgpt, 1), (Format::Claude, claude, 2)]
+        {
+            let mut got = Vec::new();
+            let mut progress = Progress::new("t");
+            progress.enabled = false;
+            scan(format, text.as_bytes(), "t.json", &mut progress, &mut |e| {
                 got.push(e.value);
                 Ok(0)
-            },
-        )
-        .unwrap();
-        let Some(Ok(Body::Read(read))) = got.pop() else {
-            panic!("not read into its compact form")
-        };
-        let read = *read;
-        let value: Value = serde_json::from_str::<Vec<Value>>(text).unwrap().remove(0);
-        let mut expected = digest::start(Format::ChatGpt);
-        expected.update(value.to_string().as_bytes());
-        assert_eq!(read.hasher.finalize(), expected.finalize());
-        assert_eq!(read.conversation, Format::ChatGpt.convert(&value));
-        assert_eq!(
-            (read.source_id, read.title),
-            (Some("c1".into()), Some("té".into()))
-        );
-        assert_eq!(read.conversation.unwrap().messages.len(), 1);
+            })
+            .unwrap();
+            let Some(Ok(Body::Read(read))) = got.pop() else {
+                panic!("not read into its compact form")
+            };
+            let read = *read;
+            let value: Value = serde_json::from_str::<Vec<Value>>(text).unwrap().remove(0);
+            let mut expected = digest::start(format);
+            expected.update(value.to_string().as_bytes());
+            assert_eq!(read.hasher.finalize(), expected.finalize());
+            assert_eq!(read.conversation, format.convert(&value));
+            assert_eq!(
+                (read.source_id, read.title),
+                (Some("c1".into()), Some("té".into()))
+            );
+            assert_eq!(read.conversation.unwrap().messages.len(), messages);
+        }
     }
 }

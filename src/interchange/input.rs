@@ -3,7 +3,8 @@
 //! A data export (ChatGPT, Claude.ai) is a JSON array of conversations that can be gigabytes long. It
 //! is never held whole: a scanner walks the array byte by byte (tracking strings and brackets only)
 //! and hands over one conversation at a time, parsed straight from the input as the scanner walks
-//! it (within a memory allowance, see `values`; ChatGPT's and Claude.ai's into a compact form, see `chatgpt::read`),
+//! it (within a memory allowance, see `values`; ChatGPT's and Claude.ai's into a compact form,
+//! see `chatgpt::read`, `claude::read`),
 //! so memory holds one conversation, never its whole text. The check pass holds one conversation's
 //! text at a time, to report a grammar error where serde_json finds it. A conversation over
 //! [`MAX_CONVERSATION_BYTES`] is skipped without being stored (the scanner still checks its
@@ -50,7 +51,8 @@ pub struct Element {
 pub enum Body {
     /// Its JSON as a value (the formats converted from values).
     Value(Value),
-    /// Read and converted as it was parsed (ChatGPT and Claude.ai exports: see `chatgpt::read`, `claude::read`).
+    /// Read and converted as it was parsed (ChatGPT and Claude.ai exports: see `chatgpt::read`,
+    /// `claude::read`).
     Read(Box<Converted>),
 }
 

@@ -6,7 +6,8 @@
 //! would take gigabytes. The values are built here with their memory counted as they are made, and
 //! building stops once they would take more than [`allowance`] bytes (or, for text parsed as it is
 //! read, [`OVERHEAD_BYTES`] plus the bytes read so far): the conversation is then skipped with a
-//! reason. The [`Budget`] also counts the compact form ChatGPT's and Claude.ai's readers keep (`chatgpt::read`, `claude::read`).
+//! reason. The [`Budget`] also counts the compact form ChatGPT's and Claude.ai's readers keep
+//! (`chatgpt::read`, `claude::read`).
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};

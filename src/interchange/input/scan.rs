@@ -298,7 +298,8 @@ impl Scanner<'_> {
     }
 
     /// Parse one conversation of an export straight from the input (the reader is at its first
-    /// byte), its text never held whole: into its compact form (ChatGPT, Claude.ai: see `chatgpt::read`, `claude::read`) or a
+    /// byte), its text never held whole: into its compact form (ChatGPT, Claude.ai: see
+    /// `chatgpt::read`, `claude::read`) or a
     /// value, within an allowance of [`values::OVERHEAD_BYTES`] plus the bytes read so far. What
     /// cannot be read (over the size limit or the allowance, a string that is not Unicode) is
     /// consumed to its end and its reason returned. The input's grammar was checked by a

@@ -920,6 +920,34 @@ fn a_huge_session_line_stays_bounded_under_an_address_space_limit() {
     );
 }
 
+/// A session file read line by line is still refused whole when a line is not UTF-8 (the bytes
+/// after it included): the session is skipped with the reason its whole text gave before, and
+/// nothing is written.
+#[test]
+fn a_session_file_with_a_line_that_is_not_utf8_is_skipped() {
+    let db = db();
+    let user = r#"{"sessionId":"s1","type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-05T11:00:00.000Z","message":{"role":"user","content":"hello"}}"#;
+    let session = db.dir.path().join("latin1.jsonl");
+    let mut bytes = format!("{user}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"type\":\"progress\",\"data\":\"caf\xe9\"}\n");
+    std::fs::write(&session, bytes).unwrap();
+    let shown = session.display().to_string();
+    let run = db.tl(&["import", "--format", "claude-code", "--input", &shown]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = run.json();
+    assert_eq!(
+        (
+            report["imported"].clone(),
+            report["skipped_conversations"].clone()
+        ),
+        (
+            json!(0),
+            json!([{"file": shown, "index": 0, "reason": "it is not UTF-8 text"}])
+        ),
+        "{report}"
+    );
+}
+
 /// A Claude.ai conversation is read into a compact form too (issue 21, item 10): under the
 /// baseline of a trivial import plus 64 MiB plus the largest message, a conversation holding 8
 /// million `0` values in a field the conversion does not read (16 MB) and one of 24 messages of

@@ -288,24 +288,24 @@ impl Lines {
     }
 }
 
-/// The session's ID (its lines' `sessionId`) and its conversation, from the session file's text
-/// and its subagents' (ID, text), each forked from the message whose tool call started it (a
-/// subagent no tool result names starts from the root). `Err` when no line is a Claude Code line
-/// at all.
-pub fn convert(
-    text: &str,
-    agents: &[(String, String)],
+/// The session's ID (its lines' `sessionId`) and its conversation, from the session file's lines
+/// and its subagents' (ID, lines), each forked from the message whose tool call started it (a
+/// subagent no tool result names starts from the root). The lines are read one at a time, so that
+/// no file is held whole. `Err` when no line is a Claude Code line at all.
+pub fn convert<I: Iterator<Item = String>>(
+    lines: I,
+    agents: Vec<(String, I)>,
 ) -> Result<(Option<String>, Conversation), String> {
     let mut st = Lines::default();
-    for line in text.lines() {
-        st.line(line, None, None);
+    for line in lines {
+        st.line(&line, None, None);
     }
     // The session's last message is the head of main, whatever its subagents add after it.
     let main_last = st.pending.iter().rposition(|p| p.role != Role::Summary);
-    for (id, text) in agents {
-        let root = st.agents.get(id).copied();
-        for line in text.lines() {
-            st.line(line, root, Some(id));
+    for (id, lines) in agents {
+        let root = st.agents.get(&id).copied();
+        for line in lines {
+            st.line(&line, root, Some(&id));
         }
     }
     let Lines {

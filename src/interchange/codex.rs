@@ -88,9 +88,9 @@ fn chain_id(previous: &str, role: Role, text: &str) -> String {
     format!("{:016x}", u64::from_be_bytes(head))
 }
 
-/// The session's `session_meta` and its conversation. `Err` when no line is a rollout line at
-/// all.
-pub fn convert(text: &str) -> Result<(Meta, Conversation), String> {
+/// The session's `session_meta` and its conversation, from the session file's lines (read one at
+/// a time, so that the file is never held whole). `Err` when no line is a rollout line at all.
+pub fn convert(lines: impl Iterator<Item = String>) -> Result<(Meta, Conversation), String> {
     let mut kinds = Kinds::default();
     let mut conversation = Conversation::default();
     let mut session = Meta::default();
@@ -98,12 +98,12 @@ pub fn convert(text: &str) -> Result<(Meta, Conversation), String> {
     let mut recognised = 0u64;
     let mut lines_read = 0u64;
     let mut last: Option<usize> = None;
-    for (number, line) in text.lines().enumerate() {
+    for (number, line) in lines.enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         lines_read += 1;
-        let Some(Value::Object(line)) = super::values::parse_line(line) else {
+        let Some(Value::Object(line)) = super::values::parse_line(&line) else {
             kinds.skip("unreadable_line");
             continue;
         };

@@ -210,6 +210,51 @@ impl<'de> DeserializeSeed<'de> for PrefixedKey<'_> {
     }
 }
 
+/// Visitor methods for the kinds of JSON a seed does not keep: digested, then `$value` (the
+/// compact readers' seeds, with `Skip`, `de`, `SeqAccess` and `MapAccess` in scope).
+macro_rules! digest_others {
+    (scalars => $value:expr) => {
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+            Skip(self.sink).visit_bool::<E>(v)?;
+            Ok($value)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            Skip(self.sink).visit_i64::<E>(v)?;
+            Ok($value)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            Skip(self.sink).visit_u64::<E>(v)?;
+            Ok($value)
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+            Skip(self.sink).visit_f64::<E>(v)?;
+            Ok($value)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Skip(self.sink).visit_str::<E>(v)?;
+            Ok($value)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Skip(self.sink).visit_unit::<E>()?;
+            Ok($value)
+        }
+    };
+    (seq => $value:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            Skip(self.sink).visit_seq(seq)?;
+            Ok($value)
+        }
+    };
+    (map => $value:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            Skip(self.sink).visit_map(map)?;
+            Ok($value)
+        }
+    };
+}
+
+pub(crate) use digest_others;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,8 @@
 //! would take gigabytes. The values are built here with their memory counted as they are made, and
 //! building stops once they would take more than [`allowance`] bytes (or, for text parsed as it is
 //! read, [`OVERHEAD_BYTES`] plus the bytes read so far): the conversation is then skipped with a
-//! reason. The [`Budget`] also counts the compact form ChatGPT's reader keeps (`chatgpt::read`).
+//! reason. The [`Budget`] also counts the compact form ChatGPT's and Claude.ai's readers keep
+//! (`chatgpt::read`, `claude::read`).
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
@@ -28,6 +29,16 @@ pub fn allowance(len: usize) -> usize {
 pub fn string_cost(len: usize) -> usize {
     if len == 0 { 0 } else { 32 + len }
 }
+/// What a converted message a compact reader keeps takes: its strings' blocks, and its place with
+/// growth slack.
+pub fn message_cost(msg: &super::Msg) -> usize {
+    2 * std::mem::size_of::<Option<super::Msg>>()
+        + string_cost(msg.text.len())
+        + msg.provenance.as_ref().map_or(0, |p| string_cost(p.len()))
+        + msg.source_id.as_ref().map_or(0, |p| string_cost(p.len()))
+        + msg.intent.as_ref().map_or(0, |i| string_cost(i.tag.len()))
+}
+
 /// One array element: a `Value` (72 bytes with ordered maps), twice over while the vector grows by
 /// doubling.
 const ELEMENT_COST: usize = 2 * std::mem::size_of::<Value>();

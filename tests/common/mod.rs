@@ -597,20 +597,19 @@ impl Drop for McpSession {
 /// `cmd`'s output. Under Wine, starting a process now and then fails with ERROR_INTERNAL_ERROR
 /// (1359) when the machine is loaded; nothing ran then, so it is started again.
 pub fn output_of(cmd: &mut Command) -> std::process::Output {
-    let mut tries = 0;
-    loop {
-        match cmd.output() {
-            Err(e) if e.raw_os_error() == Some(1359) && cfg!(windows) && tries < 5 => tries += 1,
-            other => return other.unwrap(),
-        }
-    }
+    started(|| cmd.output())
 }
 
 /// `cmd` started (see [`output_of`] for why a start is tried again under Wine).
 pub fn spawn(cmd: &mut Command) -> std::process::Child {
+    started(|| cmd.spawn())
+}
+
+/// What `start` gives, tried up to six times while Wine fails it with ERROR_INTERNAL_ERROR.
+fn started<T>(mut start: impl FnMut() -> std::io::Result<T>) -> T {
     let mut tries = 0;
     loop {
-        match cmd.spawn() {
+        match start() {
             Err(e) if e.raw_os_error() == Some(1359) && cfg!(windows) && tries < 5 => tries += 1,
             other => return other.unwrap(),
         }

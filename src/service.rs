@@ -281,7 +281,7 @@ fn import_in_steps(
     {
         return Ok(first);
     }
-    let result = ops::import(store, import, ctx)?;
+    let result = ops::json(ops::import(store, import, ctx))?;
     if idempotency_key.is_some() {
         store.write(|tx| {
             record_key(tx, op, scope, idempotency_key, request, &result, ctx)?;

@@ -274,11 +274,6 @@ impl Kinds {
             }
         }
     }
-
-    /// The counts as the JSON object an import result reports.
-    pub fn to_json(&self) -> Value {
-        json!({ "roles": self.roles, "parts": self.parts, "skipped": self.skipped })
-    }
 }
 
 /// The text rendering of one message's parts, and the kinds it met, in order.

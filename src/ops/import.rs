@@ -15,6 +15,9 @@ mod sessions;
 mod updates;
 mod write;
 
+use super::results::{
+    ImportKinds, ImportStatus, Imported, ImportedConversation, SkippedConversation,
+};
 use super::{Ctx, ImportArgs, existing, message, timeline_of};
 use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::interchange::{Conversation, Format, Kinds, input};
@@ -48,8 +51,8 @@ struct Report {
     conversations: u64,
     imported: u64,
     messages: u64,
-    timelines: Vec<Value>,
-    skipped: Vec<Value>,
+    timelines: Vec<ImportedConversation>,
+    skipped: Vec<SkippedConversation>,
     /// Conversations skipped because they are not of the named format, and the first reason.
     mismatched: u64,
     first_mismatch: Option<String>,
@@ -68,23 +71,19 @@ impl Report {
         title: Option<String>,
         reason: String,
     ) {
-        let mut entry = Map::new();
-        entry.insert("file".into(), json!(at.file));
-        entry.insert("index".into(), json!(at.index));
-        if let Some(id) = source_id {
-            entry.insert("source_id".into(), json!(id));
-        }
-        if let Some(title) = title {
-            entry.insert("title".into(), json!(title));
-        }
-        entry.insert("reason".into(), json!(reason));
-        self.skipped.push(Value::Object(entry));
+        self.skipped.push(SkippedConversation {
+            file: at.file.clone(),
+            index: at.index,
+            source_id,
+            title,
+            reason,
+        });
     }
 }
 
 /// Import the conversations of `args.input` into `store` (see the module's comment); the result
 /// lists what was imported and what was skipped, and why.
-pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> {
+pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Imported> {
     let format = Format::parse(&args.format).ok_or_else(|| {
         Error::invalid(format!(
             "invalid argument --format: {:?} is not an import format; use chatgpt, claude, openai, anthropic, claude-code, codex, gemini-cli, llm, open-webui or librechat",
@@ -179,15 +178,19 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Value> 
             report.first_mismatch.unwrap_or_default()
         )));
     }
-    Ok(json!({
-        "format": format.as_str(),
-        "imported": report.imported,
-        "skipped": report.skipped.len(),
-        "messages": report.messages,
-        "timelines": report.timelines,
-        "skipped_conversations": report.skipped,
-        "kinds": report.kinds.to_json(),
-    }))
+    Ok(Imported {
+        format: format.as_str().to_string(),
+        imported: report.imported,
+        skipped: report.skipped.len() as u64,
+        messages: report.messages,
+        timelines: report.timelines,
+        skipped_conversations: report.skipped,
+        kinds: ImportKinds {
+            roles: report.kinds.roles,
+            parts: report.kinds.parts,
+            skipped: report.kinds.skipped,
+        },
+    })
 }
 
 /// The reader thread: check a data export whole, then parse and convert each conversation into
@@ -402,29 +405,18 @@ fn write_one(
     {
         updates::name_agent_branches(tx, tl, &mut written.branches[1..])?;
     }
-    let mut entry = Map::new();
-    entry.insert("timeline_id".into(), json!(written.timeline));
-    if let Some(id) = &source_id {
-        entry.insert("source_id".into(), json!(id));
-    }
-    if let Some(title) = &conversation.title {
-        entry.insert("title".into(), json!(title));
-    }
-    if let Some(time) = conversation.create_time_ms {
-        entry.insert("create_time_ms".into(), json!(time));
-    }
-    entry.insert("messages".into(), json!(written.nodes));
-    if let Some(target) = target {
-        entry.insert("from".into(), json!(node_id(target.node.id)));
-    }
-    entry.insert("branches".into(), json!(written.branches));
-    if let Some(last) = &earlier.latest {
-        entry.insert("earlier_import".into(), json!(last.timeline));
-    }
-    if format.keeps_up_to_date() {
-        entry.insert("status".into(), json!("new"));
-    }
-    report.timelines.push(Value::Object(entry));
+    report.timelines.push(ImportedConversation {
+        timeline_id: written.timeline.clone(),
+        source_id: source_id.clone(),
+        title: conversation.title.clone(),
+        create_time_ms: conversation.create_time_ms,
+        messages: written.nodes,
+        from: target.map(|target| node_id(target.node.id)),
+        branches: written.branches.clone(),
+        earlier_import: earlier.latest.as_ref().map(|last| last.timeline.clone()),
+        joined: None,
+        status: format.keeps_up_to_date().then_some(ImportStatus::New),
+    });
     let record = ImportRecord {
         format: format.as_str().into(),
         source_key,

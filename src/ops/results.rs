@@ -228,7 +228,7 @@ pub struct Entry {
 /// The summary range of an [`Entry`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EntrySummary {
-    /// `summary` or `placeholder`.
+    /// `real` or `placeholder`.
     pub kind: String,
     /// The first node summarised.
     pub from: String,
@@ -486,358 +486,94 @@ pub struct Exported {
     pub messages: Option<u64>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::spec::spec;
-    use serde_json::Value;
-
-    /// The schema `schema` names, with `$ref`s to the spec's shared definitions followed.
-    fn resolve(schema: &Value) -> &Value {
-        match schema.get("$ref").and_then(Value::as_str) {
-            Some("#/$defs/message") => &spec().message_schema,
-            Some("#/$defs/entry") => &spec().entry_schema,
-            Some(other) => panic!("unknown $ref {other}"),
-            None => schema,
-        }
-    }
-
-    /// Every object in `value` has exactly the keys of its schema's `properties`, in their order,
-    /// less optional keys that are absent; every required key is present.
-    fn keys_follow(value: &Value, schema: &Value, at: &str) {
-        let mut schema = resolve(schema);
-        // Of alternatives, the one whose properties hold every key of the object.
-        if let (Some(options), Value::Object(object)) = (schema.get("anyOf"), value) {
-            schema = options
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(resolve)
-                .find(|option| {
-                    option["properties"]
-                        .as_object()
-                        .is_some_and(|p| object.keys().all(|k| p.contains_key(k)))
-                })
-                .unwrap_or_else(|| panic!("{at}: no alternative of the schema fits {value}"));
-        }
-        match value {
-            Value::Object(object) => {
-                let properties = schema["properties"]
-                    .as_object()
-                    .unwrap_or_else(|| panic!("{at}: the schema has no properties"));
-                let required: Vec<&str> = schema["required"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                let expected: Vec<&str> = properties
-                    .keys()
-                    .map(String::as_str)
-                    .filter(|k| object.contains_key(*k) || required.contains(k))
-                    .collect();
-                let actual: Vec<&str> = object.keys().map(String::as_str).collect();
-                assert_eq!(actual, expected, "{at}: keys and their order");
-                for (key, item) in object {
-                    keys_follow(item, &properties[key], &format!("{at}.{key}"));
-                }
-            }
-            Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    keys_follow(item, &schema["items"], &format!("{at}[{i}]"));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn entry(full: bool) -> Entry {
-        Entry {
-            node: "n2".into(),
-            role: "summary".into(),
-            text: "t".into(),
-            tokens: 3,
-            intent_tag: full.then(|| "decision".into()),
-            created_at: Some(1),
-            zone: "hot".into(),
-            pinned: true,
-            summary: full.then(|| EntrySummary {
-                kind: "summary".into(),
-                from: "n1".into(),
-                to: "n1".into(),
-                version: 1,
-            }),
-            heads: vec!["main".into()],
-        }
-    }
-
-    fn message(full: bool) -> Message {
-        Message {
-            node: "n1".into(),
-            role: "user".into(),
-            text: "t".into(),
-            tokens: 1,
-            intent_tag: full.then(|| "question".into()),
-        }
-    }
-
-    /// Every typed result, with every optional key given and with none, against its operation's
-    /// result schema in the spec.
-    #[test]
-    fn typed_results_have_the_keys_of_the_spec_in_its_order() {
-        for full in [true, false] {
-            let side = |name: &str| DiffSide {
-                name: full.then(|| name.to_string()),
-                head: "n2".into(),
-                messages: vec![entry(full)],
-            };
-            let cursor = full.then(|| "c".to_string());
-            let results: Vec<(&str, Value)> = vec![
-                (
-                    "create",
-                    json(Created {
-                        timeline_id: "tl0".into(),
-                    }),
-                ),
-                ("append", json(Appended { node: "n1".into() })),
-                (
-                    "fork",
-                    json(Forked {
-                        branch: "b".into(),
-                        head: "n1".into(),
-                    }),
-                ),
-                (
-                    "switch",
-                    json(Switched {
-                        current_branch: "b".into(),
-                    }),
-                ),
-                (
-                    "drop_branch",
-                    json(Dropped {
-                        dropped: "b".into(),
-                    }),
-                ),
-                (
-                    "rename_branch",
-                    json(Renamed {
-                        renamed: "a".into(),
-                        to: "b".into(),
-                    }),
-                ),
-                (
-                    "pin",
-                    json(Pinned {
-                        pinned: "n1".into(),
-                    }),
-                ),
-                (
-                    "unpin",
-                    json(Unpinned {
-                        unpinned: "n1".into(),
-                    }),
-                ),
-                (
-                    "branches",
-                    json(vec![BranchInfo {
-                        name: "main".into(),
-                        head: "n1".into(),
-                        current: true,
-                    }]),
-                ),
-                (
-                    "timelines",
-                    json(vec![TimelineInfo {
-                        timeline_id: "tl0".into(),
-                        title: full.then(|| "x".into()),
-                        created_at: Some(1),
-                        updated_at: full.then_some(2),
-                        messages: 1,
-                        branches: 1,
-                        current_branch: "main".into(),
-                    }]),
-                ),
-                ("context", json(vec![message(full)])),
-                (
-                    "log",
-                    json(LogPage {
-                        messages: vec![entry(full)],
-                        next_cursor: cursor.clone(),
-                    }),
-                ),
-                (
-                    "search",
-                    json(SearchPage {
-                        hits: vec![SearchHit {
-                            timeline_id: "tl0".into(),
-                            node: "n1".into(),
-                            role: "user".into(),
-                            created_at: Some(1),
-                            zone: "hot".into(),
-                            snippet: "s".into(),
-                            score: 1.5,
-                        }],
-                        next_cursor: cursor.clone(),
-                    }),
-                ),
-                (
-                    "diff",
-                    json(Diff {
-                        timeline_id: "tl0".into(),
-                        ancestor: "n1".into(),
-                        left: side("a"),
-                        right: side("b"),
-                    }),
-                ),
-            ];
-            let results = results.into_iter().chain([
-                ("summarize", json(Summarized { node: "n3".into() })),
-                (
-                    "node",
-                    json(NodeDetail {
-                        node: "n2".into(),
-                        timeline_id: "tl0".into(),
-                        role: "summary".into(),
-                        text: "t".into(),
-                        tokens: 1,
-                        parent: "n1".into(),
-                        children: vec!["n3".into()],
-                        zone: "hot".into(),
-                        pinned: false,
-                        path_tokens: 2,
-                        created_at: Some(1),
-                        intent: Some(NodeIntent {
-                            tag: "decision".into(),
-                            note: full.then(|| "why".into()),
-                        }),
-                        summary: Some(NodeSummary {
-                            kind: "real".into(),
-                            from: "n1".into(),
-                            to: "n1".into(),
-                            version: 2,
-                            supersedes: full.then(|| "n4".into()),
-                            superseded_by: None,
-                            derived_from: vec!["n4".into()],
-                            stale: false,
-                        }),
-                        provenance: full.then(|| serde_json::json!({"import": "chatgpt"})),
-                    }),
-                ),
-                (
-                    "archive_check",
-                    json(ArchiveCheck {
-                        eligible: false,
-                        reasons: vec!["r".into()],
-                    }),
-                ),
-                (
-                    "archive_branch",
-                    json(Archived {
-                        archived: vec!["n2".into()],
-                    }),
-                ),
-                (
-                    "restore_branch",
-                    json(Restored {
-                        branch: "b".into(),
-                        head: "n2".into(),
-                        restored: vec!["n2".into()],
-                    }),
-                ),
-            ]);
-            let results = results.chain([
-                (
-                    "db_info",
-                    json(DbInfo {
-                        engine: "sqlite".into(),
-                        path: "p".into(),
-                        exists: true,
-                        format_version: Some(6),
-                        file_bytes: 1,
-                        timelines: 1,
-                        nodes: 1,
-                        cold_nodes: 0,
-                    }),
-                ),
-                (
-                    "db_check",
-                    json(DbCheck {
-                        ok: true,
-                        engine: "json".into(),
-                        path: "p".into(),
-                        problems: Vec::new(),
-                        rebuilt: full.then(Vec::new),
-                    }),
-                ),
-                (
-                    "db_convert",
-                    json(DbConverted {
-                        from: "a".into(),
-                        to: "b".into(),
-                        engine: "json".into(),
-                        timelines: 1,
-                        nodes: 1,
-                    }),
-                ),
-                (
-                    "db_backup",
-                    json(DbBackedUp {
-                        from: "a".into(),
-                        to: "b".into(),
-                        engine: "json".into(),
-                        file_bytes: 1,
-                    }),
-                ),
-            ]);
-            let results = results.chain([(
-                "context_budget",
-                json(BudgetLayout {
-                    messages: vec![
-                        LayoutMessage::Node(Message::new(1, "user", "t", 1, full.then_some("x"))),
-                        LayoutMessage::WouldCreate(WouldCreate {
-                            node: (),
-                            role: "summary".into(),
-                            text: "t".into(),
-                            tokens: 1,
-                            from: "n1".into(),
-                            to: "n2".into(),
-                        }),
-                    ],
-                    total_tokens: 1,
-                    summaries_created: Vec::new(),
-                    explanation: full.then(|| {
-                        vec![Explained {
-                            node: "n1".into(),
-                            tokens: 1,
-                            outcome: "kept".into(),
-                            shown_at: 0,
-                            why: "target".into(),
-                            reason: "r".into(),
-                        }]
-                    }),
-                }),
-            )]);
-            let results = results.chain([(
-                "export",
-                json(Exported {
-                    format: "html".into(),
-                    timeline_id: "tl0".into(),
-                    output: "o".into(),
-                    nodes: 1,
-                    edges: full.then_some(0),
-                    node: full.then(|| "n1".into()),
-                    messages: full.then_some(1),
-                }),
-            )]);
-            for (op, value) in results {
-                let schema = &spec().operation(op).unwrap().result;
-                keys_follow(&value, schema, op);
-            }
-        }
-    }
-
-    fn json(result: impl Serialize) -> Value {
-        serde_json::to_value(result).unwrap()
-    }
+/// `import`: what was imported, what was skipped and why, and what the input held by kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Imported {
+    /// The format read.
+    pub format: String,
+    /// Conversations written (new timelines, branches or updates).
+    pub imported: u64,
+    /// Conversations skipped (`skipped_conversations`).
+    pub skipped: u64,
+    /// Messages (nodes) written.
+    pub messages: u64,
+    /// One entry per conversation written.
+    pub timelines: Vec<ImportedConversation>,
+    /// One entry per conversation skipped, with its reason.
+    pub skipped_conversations: Vec<SkippedConversation>,
+    /// What the conversations written held, counted by kind.
+    pub kinds: ImportKinds,
 }
+
+/// One conversation an import wrote: where it went and what it added.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedConversation {
+    /// The timeline it is in.
+    pub timeline_id: String,
+    /// Its ID in the source, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_id: Option<String>,
+    /// Its title, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// When it was created in the source (Unix milliseconds), for a new timeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_time_ms: Option<u64>,
+    /// The messages (nodes) written.
+    pub messages: u64,
+    /// With `--node`: the node the new branch starts from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// The branches made, or for an update the branches that moved or were made.
+    pub branches: Vec<String>,
+    /// The timeline of an earlier version of the conversation (formats not kept up to date).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_import: Option<String>,
+    /// The session whose timeline it joined (resumed, forked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joined: Option<String>,
+    /// New or updated (formats kept up to date).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ImportStatus>,
+}
+
+/// What an import did with a conversation it wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImportStatus {
+    /// A new timeline (or branch).
+    New,
+    /// Its new messages were added to the timeline of its earlier import.
+    Updated,
+}
+
+/// One conversation an import passed over, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkippedConversation {
+    /// The file it is in (inside a zip or folder, the entry).
+    pub file: String,
+    /// Its position in that file, from 0.
+    pub index: usize,
+    /// Its ID in the source, when readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_id: Option<String>,
+    /// Its title, when readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Why it was not imported.
+    pub reason: String,
+}
+
+/// What the conversations an import wrote held: counts by name, in name order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportKinds {
+    /// Messages by their original role.
+    pub roles: std::collections::BTreeMap<String, u64>,
+    /// Message parts by kind (text, image, tool_call, ...).
+    pub parts: std::collections::BTreeMap<String, u64>,
+    /// What was left out, by reason.
+    pub skipped: std::collections::BTreeMap<String, u64>,
+}
+
+#[cfg(test)]
+mod tests;

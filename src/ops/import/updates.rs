@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::interchange::{Conversation, Format, Kinds, Msg, claude_code};
 use crate::model::file::{AuditEntry, ImportRecord};
 use crate::model::{Branch, ROOT, Role, node_id, parse_node_id, parse_timeline_id, timeline_id};
+use crate::ops::results::{ImportStatus, ImportedConversation};
 use crate::store::Tx;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -226,7 +227,7 @@ pub(super) struct Update<'a> {
 /// What an update did.
 pub(super) enum Updated {
     /// The result's entry for the session, and how many nodes were added.
-    Added(Value, u64),
+    Added(ImportedConversation, u64),
     /// Nothing was written, for this reason.
     Skipped(String),
 }
@@ -439,19 +440,17 @@ pub(super) fn update(
             ..AuditEntry::default()
         },
     )?;
-    let mut entry = Map::new();
-    entry.insert("timeline_id".into(), json!(timeline_id(tl)));
-    if let Some(id) = update.source_id {
-        entry.insert("source_id".into(), json!(id));
-    }
-    if let Some(title) = &conversation.title {
-        entry.insert("title".into(), json!(title));
-    }
-    entry.insert("messages".into(), json!(written.nodes));
-    entry.insert("branches".into(), json!(moved));
-    if let Some(other) = update.joined {
-        entry.insert("joined".into(), json!(other));
-    }
-    entry.insert("status".into(), json!("updated"));
-    Ok(Updated::Added(Value::Object(entry), written.nodes))
+    let entry = ImportedConversation {
+        timeline_id: timeline_id(tl),
+        source_id: update.source_id.map(str::to_string),
+        title: conversation.title.clone(),
+        create_time_ms: None,
+        messages: written.nodes,
+        from: None,
+        branches: moved,
+        earlier_import: None,
+        joined: update.joined.map(str::to_string),
+        status: Some(ImportStatus::Updated),
+    };
+    Ok(Updated::Added(entry, written.nodes))
 }

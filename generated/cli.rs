@@ -14,7 +14,7 @@ pub fn command() -> clap::Command {
         .arg(Arg::new("db").long("db").value_name("PATH").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).value_hint(ValueHint::FilePath).help("The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory."))
         .arg(Arg::new("timeline").long("timeline").value_name("TL").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID."))
         .arg(Arg::new("idempotency-key").long("idempotency-key").value_name("KEY").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused."))
-        .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches. [json, text]"))
+        .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
         .subcommand(
             Command::new("create")
                 .about("Create a new timeline with an empty main branch.")
@@ -65,7 +65,7 @@ pub fn command() -> clap::Command {
                 .about("Print the messages from the root to a node, oldest first.")
                 .override_usage("tl context [OPTIONS] --node <NID>")
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("The last message of the context. (required)"))
-                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches. [json, text]"))
+                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
         )
         .subcommand(
             Command::new("budget")
@@ -106,7 +106,7 @@ pub fn command() -> clap::Command {
             Command::new("branches")
                 .about("List the branches with their heads.")
                 .override_usage("tl branches [OPTIONS]")
-                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches. [json, text]"))
+                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
         )
         .subcommand(
             Command::new("node")
@@ -127,7 +127,7 @@ pub fn command() -> clap::Command {
                 .arg(Arg::new("zone").long("zone").value_name("ZONE").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["hot", "cold", "all"])).hide_possible_values(true).help("Only hot (live) or cold (archived) messages. Default: all. [hot, cold, all]"))
                 .arg(Arg::new("limit").long("limit").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("Hits per page. Default: 20."))
                 .arg(Arg::new("cursor").long("cursor").value_name("CURSOR").action(ArgAction::Set).allow_hyphen_values(true).help("The next_cursor of the previous page (same query and filters), for the page after it."))
-                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches. [json, text]"))
+                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
         )
         .subcommand(
             Command::new("log")
@@ -137,7 +137,7 @@ pub fn command() -> clap::Command {
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("Read the path that ends at this node instead of a branch."))
                 .arg(Arg::new("limit").long("limit").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("Messages per page. Default: 50."))
                 .arg(Arg::new("cursor").long("cursor").value_name("CURSOR").action(ArgAction::Set).allow_hyphen_values(true).help("The next_cursor of the previous page, for the older messages after it."))
-                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches. [json, text]"))
+                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
         )
         .subcommand(
             Command::new("diff")
@@ -145,7 +145,7 @@ pub fn command() -> clap::Command {
                 .override_usage("tl diff [OPTIONS] --left <SIDE> --right <SIDE>")
                 .arg(Arg::new("left").long("left").value_name("SIDE").action(ArgAction::Set).allow_hyphen_values(true).help("One side: a branch name or a node ID. (required)"))
                 .arg(Arg::new("right").long("right").value_name("SIDE").action(ArgAction::Set).allow_hyphen_values(true).help("The other side: a branch name or a node ID. (required)"))
-                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches. [json, text]"))
+                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
         )
         .subcommand(
             Command::new("archive-check")
@@ -216,7 +216,7 @@ pub fn command() -> clap::Command {
             Command::new("timelines")
                 .about("List every timeline with its title, times, message and branch counts.")
                 .override_usage("tl timelines [OPTIONS]")
-                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches. [json, text]"))
+                .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
         )
         .subcommand(
             Command::new("completions")

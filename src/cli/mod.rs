@@ -220,19 +220,25 @@ pub fn run_with(
         crate::ops::Request::Tx(ref request) => {
             let render = text.then(|| text::renderer(request)).flatten();
             let store = store.as_mut().ok_or_else(no_store)?;
-            Ok(Some(match (service::run(store, checked)?, render) {
-                (Output::Json(value), Some(render)) => {
-                    let mut shown = String::new();
-                    render(&value, &view, &mut shown);
-                    Output::Text(shown)
-                }
-                (other, _) => other,
-            }))
+            Ok(Some(shown(service::run(store, checked)?, render, &view)))
         }
-        crate::ops::Request::Database(_) => {
+        crate::ops::Request::Database(ref request) => {
+            let render = text.then(|| text::database_renderer(request)).flatten();
             let store = store.as_mut().ok_or_else(no_store)?;
-            Ok(Some(service::run(store, checked)?))
+            Ok(Some(shown(service::run(store, checked)?, render, &view)))
         }
+    }
+}
+
+/// A result as its text view draws it, when there is one (`--format text`), else as it is.
+fn shown(output: Output, render: Option<text::Renderer>, view: &View) -> Output {
+    match (output, render) {
+        (Output::Json(value), Some(render)) => {
+            let mut shown = String::new();
+            render(&value, view, &mut shown);
+            Output::Text(shown)
+        }
+        (other, _) => other,
     }
 }
 
@@ -242,7 +248,7 @@ fn text_format(op: &Operation, before: Option<String>, sub: &ArgMatches) -> Resu
     let Some(global) = spec().globals.iter().find(|g| g.name == "format") else {
         return Ok(false);
     };
-    let after = if global.applies_to(&op.name) {
+    let after = if global.after_command(op) {
         sub.try_get_one::<String>(&global.cli_flag)
             .ok()
             .flatten()

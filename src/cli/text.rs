@@ -1,11 +1,14 @@
-//! `--format text`: results of log, search, diff, context, branches and timelines as text for people.
+//! `--format text`: results of log, search, diff, context, branches, timelines and import as text for
+//! people.
 //! The input is the result read as its type (`ops::results`, the contract's shapes, so the text
 //! shows nothing the contract does not hold), caller text goes
 //! through `terminal::escape_line`, and colour is only used when the caller says the output is a
 //! terminal (never in JSON, never when piped, never with `NO_COLOR`).
 
-use crate::ops::TxRequest;
-use crate::ops::results::{BranchInfo, Diff, Entry, LogPage, Message, SearchPage, TimelineInfo};
+use crate::ops::results::{
+    BranchInfo, Diff, Entry, ImportStatus, Imported, LogPage, Message, SearchPage, TimelineInfo,
+};
+use crate::ops::{DatabaseRequest, TxRequest};
 use crate::search::{MARK_END, MARK_START};
 use crate::terminal::escape_line;
 use serde::Deserialize;
@@ -99,6 +102,17 @@ pub fn renderer(request: &TxRequest) -> Option<Renderer> {
         | TxRequest::ArchiveCheck(_)
         | TxRequest::ArchiveBranch(_)
         | TxRequest::RestoreBranch(_) => return None,
+    })
+}
+
+/// The text view of a request on the database as a whole; `None` when its operation has none.
+pub fn database_renderer(request: &DatabaseRequest) -> Option<Renderer> {
+    Some(match request {
+        DatabaseRequest::Import(_) => import,
+        DatabaseRequest::DbInfo(_)
+        | DatabaseRequest::DbCheck(_)
+        | DatabaseRequest::DbConvert(_)
+        | DatabaseRequest::DbBackup(_) => return None,
     })
 }
 
@@ -324,6 +338,73 @@ fn timelines(result: &Value, view: &View, out: &mut String) {
             escape_line(&t.current_branch),
         ));
     }
+}
+
+/// One line per conversation, in input order: its status, timeline, title (else its source ID) and
+/// what was written (`+N messages` for an update, with the branches); a skipped one with its file,
+/// its place there and the reason; then the totals.
+fn import(result: &Value, view: &View, out: &mut String) {
+    let Some(report) = typed::<Imported>(result, out) else {
+        return;
+    };
+    let count = |n: u64| format!("{n} {}", if n == 1 { "message" } else { "messages" });
+    let name = |title: &Option<String>, source_id: &Option<String>| match title
+        .as_ref()
+        .or(source_id.as_ref())
+    {
+        Some(name) => escape_line(name).into_owned(),
+        None => view.paint(DIM, "(untitled)"),
+    };
+    for t in &report.timelines {
+        let (status, colour, written) = match t.status {
+            ImportStatus::New => ("new", "32", format!("  {}", count(t.messages))),
+            ImportStatus::Updated => ("updated", "36", format!("  +{}", count(t.messages))),
+            ImportStatus::Unchanged => ("unchanged", DIM, String::new()),
+        };
+        let mut details: Vec<String> = t
+            .branches
+            .iter()
+            .map(|b| escape_line(b).into_owned())
+            .collect();
+        if let Some(from) = &t.from {
+            details.push(format!("from {from}"));
+        }
+        if let Some(joined) = &t.joined {
+            details.push(format!("joined {}", escape_line(joined)));
+        }
+        if let Some(earlier) = &t.earlier_import {
+            details.push(format!("earlier import {earlier}"));
+        }
+        let details = if details.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", details.join(", "))
+        };
+        out.push_str(&format!(
+            "{}  {}  {}{written}{details}\n",
+            view.paint(colour, &format!("{status:<9}")),
+            view.paint(BOLD, &t.timeline_id),
+            name(&t.title, &t.source_id),
+        ));
+    }
+    for s in &report.skipped_conversations {
+        out.push_str(&format!(
+            "{}  {} #{}  {}: {}\n",
+            view.paint("33", "skipped  "),
+            escape_line(&s.file),
+            s.index,
+            name(&s.title, &s.source_id),
+            escape_line(&s.reason),
+        ));
+    }
+    out.push_str(&format!(
+        "{}: {} imported, {} unchanged, {} skipped; {} written\n",
+        report.format,
+        report.imported,
+        report.unchanged,
+        report.skipped,
+        count(report.messages),
+    ));
 }
 
 /// Columns a character takes on a terminal: 2 for East Asian wide characters and emoji, 0 for

@@ -91,7 +91,7 @@ fn cli_args(spec: &Spec, op: &Operation) -> Vec<CliArg> {
         }
     }
     for global in spec.globals.iter().filter(|g| g.operations.is_some()) {
-        if global.applies_to(&op.name) {
+        if global.after_command(op) {
             args.push(scoped_global(global));
         }
     }

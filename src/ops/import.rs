@@ -50,6 +50,8 @@ struct Target {
 struct Report {
     conversations: u64,
     imported: u64,
+    /// Conversations imported before as they are now (listed in `timelines`).
+    unchanged: u64,
     messages: u64,
     timelines: Vec<ImportedConversation>,
     skipped: Vec<SkippedConversation>,
@@ -64,6 +66,29 @@ struct Report {
 }
 
 impl Report {
+    /// A conversation in `timeline` already as it is: listed with status unchanged, nothing written.
+    fn unchanged(
+        &mut self,
+        timeline: &str,
+        source_id: Option<String>,
+        title: Option<String>,
+        joined: Option<String>,
+    ) {
+        self.unchanged += 1;
+        self.timelines.push(ImportedConversation {
+            timeline_id: timeline.to_string(),
+            source_id,
+            title,
+            create_time_ms: None,
+            messages: 0,
+            from: None,
+            branches: Vec::new(),
+            earlier_import: None,
+            joined,
+            status: ImportStatus::Unchanged,
+        });
+    }
+
     fn skip(
         &mut self,
         at: &Prepared,
@@ -181,6 +206,7 @@ pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Importe
     Ok(Imported {
         format: format.as_str().to_string(),
         imported: report.imported,
+        unchanged: report.unchanged,
         skipped: report.skipped.len() as u64,
         messages: report.messages,
         timelines: report.timelines,
@@ -285,11 +311,11 @@ fn write_one(
             return Ok(());
         }
         Content::Unchanged(known) => {
-            report.skip(
-                &prepared,
+            report.unchanged(
+                &known.timeline,
                 Some(known.source_key.clone()),
                 known.title.clone(),
-                format!("unchanged since its import into {}", known.timeline),
+                None,
             );
             return Ok(());
         }
@@ -310,28 +336,8 @@ fn write_one(
     let digest = digest(prepared.hasher.clone(), target);
     let source_key = source_id.clone().unwrap_or_else(|| digest.clone());
     let earlier = tx.earlier_imports(format.as_str(), &source_key, &digest)?;
-    if let Some(same) = &earlier.same
-        && format.is_session()
-    {
-        report.skip(
-            &prepared,
-            source_id,
-            title,
-            format!("unchanged since its import into {}", same.timeline),
-        );
-        return Ok(());
-    }
     if let Some(same) = &earlier.same {
-        let place = match &same.branch {
-            Some(branch) => format!("{} as branch {branch:?}", same.timeline),
-            None => same.timeline.clone(),
-        };
-        report.skip(
-            &prepared,
-            source_id,
-            title,
-            format!("already imported into {place}"),
-        );
+        report.unchanged(&same.timeline, source_id, title, None);
         return Ok(());
     }
     if conversation.messages.is_empty() {
@@ -390,6 +396,10 @@ fn write_one(
                 report.kinds.add(&kinds);
                 Ok(())
             }
+            updates::Updated::Unchanged(joined) => {
+                report.unchanged(&latest.timeline, source_id, title, joined);
+                Ok(())
+            }
             updates::Updated::Skipped(reason) => {
                 report.skip(&prepared, source_id, title, reason);
                 Ok(())
@@ -415,7 +425,7 @@ fn write_one(
         branches: written.branches.clone(),
         earlier_import: earlier.latest.as_ref().map(|last| last.timeline.clone()),
         joined: None,
-        status: format.keeps_up_to_date().then_some(ImportStatus::New),
+        status: ImportStatus::New,
     });
     let record = ImportRecord {
         format: format.as_str().into(),

@@ -493,11 +493,14 @@ pub struct Imported {
     pub format: String,
     /// Conversations written (new timelines, branches or updates).
     pub imported: u64,
+    /// Conversations already imported as they are: nothing written.
+    pub unchanged: u64,
     /// Conversations skipped (`skipped_conversations`).
     pub skipped: u64,
     /// Messages (nodes) written.
     pub messages: u64,
-    /// One entry per conversation written.
+    /// One entry per conversation in a timeline, in input order: written (new, updated) or
+    /// already there (unchanged).
     pub timelines: Vec<ImportedConversation>,
     /// One entry per conversation skipped, with its reason.
     pub skipped_conversations: Vec<SkippedConversation>,
@@ -505,7 +508,7 @@ pub struct Imported {
     pub kinds: ImportKinds,
 }
 
-/// One conversation an import wrote: where it went and what it added.
+/// One conversation an import wrote or found already imported: where it is and what it added.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImportedConversation {
     /// The timeline it is in.
@@ -519,12 +522,13 @@ pub struct ImportedConversation {
     /// When it was created in the source (Unix milliseconds), for a new timeline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub create_time_ms: Option<u64>,
-    /// The messages (nodes) written.
+    /// The messages (nodes) written: all of a new one, those added by an update, 0 when unchanged.
     pub messages: u64,
     /// With `--node`: the node the new branch starts from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
-    /// The branches made, or for an update the branches that moved or were made.
+    /// The branches made, or for an update the branches that moved or were made (none when
+    /// unchanged).
     pub branches: Vec<String>,
     /// The timeline of an earlier version of the conversation (formats not kept up to date).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -532,12 +536,12 @@ pub struct ImportedConversation {
     /// The session whose timeline it joined (resumed, forked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub joined: Option<String>,
-    /// New or updated (formats kept up to date).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<ImportStatus>,
+    /// What the import did with it.
+    pub status: ImportStatus,
 }
 
-/// What an import did with a conversation it wrote.
+/// What an import did with a conversation that is in a timeline (one it skipped is in
+/// `skipped_conversations`, with its reason).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ImportStatus {
@@ -545,6 +549,8 @@ pub enum ImportStatus {
     New,
     /// Its new messages were added to the timeline of its earlier import.
     Updated,
+    /// Imported before as it is now: nothing was written.
+    Unchanged,
 }
 
 /// One conversation an import passed over, and why.

@@ -444,6 +444,14 @@ impl Global {
             .as_ref()
             .is_none_or(|ops| ops.iter().any(|o| o == op))
     }
+
+    /// Whether `op` takes this option after its command too. An option of some commands only
+    /// (`--format json|text`) that one of `op`'s own parameters also names (`import --format`, what
+    /// the file holds) is taken before the command only: `tl --format text import --format codex`.
+    pub fn after_command(&self, op: &Operation) -> bool {
+        self.applies_to(&op.name)
+            && (self.operations.is_none() || op.params.iter().all(|p| p.flag() != self.cli_flag))
+    }
 }
 
 impl Spec {
@@ -491,7 +499,7 @@ impl Spec {
                 ));
             }
             let mut flags = std::collections::BTreeSet::new();
-            for global in self.globals.iter().filter(|g| g.applies_to(&op.name)) {
+            for global in self.globals.iter().filter(|g| g.after_command(op)) {
                 flags.insert(global.cli_flag.clone());
             }
             let mut names = std::collections::BTreeSet::new();

@@ -54,7 +54,7 @@ fn grow(projects: &Path) {
         .unwrap();
 }
 
-const FIRST_REPORT: &str = r#"{"format":"claude-code","imported":1,"skipped":0,"messages":8,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","create_time_ms":1767607200000,"messages":8,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"user":4},"parts":{"text":7,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#;
+const FIRST_REPORT: &str = r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":8,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","create_time_ms":1767607200000,"messages":8,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"user":4},"parts":{"text":7,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#;
 
 const MAIN_BEFORE: &str = r#"{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n7","role":"user","text":"Fix it, and say why in a comment.","tokens":9},{"node":"n8","role":"assistant","text":"Done, with a comment on the new temperature.","tokens":11}"#;
 
@@ -95,7 +95,7 @@ on_both_engines! {
         db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
         grow(&projects);
         db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
-            r#"{"format":"claude-code","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":5,"user":6},"parts":{"compact_summary":1,"text":10,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"compact_boundary":1,"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#,
+            r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":5,"user":6},"parts":{"compact_summary":1,"text":10,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"compact_boundary":1,"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#,
         );
         db.tl(&["timelines"]).ok(
             r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767610840,"messages":11,"branches":2,"current_branch":"main"}]"#,
@@ -113,7 +113,7 @@ on_both_engines! {
         );
         let before = db.bytes();
         db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
-            r#"{"format":"claude-code","imported":0,"skipped":1,"messages":0,"timelines":[],"skipped_conversations":[{"file":"-home-ada-src-kiln/5f0c1a2e-0000-4000-8000-000000000001.jsonl","index":0,"source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","reason":"unchanged since its import into tl0"}],"kinds":{"roles":{},"parts":{},"skipped":{}}}"#,
+            r#"{"format":"claude-code","imported":0,"unchanged":1,"skipped":0,"messages":0,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","messages":0,"branches":[],"status":"unchanged"}],"skipped_conversations":[],"kinds":{"roles":{},"parts":{},"skipped":{}}}"#,
         );
         assert_eq!(db.bytes(), before);
         // The two imports are recorded: the second holds only the new messages.
@@ -141,7 +141,7 @@ on_both_engines! {
         let db = Db::new();
         let input = fixture("claude-code-agents").display().to_string();
         db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
-            r#"{"format":"claude-code","imported":1,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000002","title":"Find where the kiln temperature is set.","create_time_ms":1767690000000,"messages":6,"branches":["main","agent-ab12"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":3},"parts":{"text":4,"tool_call":1,"tool_result":1},"skipped":{}}}"#,
+            r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000002","title":"Find where the kiln temperature is set.","create_time_ms":1767690000000,"messages":6,"branches":["main","agent-ab12"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":3},"parts":{"text":4,"tool_call":1,"tool_result":1},"skipped":{}}}"#,
         );
         db.tl(&["branches"]).ok(
             r#"[{"name":"main","head":"n4","current":true},{"name":"agent-ab12","head":"n6","current":false}]"#,
@@ -162,7 +162,7 @@ on_both_engines! {
         let db = Db::new();
         let input = fixture("claude-code-sidechain.jsonl").display().to_string();
         db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
-            r#"{"format":"claude-code","imported":1,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000004","title":"Where is the kiln temperature set?","create_time_ms":1767614400000,"messages":6,"branches":["main","sidechain-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":3},"parts":{"text":4,"tool_call":1,"tool_result":1},"skipped":{}}}"#,
+            r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000004","title":"Where is the kiln temperature set?","create_time_ms":1767614400000,"messages":6,"branches":["main","sidechain-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":3},"parts":{"text":4,"tool_call":1,"tool_result":1},"skipped":{}}}"#,
         );
         db.tl(&["branches"]).ok(
             r#"[{"name":"main","head":"n6","current":true},{"name":"sidechain-1","head":"n4","current":false}]"#,
@@ -284,7 +284,7 @@ mod resumed {
             db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
             let resumed = resume(&projects);
             db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(&format!(
-                r#"{{"format":"claude-code","imported":1,"skipped":1,"messages":2,"timelines":[{{"timeline_id":"tl0","source_id":"{RESUMED}","title":"Why does the kiln test fail?","messages":2,"branches":["main"],"joined":"{SESSION}","status":"updated"}}],"skipped_conversations":[{{"file":"-home-ada-src-kiln/{SESSION}.jsonl","index":0,"source_id":"{SESSION}","title":"Fixing the kiln temperature test","reason":"unchanged since its import into tl0"}}],"kinds":{{"roles":{{"assistant":4,"user":4}},"parts":{{"text":7,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"progress":1}}}}}}"#
+                r#"{{"format":"claude-code","imported":1,"unchanged":1,"skipped":0,"messages":2,"timelines":[{{"timeline_id":"tl0","source_id":"{SESSION}","title":"Fixing the kiln temperature test","messages":0,"branches":[],"status":"unchanged"}},{{"timeline_id":"tl0","source_id":"{RESUMED}","title":"Why does the kiln test fail?","messages":2,"branches":["main"],"joined":"{SESSION}","status":"updated"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":4,"user":4}},"parts":{{"text":7,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"progress":1}}}}}}"#
             ));
             db.tl(&["timelines"]).ok(
                 r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767690010,"messages":10,"branches":2,"current_branch":"main"}]"#,
@@ -300,7 +300,7 @@ mod resumed {
             ));
             std::fs::write(&resumed, text).unwrap();
             let report = db.tl(&["import", "--format", "claude-code", "--input", &input]).json();
-            assert_eq!(report["timelines"], serde_json::json!([{"timeline_id":"tl0","source_id":RESUMED,"title":"Why does the kiln test fail?","messages":1,"branches":["main"],"status":"updated"}]));
+            assert_eq!(report["timelines"], serde_json::json!([{"timeline_id":"tl0","source_id":SESSION,"title":"Fixing the kiln temperature test","messages":0,"branches":[],"status":"unchanged"},{"timeline_id":"tl0","source_id":RESUMED,"title":"Why does the kiln test fail?","messages":1,"branches":["main"],"status":"updated"}]));
             let before = db.bytes();
             assert_eq!(db.tl(&["import", "--format", "claude-code", "--input", &input]).json()["imported"], 0);
             assert_eq!(db.bytes(), before);
@@ -312,7 +312,7 @@ mod resumed {
             let other = Db::new();
             other.tl(&["import", "--format", "claude-code", "--input", &resumed.display().to_string()]).json();
             other.tl(&["import", "--format", "claude-code", "--input", &session_file(&projects).display().to_string()]).ok(&format!(
-                r#"{{"format":"claude-code","imported":1,"skipped":0,"messages":2,"timelines":[{{"timeline_id":"tl0","source_id":"{SESSION}","title":"Fixing the kiln temperature test","messages":2,"branches":["edit-1"],"joined":"{RESUMED}","status":"updated"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":4,"user":4}},"parts":{{"text":7,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}}}}"#
+                r#"{{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":2,"timelines":[{{"timeline_id":"tl0","source_id":"{SESSION}","title":"Fixing the kiln temperature test","messages":2,"branches":["edit-1"],"joined":"{RESUMED}","status":"updated"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":4,"user":4}},"parts":{{"text":7,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}}}}"#
             ));
             other.tl(&["context", "--node", "n11"]).ok(
                 r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n10","role":"user","text":"Fix it.","tokens":2},{"node":"n11","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
@@ -357,7 +357,7 @@ mod codex {
             let sessions = copy_tree(&db, "codex");
             let input = sessions.display().to_string();
             db.tl(&["import", "--format", "codex", "--input", &input]).ok(
-                r#"{"format":"codex","imported":1,"skipped":0,"messages":7,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-00000000c0de","title":"Which tests are slow?","create_time_ms":1767772800000,"messages":7,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"developer":1,"user":3},"parts":{"text":4,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}"#,
+                r#"{"format":"codex","imported":1,"unchanged":0,"skipped":0,"messages":7,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-00000000c0de","title":"Which tests are slow?","create_time_ms":1767772800000,"messages":7,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"developer":1,"user":3},"parts":{"text":4,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}"#,
             );
             db.tl(&["context", "--node", "n7"]).ok(&format!("[{CODEX_MAIN}]"));
             db.tl(&["node", "--node", "n7"]).ok(
@@ -369,7 +369,7 @@ mod codex {
             text.push_str(&std::fs::read_to_string(fixture("codex-growth.jsonl")).unwrap());
             std::fs::write(&rollout, text).unwrap();
             db.tl(&["import", "--format", "codex", "--input", &input]).ok(
-                r#"{"format":"codex","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-00000000c0de","title":"Which tests are slow?","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"developer":1,"user":4},"parts":{"compacted":1,"text":6,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}"#,
+                r#"{"format":"codex","imported":1,"unchanged":0,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-00000000c0de","title":"Which tests are slow?","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"developer":1,"user":4},"parts":{"compacted":1,"text":6,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}"#,
             );
             // The compaction is a summary of the path before it (n1..n7); the exchange after it
             // continues n7.
@@ -382,15 +382,15 @@ mod codex {
             let before = db.bytes();
             let again = db.tl(&["import", "--format", "codex", "--input", &input]).json();
             assert_eq!(
-                again["skipped_conversations"][0]["reason"],
-                "unchanged since its import into tl0"
+                (again["unchanged"].clone(), again["timelines"][0]["status"].clone(), again["skipped_conversations"].clone()),
+                (serde_json::json!(1), serde_json::json!("unchanged"), serde_json::json!([]))
             );
             assert_eq!(db.bytes(), before);
             // Without --input, $CODEX_HOME/sessions.
             db.env("CODEX_HOME", &db.dir.path().display().to_string());
             std::fs::rename(&sessions, db.dir.path().join("sessions")).unwrap();
             let default = db.tl(&["import", "--format", "codex"]).json();
-            assert_eq!((default["imported"].clone(), default["skipped"].clone()), (serde_json::json!(0), serde_json::json!(1)));
+            assert_eq!((default["imported"].clone(), default["unchanged"].clone(), default["skipped"].clone()), (serde_json::json!(0), serde_json::json!(1), serde_json::json!(0)));
         }
     }
 }
@@ -416,7 +416,7 @@ mod codex_compaction {
             ];
             std::fs::write(&rollout, lines.join("\n") + "\n").unwrap();
             db.tl(&["import", "--format", "codex", "--input", &rollout.display().to_string()]).ok(
-                r#"{"format":"codex","imported":1,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-0000000000cc","title":"Speed up the kiln tests.","create_time_ms":1767945600000,"messages":4,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":2},"parts":{"compacted":1,"text":3},"skipped":{}}}"#,
+                r#"{"format":"codex","imported":1,"unchanged":0,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"0199a1b2-0000-7000-8000-0000000000cc","title":"Speed up the kiln tests.","create_time_ms":1767945600000,"messages":4,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":2},"parts":{"compacted":1,"text":3},"skipped":{}}}"#,
             );
             db.tl(&["node", "--node", "n3"]).ok(
                 r#"{"node":"n3","timeline_id":"tl0","role":"summary","text":"Speed up the kiln tests.\n\nSummary: the heating curve is cached.","tokens":16,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":16,"created_at":1767949200,"intent":{"tag":"compacted"},"summary":{"kind":"real","from":"n1","to":"n2","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false},"provenance":{"import":"codex","line":4}}"#,
@@ -461,7 +461,7 @@ mod codex_fork {
             let sessions = sessions(&db);
             let input = sessions.display().to_string();
             db.tl(&["import", "--format", "codex", "--input", &input]).ok(&format!(
-                r#"{{"format":"codex","imported":3,"skipped":0,"messages":13,"timelines":[{{"timeline_id":"tl0","source_id":"{PARENT}","title":"Which tests are slow?","create_time_ms":1767772800000,"messages":7,"branches":["main"],"status":"new"}},{{"timeline_id":"tl0","source_id":"{FORK}","title":"Which tests fail?","messages":2,"branches":["fork-1"],"joined":"{PARENT}","status":"updated"}},{{"timeline_id":"tl1","source_id":"0199a1b2-0000-7000-8000-0000000000ab","title":"Add a test for cooling.","create_time_ms":1767862800000,"messages":4,"branches":["main"],"status":"new"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":5,"developer":3,"user":7}},"parts":{{"text":12,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}}}}"#
+                r#"{{"format":"codex","imported":3,"unchanged":0,"skipped":0,"messages":13,"timelines":[{{"timeline_id":"tl0","source_id":"{PARENT}","title":"Which tests are slow?","create_time_ms":1767772800000,"messages":7,"branches":["main"],"status":"new"}},{{"timeline_id":"tl0","source_id":"{FORK}","title":"Which tests fail?","messages":2,"branches":["fork-1"],"joined":"{PARENT}","status":"updated"}},{{"timeline_id":"tl1","source_id":"0199a1b2-0000-7000-8000-0000000000ab","title":"Add a test for cooling.","create_time_ms":1767862800000,"messages":4,"branches":["main"],"status":"new"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":5,"developer":3,"user":7}},"parts":{{"text":12,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"event_msg:token_count":1,"event_msg:user_message":1,"x-future-line":1}}}}}}"#
             ));
             db.tl(&["branches"]).ok(
                 r#"[{"name":"main","head":"n7","current":true},{"name":"fork-1","head":"n9","current":false}]"#,
@@ -479,13 +479,17 @@ mod codex_fork {
             let report = db.tl(&["import", "--format", "codex", "--input", &input]).json();
             assert_eq!(
                 report["timelines"],
-                serde_json::json!([{"timeline_id":"tl0","source_id":FORK,"title":"Which tests fail?","messages":1,"branches":["fork-1"],"status":"updated"}])
+                serde_json::json!([
+                    {"timeline_id":"tl0","source_id":PARENT,"title":"Which tests are slow?","messages":0,"branches":[],"status":"unchanged"},
+                    {"timeline_id":"tl0","source_id":FORK,"title":"Which tests fail?","messages":1,"branches":["fork-1"],"status":"updated"},
+                    {"timeline_id":"tl1","source_id":"0199a1b2-0000-7000-8000-0000000000ab","title":"Add a test for cooling.","messages":0,"branches":[],"status":"unchanged"}
+                ])
             );
             db.tl(&["branches"]).ok(
                 r#"[{"name":"main","head":"n7","current":true},{"name":"fork-1","head":"n10","current":false}]"#,
             );
             let before = db.bytes();
-            assert_eq!(db.tl(&["import", "--format", "codex", "--input", &input]).json()["skipped"], 3);
+            assert_eq!(db.tl(&["import", "--format", "codex", "--input", &input]).json()["unchanged"], 3);
             assert_eq!(db.bytes(), before);
         }
 
@@ -530,7 +534,7 @@ mod gemini {
             let tmp = copy_tree(&db, "gemini");
             let input = tmp.display().to_string();
             db.tl(&["import", "--format", "gemini-cli", "--input", &input]).ok(
-                r#"{"format":"gemini-cli","imported":1,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"8d5e2a10-0000-4000-8000-0000000000ge","title":"Name three kiln glazes.","create_time_ms":1767866400000,"messages":6,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"gemini":3,"user":3},"parts":{"text":6,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"$set":1,"rewind":1,"x-future-record":1}}}"#,
+                r#"{"format":"gemini-cli","imported":1,"unchanged":0,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"8d5e2a10-0000-4000-8000-0000000000ge","title":"Name three kiln glazes.","create_time_ms":1767866400000,"messages":6,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"gemini":3,"user":3},"parts":{"text":6,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"$set":1,"rewind":1,"x-future-record":1}}}"#,
             );
             db.tl(&["branches"]).ok(
                 r#"[{"name":"main","head":"n6","current":true},{"name":"edit-1","head":"n4","current":false}]"#,
@@ -546,7 +550,7 @@ mod gemini {
             text.push_str(&std::fs::read_to_string(fixture("gemini-growth.jsonl")).unwrap());
             std::fs::write(&session, text).unwrap();
             db.tl(&["import", "--format", "gemini-cli", "--input", &input]).ok(
-                r#"{"format":"gemini-cli","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"8d5e2a10-0000-4000-8000-0000000000ge","title":"Name three kiln glazes.","messages":2,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"gemini":4,"user":4},"parts":{"text":8,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"$set":1,"rewind":1,"x-future-record":1}}}"#,
+                r#"{"format":"gemini-cli","imported":1,"unchanged":0,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"8d5e2a10-0000-4000-8000-0000000000ge","title":"Name three kiln glazes.","messages":2,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"gemini":4,"user":4},"parts":{"text":8,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"$set":1,"rewind":1,"x-future-record":1}}}"#,
             );
             db.tl(&["branches"]).ok(
                 r#"[{"name":"main","head":"n8","current":true},{"name":"edit-1","head":"n4","current":false}]"#,
@@ -556,7 +560,7 @@ mod gemini {
             );
             let before = db.bytes();
             let again = db.tl(&["import", "--format", "gemini-cli", "--input", &input]).json();
-            assert_eq!(again["skipped_conversations"][0]["reason"], "unchanged since its import into tl0");
+            assert_eq!((again["unchanged"].clone(), again["timelines"][0]["status"].clone()), (serde_json::json!(1), serde_json::json!("unchanged")));
             assert_eq!(db.bytes(), before);
         }
     }
@@ -591,7 +595,7 @@ mod gemini_json {
             std::fs::write(&session, value.to_string()).unwrap();
             let input = db.dir.path().join("tmp").display().to_string();
             db.tl(&["import", "--format", "gemini-cli", "--input", &input]).ok(
-                r#"{"format":"gemini-cli","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"1f2e3d4c-0000-4000-8000-000000000001","title":"How hot is cone 6?","create_time_ms":1767942000000,"messages":3,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"gemini":1,"info":1,"user":1},"parts":{"text":3},"skipped":{"re-recorded":1}}}"#,
+                r#"{"format":"gemini-cli","imported":1,"unchanged":0,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"1f2e3d4c-0000-4000-8000-000000000001","title":"How hot is cone 6?","create_time_ms":1767942000000,"messages":3,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"gemini":1,"info":1,"user":1},"parts":{"text":3},"skipped":{"re-recorded":1}}}"#,
             );
             db.tl(&["context", "--node", "n3"]).ok(
                 r#"[{"node":"n1","role":"user","text":"How hot is cone 6?","tokens":5},{"node":"n2","role":"assistant","text":"About 1220 °C.","tokens":4},{"node":"n3","role":"system","text":"Request cancelled.","tokens":5,"intent_tag":"info"}]"#,
@@ -648,7 +652,7 @@ mod llm {
             let original = std::fs::read(&logs).unwrap();
             let input = logs.display().to_string();
             db.tl(&["import", "--format", "llm", "--input", &input]).ok(
-                r#"{"format":"llm","imported":2,"skipped":0,"messages":7,"timelines":[{"timeline_id":"tl0","source_id":"01jc0000000000000000000001","title":"Glaze chemistry","create_time_ms":1767945600000,"messages":5,"branches":["main"],"status":"new"},{"timeline_id":"tl1","source_id":"01jc0000000000000000000002","title":"Haiku","create_time_ms":1767949200000,"messages":2,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"system":1,"user":3},"parts":{"text":7},"skipped":{}}}"#,
+                r#"{"format":"llm","imported":2,"unchanged":0,"skipped":0,"messages":7,"timelines":[{"timeline_id":"tl0","source_id":"01jc0000000000000000000001","title":"Glaze chemistry","create_time_ms":1767945600000,"messages":5,"branches":["main"],"status":"new"},{"timeline_id":"tl1","source_id":"01jc0000000000000000000002","title":"Haiku","create_time_ms":1767949200000,"messages":2,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"system":1,"user":3},"parts":{"text":7},"skipped":{}}}"#,
             );
             assert_eq!(std::fs::read(&logs).unwrap(), original);
             db.tl(&["--timeline", "tl0", "context", "--node", "n5"]).ok(
@@ -662,7 +666,7 @@ mod llm {
                      VALUES ('01jr0000000000000000000004', 'gpt-4o', 'And shino?', 'Be brief.', 'Feldspar, fired long and slow.', '01jc0000000000000000000001', '2026-01-09T10:00:00.000000');",
             ).unwrap();
             db.tl(&["import", "--format", "llm", "--input", &db.dir.path().display().to_string()]).ok(
-                r#"{"format":"llm","imported":1,"skipped":1,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"01jc0000000000000000000001","title":"Glaze chemistry","messages":2,"branches":["main"],"status":"updated"}],"skipped_conversations":[{"file":"logs.db","index":1,"source_id":"01jc0000000000000000000002","title":"Haiku","reason":"unchanged since its import into tl1"}],"kinds":{"roles":{"assistant":3,"system":1,"user":3},"parts":{"text":7},"skipped":{}}}"#,
+                r#"{"format":"llm","imported":1,"unchanged":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"01jc0000000000000000000001","title":"Glaze chemistry","messages":2,"branches":["main"],"status":"updated"},{"timeline_id":"tl1","source_id":"01jc0000000000000000000002","title":"Haiku","messages":0,"branches":[],"status":"unchanged"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"system":1,"user":3},"parts":{"text":7},"skipped":{}}}"#,
             );
             db.tl(&["--timeline", "tl0", "branches"]).ok(r#"[{"name":"main","head":"n7","current":true}]"#);
             // Not a logs.db: refused, nothing written.
@@ -736,7 +740,7 @@ mod llm_threads {
             logs_db(&logs);
             let input = logs.display().to_string();
             db.tl(&["import", "--format", "llm", "--input", &input]).ok(
-                r#"{"format":"llm","imported":1,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"01jt0000000000000000000001","title":"Glazes","create_time_ms":1768032000000,"messages":6,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":3},"parts":{"text":6,"thinking":1},"skipped":{}}}"#,
+                r#"{"format":"llm","imported":1,"unchanged":0,"skipped":0,"messages":6,"timelines":[{"timeline_id":"tl0","source_id":"01jt0000000000000000000001","title":"Glazes","create_time_ms":1768032000000,"messages":6,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":3},"parts":{"text":6,"thinking":1},"skipped":{}}}"#,
             );
             db.tl(&["branches"]).ok(
                 r#"[{"name":"main","head":"n4","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
@@ -767,7 +771,7 @@ mod llm_threads {
             );
             let before = db.bytes();
             let again = db.tl(&["import", "--format", "llm", "--input", &input]).json();
-            assert_eq!(again["skipped_conversations"][0]["reason"], "unchanged since its import into tl0");
+            assert_eq!((again["unchanged"].clone(), again["timelines"][0]["status"].clone()), (serde_json::json!(1), serde_json::json!("unchanged")));
             assert_eq!(db.bytes(), before);
         }
     }
@@ -794,7 +798,7 @@ mod webui {
         fn open_webui_chat_is_a_tree() {
             let db = Db::new();
             import(&db, "open-webui", "open-webui-export.json").ok(
-                r#"{"format":"open-webui","imported":1,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"c0ffee00-0000-4000-8000-000000000001","title":"Glaze recipe","create_time_ms":1767960000000,"messages":3,"branches":["main","regen-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":1},"parts":{"text":3},"skipped":{}}}"#,
+                r#"{"format":"open-webui","imported":1,"unchanged":0,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"c0ffee00-0000-4000-8000-000000000001","title":"Glaze recipe","create_time_ms":1767960000000,"messages":3,"branches":["main","regen-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":1},"parts":{"text":3},"skipped":{}}}"#,
             );
             db.tl(&["branches"]).ok(
                 r#"[{"name":"main","head":"n3","current":true},{"name":"regen-1","head":"n2","current":false}]"#,
@@ -818,7 +822,7 @@ mod webui {
             let grown = db.dir.path().join("open-webui-grown.json");
             std::fs::write(&grown, chats.to_string()).unwrap();
             db.tl(&["import", "--format", "open-webui", "--input", &grown.display().to_string()]).ok(
-                r#"{"format":"open-webui","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"c0ffee00-0000-4000-8000-000000000001","title":"Glaze recipe","messages":2,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":2},"parts":{"text":5},"skipped":{}}}"#,
+                r#"{"format":"open-webui","imported":1,"unchanged":0,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"c0ffee00-0000-4000-8000-000000000001","title":"Glaze recipe","messages":2,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":3,"user":2},"parts":{"text":5},"skipped":{}}}"#,
             );
             db.tl(&["branches"]).ok(
                 r#"[{"name":"main","head":"n5","current":true},{"name":"regen-1","head":"n2","current":false}]"#,
@@ -834,13 +838,13 @@ mod webui {
         fn librechat_exports_are_trees() {
             let db = Db::new();
             import(&db, "librechat", "librechat-export.json").ok(
-                r#"{"format":"librechat","imported":1,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"lc-0001","title":"Kiln schedule","create_time_ms":1768032000000,"messages":4,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":2},"parts":{"text":4},"skipped":{}}}"#,
+                r#"{"format":"librechat","imported":1,"unchanged":0,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"lc-0001","title":"Kiln schedule","create_time_ms":1768032000000,"messages":4,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":2},"parts":{"text":4},"skipped":{}}}"#,
             );
             db.tl(&["context", "--node", "n4"]).ok(
                 r#"[{"node":"n3","role":"user","text":"A glaze schedule?","tokens":5},{"node":"n4","role":"assistant","text":"150 C/h to cone 6, hold 10 minutes.","tokens":9}]"#,
             );
             import(&db, "librechat", "librechat-tree.json").ok(
-                r#"{"format":"librechat","imported":1,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl1","source_id":"lc-0002","title":"Tree","create_time_ms":1768035600000,"messages":2,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2},"skipped":{}}}"#,
+                r#"{"format":"librechat","imported":1,"unchanged":0,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl1","source_id":"lc-0002","title":"Tree","create_time_ms":1768035600000,"messages":2,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2},"skipped":{}}}"#,
             );
             db.tl(&["--timeline", "tl1", "context", "--node", "n2"]).ok(
                 r#"[{"node":"n1","role":"user","text":"Hi","tokens":1},{"node":"n2","role":"assistant","text":"Hello!","tokens":2}]"#,
@@ -870,6 +874,84 @@ mod webui {
                 ),
             );
             assert_eq!(db.bytes(), before);
+        }
+    }
+}
+
+mod statuses {
+    use super::*;
+    use common::McpSession;
+    use serde_json::json;
+
+    /// One Claude Code line of session `s` (`parent` the uuid before it, `text` the content).
+    fn line(s: u32, uuid: &str, parent: Option<&str>, role: &str, text: &str) -> String {
+        json!({"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": format!("s{s}"),
+            "timestamp": "2026-01-05T10:00:00.000Z", "message": {"role": role, "content": text}})
+        .to_string()
+            + "\n"
+    }
+
+    on_both_engines! {
+        /// Imported again, a folder of sessions reports each with one status (issue 26, item 2): a
+        /// new session is `new`, a grown one `updated` with the messages it added, one imported as
+        /// it is `unchanged` (in `timelines`, nothing written), and one that cannot be imported is in
+        /// `skipped_conversations` with its reason. tl-mcp then reads the timelines as they are.
+        #[test]
+        fn a_folder_imported_again_reports_each_session_new_updated_unchanged_or_skipped() {
+            let mut db = Db::new();
+            db.env("TIMELINE_NOW", "1750000000");
+            let folder = db.dir.path().join("projects").join("p");
+            std::fs::create_dir_all(&folder).unwrap();
+            let input = folder.display().to_string();
+            let file = |k: u32| folder.join(format!("s{k}.jsonl"));
+            std::fs::write(file(1), line(1, "a1", None, "user", "Why is the kiln slow?")).unwrap();
+            std::fs::write(file(2), line(2, "b1", None, "user", "Name a glaze.")).unwrap();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+                r#"{"format":"claude-code","imported":2,"unchanged":0,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"s1","title":"Why is the kiln slow?","create_time_ms":1767607200000,"messages":1,"branches":["main"],"status":"new"},{"timeline_id":"tl1","source_id":"s2","title":"Name a glaze.","create_time_ms":1767607200000,"messages":1,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"user":2},"parts":{"text":2},"skipped":{}}}"#,
+            );
+            // s1 grows by an answer and a prompt, s2 stays as it is, s3 is new, s4 holds no message.
+            let grown = line(1, "a1", None, "user", "Why is the kiln slow?")
+                + &line(1, "a2", Some("a1"), "assistant", "The element is worn.")
+                + &line(1, "a3", Some("a2"), "user", "How do I check it?");
+            std::fs::write(file(1), grown).unwrap();
+            std::fs::write(file(3), line(3, "c1", None, "user", "Cone 6 or cone 10?")).unwrap();
+            std::fs::write(file(4), line(4, "d1", None, "user", "")).unwrap();
+            let again = db.dir.path().join(format!("again-{}", common::engine().file_name()));
+            db.tl(&["db", "backup", "--to", &again.display().to_string()]).json();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+                r#"{"format":"claude-code","imported":2,"unchanged":1,"skipped":1,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"s1","title":"Why is the kiln slow?","messages":2,"branches":["main"],"status":"updated"},{"timeline_id":"tl1","source_id":"s2","title":"Name a glaze.","messages":0,"branches":[],"status":"unchanged"},{"timeline_id":"tl2","source_id":"s3","title":"Cone 6 or cone 10?","create_time_ms":1767607200000,"messages":1,"branches":["main"],"status":"new"}],"skipped_conversations":[{"file":"s4.jsonl","index":0,"source_id":"s4","reason":"it has no messages with any content"}],"kinds":{"roles":{"assistant":1,"user":3},"parts":{"text":4},"skipped":{}}}"#,
+            );
+            // The same import, as text for people, from the same starting point (a backup).
+            let mut copy = Db::new();
+            copy.env("TIMELINE_NOW", "1750000000");
+            copy.path = again;
+            copy.tl(&["--format", "text", "import", "--format", "claude-code", "--input", &input]).ok(concat!(
+                "updated    tl0  Why is the kiln slow?  +2 messages (main)\n",
+                "unchanged  tl1  Name a glaze.\n",
+                "new        tl2  Cone 6 or cone 10?  1 message (main)\n",
+                "skipped    s4.jsonl #0  s4: it has no messages with any content\n",
+                "claude-code: 2 imported, 1 unchanged, 1 skipped; 3 messages written",
+            ));
+            // Through the other binary: the grown session's timeline holds its three messages, the
+            // unchanged one its one, and the skipped session made none.
+            let mut mcp = McpSession::start(&db);
+            let listed = |id: &str, title: &str, messages: u64| {
+                json!({"timeline_id": id, "title": title, "created_at": 1767607200, "updated_at": 1767607200,
+                    "messages": messages, "branches": 1, "current_branch": "main"})
+            };
+            assert_eq!(
+                mcp.ok("timeline_list", json!({})),
+                json!({"timelines": [listed("tl0", "Why is the kiln slow?", 3), listed("tl1", "Name a glaze.", 1), listed("tl2", "Cone 6 or cone 10?", 1)]})
+            );
+            assert_eq!(
+                mcp.ok("timeline_context", json!({"timeline_id": "tl0", "node": "n3"})),
+                json!({"messages": [
+                    {"node": "n1", "role": "user", "text": "Why is the kiln slow?", "tokens": 6},
+                    {"node": "n2", "role": "assistant", "text": "The element is worn.", "tokens": 5},
+                    {"node": "n3", "role": "user", "text": "How do I check it?", "tokens": 5}
+                ]})
+            );
+            mcp.close();
         }
     }
 }
@@ -932,5 +1014,5 @@ fn progress_bar_on_a_terminal_only() {
     assert!(quiet.status.success(), "{screen}");
     assert!(!screen.contains("importing "), "{screen:?}");
     let report: serde_json::Value = serde_json::from_str(screen.trim()).unwrap();
-    assert_eq!(report["skipped"], 3);
+    assert_eq!(report["unchanged"], 3);
 }

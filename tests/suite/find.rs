@@ -642,7 +642,7 @@ mod text {
             // JSON stays the default, and --format json says so explicitly.
             assert_eq!(db.tl(&["branches", "--format", "json"]).json(), db.tl(&["branches"]).json());
             db.tl(&["node", "--node", "n1", "--format", "text"]).err(2, r#"{"error":"invalid arguments: unexpected argument '--format' found; run tl --help for usage"}"#);
-            db.tl(&["--format", "text", "node", "--node", "n1"]).err(2, r#"{"error":"invalid argument --format: node has no text view; --format text is for timelines, log, search, diff, context, branches"}"#);
+            db.tl(&["--format", "text", "node", "--node", "n1"]).err(2, r#"{"error":"invalid argument --format: node has no text view; --format text is for timelines, log, search, diff, context, branches, import"}"#);
             db.tl(&["--format", "yaml", "log"]).err(2, r#"{"error":"invalid argument --format: must be one of json, text, got \"yaml\""}"#);
             // export keeps its own --format.
             let tree = db.tl(&["export", "--format", "ascii"]);

@@ -228,6 +228,8 @@ pub(super) struct Update<'a> {
 pub(super) enum Updated {
     /// The result's entry for the session, and how many nodes were added.
     Added(ImportedConversation, u64),
+    /// Nothing new: every message is in the timeline already (with the session it joined).
+    Unchanged(Option<String>),
     /// Nothing was written, for this reason.
     Skipped(String),
 }
@@ -316,12 +318,7 @@ pub(super) fn update(
         outside.push(below);
     }
     if sub.messages.is_empty() {
-        return Ok(Updated::Skipped(match update.joined {
-            Some(other) => {
-                format!("its messages are all in {shown_tl} already, imported with session {other}")
-            }
-            None => format!("unchanged: no new messages since its import into {shown_tl}"),
-        }));
+        return Ok(Updated::Unchanged(update.joined.map(str::to_string)));
     }
     let root = Place {
         id: ROOT,
@@ -450,7 +447,7 @@ pub(super) fn update(
         branches: moved,
         earlier_import: None,
         joined: update.joined.map(str::to_string),
-        status: Some(ImportStatus::Updated),
+        status: ImportStatus::Updated,
     };
     Ok(Updated::Added(entry, written.nodes))
 }

@@ -380,6 +380,7 @@ fn imported(full: bool) -> Imported {
     Imported {
         format: "claude-code".into(),
         imported: 1,
+        unchanged: 0,
         skipped: 1,
         messages: 2,
         timelines: vec![ImportedConversation {
@@ -392,7 +393,11 @@ fn imported(full: bool) -> Imported {
             branches: vec!["main".into()],
             earlier_import: name("tl1"),
             joined: name("s0"),
-            status: full.then_some(ImportStatus::Updated),
+            status: if full {
+                ImportStatus::Updated
+            } else {
+                ImportStatus::Unchanged
+            },
         }],
         skipped_conversations: vec![SkippedConversation {
             file: "a.jsonl".into(),

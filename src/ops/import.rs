@@ -1,8 +1,8 @@
 //! The import operation: conversations from a file (see `crate::interchange`) written as new
 //! timelines, or one conversation as a new branch of an existing timeline. Each imported
 //! conversation leaves an import record (its source ID, a digest of its content, its title and
-//! times) and an audit entry; a conversation whose digest was imported before is skipped, so
-//! importing the same file twice adds nothing the second time.
+//! times) and an audit entry; a conversation whose digest was imported before writes nothing and
+//! is reported unchanged, so importing the same file twice adds nothing the second time.
 //!
 //! The input is read and converted outside any transaction, by a reader thread, and written in
 //! short transactions of whole conversations, so that other writers wait for one batch at most and
@@ -107,7 +107,7 @@ impl Report {
 }
 
 /// Import the conversations of `args.input` into `store` (see the module's comment); the result
-/// lists what was imported and what was skipped, and why.
+/// gives each conversation its status (new, updated, unchanged), or why it was skipped.
 pub fn import(store: &mut Store, args: &ImportArgs, ctx: &Ctx) -> Result<Imported> {
     let format = Format::parse(&args.format).ok_or_else(|| {
         Error::invalid(format!(

@@ -7,9 +7,9 @@ use super::digest::Sink;
 use super::values::Budget;
 use super::walk::{self, Body, Messages, Read, Top};
 use super::{
-    Conversation, Entry, EntryKind, Format, Kinds, Msg, Rendering, base64_size, compact, intent,
-    intent_with, joined, message_with_role, original, original_field, plain_text, strings_in,
-    tag_for,
+    Conversation, Entry, EntryKind, Format, Kinds, Msg, Rendering, base64_size, compact,
+    intent_with, joined, message_with_role, original, original_field, plain_text, request_message,
+    strings_in, tag_for,
 };
 use crate::model::{Intent, Role};
 use serde::de::{Deserializer, MapAccess, SeqAccess};
@@ -146,14 +146,13 @@ impl<'de> Body<'de> for Request {
         budget: &Budget,
     ) -> Result<bool, A::Error> {
         match key {
-            "messages" => self.messages.next_value(map, sink, budget, message)?,
-            "system" => {
-                self.system = Some(walk::value(map, sink, budget)?);
-                true
+            "messages" => {
+                self.messages.next_value(map, sink, budget, message)?;
             }
-            _ => false,
-        };
-        Ok(matches!(key, "messages" | "system"))
+            "system" => self.system = Some(walk::value(map, sink, budget)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 
     fn array<A: SeqAccess<'de>>(
@@ -292,25 +291,15 @@ fn message(
     }
     kinds.role(original_role);
     let (text, met) = r.finish(kinds);
-    let (intent, provenance) = (!is_plain(object) || foreign.is_some())
-        .then(|| {
-            intent(
-                Format::Anthropic,
-                tag_for(foreign, &met),
-                message.clone(),
-                kinds,
-            )
-        })
-        .unzip();
-    Ok(Some(Msg {
+    let kept = (!is_plain(object) || foreign.is_some()).then(|| (tag_for(foreign, &met), message));
+    Ok(Some(request_message(
+        Format::Anthropic,
         parent,
         role,
         text,
-        intent,
-        provenance,
-        source_id: None,
-        time_ms: None,
-    }))
+        kept,
+        kinds,
+    )))
 }
 
 /// A context as a Messages request body: `{"system": ..., "messages": [...]}` (`system` only when

@@ -9,7 +9,7 @@
 
 use super::digest::Sink;
 use super::values::{self, Budget};
-use super::walk::{self, Body, Elements, Top};
+use super::walk::{self, Body, Top};
 use super::{Conversation, Format, Kinds, Msg, Rendering, compact, iso_to_ms, strings_in};
 use crate::model::{Intent, Role};
 use serde::de::MapAccess;
@@ -81,17 +81,14 @@ impl<'de> Body<'de> for Whole<'_> {
             Some((session, last)) if *last == self.met => Some(&mut **session),
             _ => None,
         };
-        self.last_is_array = map.next_value_seed(Elements {
-            sink,
-            budget,
-            each: |_, record: Value| {
+        self.last_is_array =
+            map.next_value_seed(walk::elements(sink, budget, |_, record: Value| {
                 if let (Some(session), Value::Object(record)) = (session.as_deref_mut(), record) {
                     session.record(record);
                 }
                 // What the session keeps is in its messages, counted by the allowance's size.
                 0
-            },
-        })?;
+            }))?;
         Ok(true)
     }
 }

@@ -416,6 +416,30 @@ pub(crate) fn intent_with(
     (Intent { tag, note: None }, text)
 }
 
+/// A message of an API request (OpenAI, Anthropic: no source ID, no time), the child of `parent`;
+/// `kept`, when it is not plain: its intent tag and the original message, kept (see [`intent`]).
+pub(crate) fn request_message(
+    format: Format,
+    parent: Option<usize>,
+    role: Role,
+    text: String,
+    kept: Option<(String, &Value)>,
+    kinds: &mut Kinds,
+) -> Msg {
+    let (intent, provenance) = kept
+        .map(|(tag, original)| intent(format, tag, original.clone(), kinds))
+        .unzip();
+    Msg {
+        parent,
+        role,
+        text,
+        intent,
+        provenance,
+        source_id: None,
+        time_ms: None,
+    }
+}
+
 /// The intent and provenance of part `part` (2 or more) of `parts` of a message split at import.
 pub fn continued(format: Format, part: usize, parts: usize) -> (Intent, String) {
     (

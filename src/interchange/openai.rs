@@ -11,8 +11,8 @@ use super::digest::Sink;
 use super::values::Budget;
 use super::walk::{self, Body, Messages, Read, Top};
 use super::{
-    Conversation, Entry, EntryKind, Format, Kinds, Msg, Rendering, compact, describe_url, intent,
-    joined, message_with_role, original, plain_text, tag_for,
+    Conversation, Entry, EntryKind, Format, Kinds, Msg, Rendering, compact, describe_url, joined,
+    message_with_role, original, plain_text, request_message, tag_for,
 };
 use crate::model::Role;
 use serde::de::{Deserializer, MapAccess, SeqAccess};
@@ -226,25 +226,15 @@ fn message(
     let plain = foreign.is_none()
         && object.get("content").is_some_and(Value::is_string)
         && object.keys().all(|k| k == "role" || k == "content");
-    let (intent, provenance) = (!plain)
-        .then(|| {
-            intent(
-                Format::OpenAi,
-                tag_for(foreign, &met),
-                message.clone(),
-                kinds,
-            )
-        })
-        .unzip();
-    Ok(Some(Msg {
+    let kept = (!plain).then(|| (tag_for(foreign, &met), message));
+    Ok(Some(request_message(
+        Format::OpenAi,
         parent,
         role,
         text,
-        intent,
-        provenance,
-        source_id: None,
-        time_ms: None,
-    }))
+        kept,
+        kinds,
+    )))
 }
 
 /// A context as Chat Completions messages. Messages imported from OpenAI come back as they were;

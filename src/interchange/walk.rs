@@ -8,7 +8,7 @@
 //! holds what the format keeps of the messages read and one message's value, never the
 //! conversation's. Each format's reader is only the part that differs: a [`Body`].
 
-use super::digest::{PrefixedKey, Sink, Skip, digest_others};
+use super::digest::{Sink, Skip, digest_others, members};
 use super::values::{self, Budget};
 use super::{Conversation, Kinds, Msg};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -50,9 +50,8 @@ pub(super) trait Body<'de> {
         &mut self,
         seq: A,
         sink: &Sink,
-        budget: &Budget,
+        _budget: &Budget,
     ) -> Result<bool, A::Error> {
-        let _ = budget;
         Skip(sink).visit_seq(seq)?;
         Ok(false)
     }
@@ -112,44 +111,90 @@ impl<'de, B: Body<'de>> Visitor<'de> for Walker<'_, B> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
         let (sink, budget) = (self.sink, self.budget);
-        sink.bytes(b"{");
         let mut head = Map::new();
-        let mut first = true;
-        while let Some(key) = map.next_key_seed(PrefixedKey {
-            sink,
-            comma: !first,
-        })? {
-            first = false;
-            sink.bytes(b":");
-            if self.body.special(&key, &mut map, sink, budget)? {
-                continue;
+        members(sink, &mut map, |map, key| {
+            if self.body.special(&key, map, sink, budget)? {
+                return Ok(());
             }
             if B::HEAD.contains(&key.as_str()) {
-                let value = map.next_value_seed(values::Seed(budget))?;
-                sink.value(&value);
-                head.insert(key, value);
+                head.insert(key, value(map, sink, budget)?);
             } else {
                 map.next_value_seed(Skip(sink))?;
                 if B::PRESENT.contains(&key.as_str()) {
                     head.insert(key, Value::Null);
                 }
             }
-        }
-        sink.bytes(b"}");
+            Ok(())
+        })?;
         Ok(Top::Object(Value::Object(head)))
     }
 }
 
-/// An array of messages: each element parsed as a value (within the budget) and digested, handed
-/// to `each` with its index, and dropped before the next; `each` returns what it keeps of it, in
-/// bytes, which is charged. `false` when it is not an array (digested and dropped).
-pub(super) struct Elements<'a, F> {
-    pub(super) sink: &'a Sink,
-    pub(super) budget: &'a Budget,
-    pub(super) each: F,
+/// An array of messages (or, `keyed`, an object of messages keyed by their IDs, as Open WebUI's
+/// `history.messages`): each message parsed as a value (within the budget) and digested, handed
+/// to `each` with its index (and key), and dropped before the next; `each` returns what it keeps
+/// of it, in bytes, which is charged. `false` when it is not an array (an object).
+pub(super) struct Each<'a, F> {
+    sink: &'a Sink,
+    budget: &'a Budget,
+    keyed: bool,
+    each: F,
 }
 
-impl<'de, F: FnMut(usize, Value) -> usize> DeserializeSeed<'de> for Elements<'_, F> {
+/// The messages of an array, each handed to `each` with its index.
+pub(super) fn elements<'a>(
+    sink: &'a Sink,
+    budget: &'a Budget,
+    mut each: impl FnMut(usize, Value) -> usize,
+) -> Each<'a, impl FnMut(usize, String, Value) -> usize> {
+    Each {
+        sink,
+        budget,
+        keyed: false,
+        each: move |i, _, message| each(i, message),
+    }
+}
+
+/// The messages of an object, each handed to `each` with its key.
+pub(super) fn members_of<'a>(
+    sink: &'a Sink,
+    budget: &'a Budget,
+    mut each: impl FnMut(String, Value) -> usize,
+) -> Each<'a, impl FnMut(usize, String, Value) -> usize> {
+    Each {
+        sink,
+        budget,
+        keyed: true,
+        each: move |_, key, message| each(key, message),
+    }
+}
+
+impl<F: FnMut(usize, String, Value) -> usize> Each<'_, F> {
+    /// Parse one message, hand it over and drop it.
+    fn next<'de, E: de::Error>(
+        &mut self,
+        i: usize,
+        key: String,
+        parse: impl FnOnce(values::Seed) -> Result<Option<Value>, E>,
+    ) -> Result<bool, E> {
+        let before = self.budget.used();
+        let Some(message) = parse(values::Seed(self.budget))? else {
+            return Ok(false);
+        };
+        let cost = self.budget.used() - before;
+        if i > 0 && !self.keyed {
+            self.sink.bytes(b",");
+        }
+        self.sink.value(&message);
+        let kept = (self.each)(i, key, message);
+        // The message's value was dropped by `each`: what it took is free again.
+        self.budget.refund(cost);
+        self.budget.charge::<E>(kept)?;
+        Ok(true)
+    }
+}
+
+impl<'de, F: FnMut(usize, String, Value) -> usize> DeserializeSeed<'de> for Each<'_, F> {
     type Value = bool;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
@@ -157,37 +202,41 @@ impl<'de, F: FnMut(usize, Value) -> usize> DeserializeSeed<'de> for Elements<'_,
     }
 }
 
-impl<'de, F: FnMut(usize, Value) -> usize> Visitor<'de> for Elements<'_, F> {
+impl<'de, F: FnMut(usize, String, Value) -> usize> Visitor<'de> for Each<'_, F> {
     type Value = bool;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of messages")
+        f.write_str("messages")
     }
 
     digest_others!(scalars => false);
-    digest_others!(map => false);
 
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<bool, A::Error> {
-        let (sink, budget) = (self.sink, self.budget);
-        sink.bytes(b"[");
+        if self.keyed {
+            Skip(self.sink).visit_seq(seq)?;
+            return Ok(false);
+        }
+        self.sink.bytes(b"[");
         let mut i = 0;
-        loop {
-            let before = budget.used();
-            let Some(message) = seq.next_element_seed(values::Seed(budget))? else {
-                break;
-            };
-            let cost = budget.used() - before;
-            if i > 0 {
-                sink.bytes(b",");
-            }
-            sink.value(&message);
-            let kept = (self.each)(i, message);
-            // The message's value was dropped by `each`: what it took is free again.
-            budget.refund(cost);
-            budget.charge::<A::Error>(kept)?;
+        while self.next(i, String::new(), |seed| seq.next_element_seed(seed))? {
             i += 1;
         }
-        sink.bytes(b"]");
+        self.sink.bytes(b"]");
+        Ok(true)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<bool, A::Error> {
+        if !self.keyed {
+            Skip(self.sink).visit_map(map)?;
+            return Ok(false);
+        }
+        let sink = self.sink;
+        let mut i = 0;
+        members(sink, &mut map, |map, key| {
+            self.next(i, key, |seed| map.next_value_seed(seed).map(Some))?;
+            i += 1;
+            Ok(())
+        })?;
         Ok(true)
     }
 }
@@ -221,27 +270,23 @@ impl Messages {
         *self = Messages::default();
         let mut read: Result<(), String> = Ok(());
         let (messages, kinds) = (&mut self.messages, &mut self.kinds);
-        let array = Elements {
-            sink,
-            budget,
-            each: |i, value: Value| {
-                if read.is_err() {
-                    return 0;
+        let array = elements(sink, budget, |i, value: Value| {
+            if read.is_err() {
+                return 0;
+            }
+            match convert(i, &value, messages.len().checked_sub(1), kinds) {
+                Ok(Some(msg)) => {
+                    let cost = values::message_cost(&msg);
+                    messages.push(msg);
+                    cost
                 }
-                match convert(i, &value, messages.len().checked_sub(1), kinds) {
-                    Ok(Some(msg)) => {
-                        let cost = values::message_cost(&msg);
-                        messages.push(msg);
-                        cost
-                    }
-                    Ok(None) => 0,
-                    Err(reason) => {
-                        read = Err(reason);
-                        0
-                    }
+                Ok(None) => 0,
+                Err(reason) => {
+                    read = Err(reason);
+                    0
                 }
-            },
-        }
+            }
+        })
         .deserialize(d)?;
         if array {
             self.read = Some(read);
@@ -295,55 +340,6 @@ impl<'de> DeserializeSeed<'de> for MessagesSeed<'_> {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
         self.messages
             .elements(d, self.sink, self.budget, self.convert)
-    }
-}
-
-/// An object of messages keyed by their IDs (Open WebUI's `history.messages`): as [`Elements`],
-/// each member's value with its key. `false` when it is not an object.
-pub(super) struct Members<'a, F> {
-    pub(super) sink: &'a Sink,
-    pub(super) budget: &'a Budget,
-    pub(super) each: F,
-}
-
-impl<'de, F: FnMut(String, Value) -> usize> DeserializeSeed<'de> for Members<'_, F> {
-    type Value = bool;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de, F: FnMut(String, Value) -> usize> Visitor<'de> for Members<'_, F> {
-    type Value = bool;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object of messages")
-    }
-
-    digest_others!(scalars => false);
-    digest_others!(seq => false);
-
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<bool, A::Error> {
-        let (sink, budget) = (self.sink, self.budget);
-        sink.bytes(b"{");
-        let mut first = true;
-        while let Some(key) = map.next_key_seed(PrefixedKey {
-            sink,
-            comma: !first,
-        })? {
-            first = false;
-            sink.bytes(b":");
-            let before = budget.used();
-            let message = map.next_value_seed(values::Seed(budget))?;
-            let cost = budget.used() - before;
-            sink.value(&message);
-            let kept = (self.each)(key, message);
-            budget.refund(cost);
-            budget.charge::<A::Error>(kept)?;
-        }
-        sink.bytes(b"}");
-        Ok(true)
     }
 }
 

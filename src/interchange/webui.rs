@@ -3,9 +3,9 @@
 //! `parentMessageId`, or a nested `messagesTree` with `children`). Both are trees; each message
 //! comes after its parent, the one the UI showed is the head of `main`.
 
-use super::digest::{PrefixedKey, Sink, Skip, digest_others};
+use super::digest::{Sink, Skip, digest_others, members};
 use super::values::{self, Budget};
-use super::walk::{self, Body, Elements, Members, Read, Top, Walker};
+use super::walk::{self, Body, Read, Top, Walker};
 use super::{Conversation, Format, Kinds, Msg, iso_to_ms, seconds_to_ms};
 use crate::model::{Intent, Role};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -183,10 +183,8 @@ impl<'de> Body<'de> for History {
             return Ok(false);
         }
         let (mut slots, mut keys) = (Vec::new(), HashMap::new());
-        let object = map.next_value_seed(Members {
-            sink,
-            budget,
-            each: |key: String, m: Value| {
+        let object =
+            map.next_value_seed(walk::members_of(sink, budget, |key: String, m: Value| {
                 let raw = open_webui_message(&key, &m);
                 let cost = raw.as_ref().map_or(0, raw_cost) + values::string_cost(key.len()) + 64;
                 match keys.get(&key) {
@@ -197,8 +195,7 @@ impl<'de> Body<'de> for History {
                     }
                 }
                 cost
-            },
-        })?;
+            }))?;
         self.messages = object.then_some(slots);
         self.keys = keys;
         Ok(true)
@@ -421,16 +418,12 @@ impl<'de> Body<'de> for LibreChat {
         match key {
             "messages" => {
                 let mut slots = Vec::new();
-                let array = map.next_value_seed(Elements {
-                    sink,
-                    budget,
-                    each: |k, m: Value| {
-                        let raw = librechat_message(k, &m, None);
-                        let cost = raw.as_ref().map_or(0, raw_cost) + 8;
-                        slots.push(raw);
-                        cost
-                    },
-                })?;
+                let array = map.next_value_seed(walk::elements(sink, budget, |k, m: Value| {
+                    let raw = librechat_message(k, &m, None);
+                    let cost = raw.as_ref().map_or(0, raw_cost) + 8;
+                    slots.push(raw);
+                    cost
+                }))?;
                 self.messages = array.then_some(slots);
             }
             "messagesTree" => {
@@ -554,16 +547,9 @@ impl<'de> Visitor<'de> for TreeMessageSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let (sink, budget) = (self.sink, self.budget);
         let k = self.tree.slots.len() - 1;
-        sink.bytes(b"{");
         let mut kept = Map::new();
         let before = budget.used();
-        let mut first = true;
-        while let Some(key) = map.next_key_seed(PrefixedKey {
-            sink,
-            comma: !first,
-        })? {
-            first = false;
-            sink.bytes(b":");
+        members(sink, &mut map, |map, key| {
             if key == "children" {
                 map.next_value_seed(TreeSeed {
                     sink,
@@ -572,12 +558,12 @@ impl<'de> Visitor<'de> for TreeMessageSeed<'_> {
                     parent: Some(k),
                 })?;
             } else if LIBRECHAT_FIELDS.contains(&key.as_str()) {
-                kept.insert(key, walk::value(&mut map, sink, budget)?);
+                kept.insert(key, walk::value(map, sink, budget)?);
             } else {
                 map.next_value_seed(Skip(sink))?;
             }
-        }
-        sink.bytes(b"}");
+            Ok(())
+        })?;
         let cost = budget.used() - before;
         let m = Value::Object(kept);
         let slot = &mut self.tree.slots[k];

@@ -2,7 +2,7 @@
 //! without building its value, streaming its JSON into the digest as they go (the top level is
 //! the generic walker's, `walk`).
 
-use super::super::digest::{PrefixedKey, Sink, Skip, digest_others};
+use super::super::digest::{Sink, Skip, digest_others, members};
 use super::super::values::{self, Budget};
 use super::super::walk::Body;
 use super::Tree;
@@ -86,22 +86,14 @@ impl<'de> Visitor<'de> for MappingSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
         let (sink, budget) = (self.sink, self.budget);
-        sink.bytes(b"{");
-        let mut first = true;
-        while let Some(key) = map.next_key_seed(PrefixedKey {
-            sink,
-            comma: !first,
-        })? {
-            first = false;
-            sink.bytes(b":");
+        members(sink, &mut map, |map, key| {
             let read = map.next_value_seed(NodeSeed {
                 sink,
                 budget,
                 tree: &mut *self.tree,
             })?;
-            self.tree.node::<A::Error>(&key, read, budget)?;
-        }
-        sink.bytes(b"}");
+            self.tree.node::<A::Error>(&key, read, budget)
+        })?;
         Ok(true)
     }
 }
@@ -133,16 +125,9 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NodeRead, A::Error> {
         let (sink, budget) = (self.sink, self.budget);
-        sink.bytes(b"{");
         let (mut parent, mut message, mut listed) = (Field::Absent, Field::Absent, (0, 0));
         let mut message_cost = 0;
-        let mut first = true;
-        while let Some(key) = map.next_key_seed(PrefixedKey {
-            sink,
-            comma: !first,
-        })? {
-            first = false;
-            sink.bytes(b":");
+        members(sink, &mut map, |map, key| {
             match key.as_str() {
                 "parent" => parent = map.next_value_seed(IdSeed { sink })?,
                 "message" => {
@@ -166,8 +151,8 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                 }
                 _ => map.next_value_seed(Skip(sink))?,
             }
-        }
-        sink.bytes(b"}");
+            Ok(())
+        })?;
         // The message is converted (and dropped) by the tree as soon as this returns.
         budget.refund(message_cost);
         Ok(NodeRead::Node {

@@ -171,7 +171,7 @@ pub(super) fn members_of<'a>(
 
 impl<F: FnMut(usize, String, Value) -> usize> Each<'_, F> {
     /// Parse one message, hand it over and drop it.
-    fn next<'de, E: de::Error>(
+    fn next<E: de::Error>(
         &mut self,
         i: usize,
         key: String,

@@ -811,14 +811,15 @@ on_both_engines! {
     #[test]
     fn a_killed_import_leaves_whole_conversations() {
         let db = db();
-        let export = write_export(&db, "big.json", &many_conversations(1500));
+        let export = write_export(&db, "big.json", &many_conversations(3000));
+        // Large enough to be still running when it is killed (1,500 could all be written first).
         let mut import = spawn_import(&db, &export);
         wait_for_timelines(&db, &mut import, 3);
         import.child.kill().unwrap();
         import.child.wait().unwrap();
         let timelines = db.tl(&["timelines"]).json();
         let timelines = timelines.as_array().unwrap();
-        assert!(timelines.len() < 1500, "the import finished before it was killed");
+        assert!(timelines.len() < 3000, "the import finished before it was killed");
         for timeline in timelines {
             assert_eq!(timeline["messages"], json!(10), "{timeline}");
         }
@@ -826,9 +827,9 @@ on_both_engines! {
         let report = db.tl(&["import", "--format", "chatgpt", "--input", &export]).json();
         assert_eq!(
             (report["imported"].clone(), report["skipped"].clone()),
-            (json!(1500 - timelines.len()), json!(timelines.len()))
+            (json!(3000 - timelines.len()), json!(timelines.len()))
         );
-        assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(1500));
+        assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(3000));
     }
 
     /// An openai or anthropic file of too many values for its memory allowance is refused whole,

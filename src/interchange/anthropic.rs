@@ -3,12 +3,16 @@
 //! requires. Content blocks (text, image, document, tool_use, tool_result, thinking, ...) are also
 //! what Claude.ai exports hold, so `render_block` serves both.
 
+use super::digest::Sink;
+use super::values::Budget;
+use super::walk::{self, Body, Messages, Read, Top};
 use super::{
-    Conversation, Entry, EntryKind, Format, Kinds, Msg, Rendering, base64_size, compact, intent,
-    intent_with, joined, message_with_role, original, original_field, plain_text, strings_in,
-    tag_for,
+    Conversation, Entry, EntryKind, Format, Kinds, Msg, Rendering, base64_size, compact,
+    intent_with, joined, message_with_role, original, original_field, plain_text, request_message,
+    strings_in, tag_for,
 };
 use crate::model::{Intent, Role};
+use serde::de::{Deserializer, MapAccess, SeqAccess};
 use serde_json::{Map, Value, json};
 
 /// The rendering of one content block, with its kind.
@@ -121,45 +125,114 @@ fn is_plain(message: &Map<String, Value>) -> bool {
         && message.keys().all(|k| k == "role" || k == "content")
 }
 
-/// A request body: `{"system": ..., "messages": [...]}` (other fields, such as `model` and `tools`,
-/// are not messages and are not imported), or a bare array of messages.
-pub fn convert(value: &Value) -> Result<Conversation, String> {
-    let (system, messages) = match value {
-        Value::Array(messages) => (None, messages),
-        Value::Object(body) => match body.get("messages") {
-            Some(Value::Array(messages)) => (body.get("system"), messages),
-            _ => {
-                return Err(
-                    "it has no messages array, so it is not an Anthropic Messages request body"
-                        .into(),
-                );
+/// A request body as it is read: its `system` kept as a value, its `messages` converted one by
+/// one as they are parsed (other fields, such as `model` and `tools`, are not messages and are
+/// not imported); or a bare array of messages.
+#[derive(Default)]
+struct Request {
+    system: Option<Value>,
+    messages: Messages,
+}
+
+impl<'de> Body<'de> for Request {
+    const WHAT: &'static str = "an Anthropic Messages request body";
+    const HEAD: &'static [&'static str] = &[];
+
+    fn special<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        sink: &Sink,
+        budget: &Budget,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "messages" => {
+                self.messages.next_value(map, sink, budget, message)?;
             }
-        },
-        _ => return Err("it is neither an object with messages nor an array of messages".into()),
+            "system" => self.system = Some(walk::value(map, sink, budget)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn array<A: SeqAccess<'de>>(
+        &mut self,
+        seq: A,
+        sink: &Sink,
+        budget: &Budget,
+    ) -> Result<bool, A::Error> {
+        self.messages.seq(seq, sink, budget, message)
+    }
+}
+
+/// Read a request body into its conversation, each message parsed (within `budget`), converted
+/// and dropped before the next (see the module `walk`).
+pub fn read<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    sink: &Sink,
+    budget: &Budget,
+) -> Result<Read, D::Error> {
+    let mut request = Request::default();
+    let top = walk::walk(deserializer, sink, budget, &mut request)?;
+    let conversation = match (top, request.messages.read) {
+        (Top::Other, _) => {
+            Err("it is neither an object with messages nor an array of messages".into())
+        }
+        (_, None) => {
+            Err("it has no messages array, so it is not an Anthropic Messages request body".into())
+        }
+        (_, Some(read)) => {
+            let mut kinds = request.messages.kinds;
+            system(request.system.as_ref(), &mut kinds).and_then(|system| {
+                read?;
+                let mut messages = request.messages.messages;
+                // The system prompt comes first, whatever the order of the body's fields.
+                if let Some(system) = system {
+                    for m in &mut messages {
+                        m.parent = Some(m.parent.map_or(0, |p| p + 1));
+                    }
+                    messages.insert(0, system);
+                }
+                Ok(Conversation {
+                    messages,
+                    kinds,
+                    ..Conversation::default()
+                })
+            })
+        }
     };
-    let mut kinds = Kinds::default();
-    let mut out: Vec<Msg> = Vec::new();
-    let push = |out: &mut Vec<Msg>, role, text, kept: Option<(Intent, String)>| {
-        let parent = out.len().checked_sub(1);
+    Ok(Read {
+        source_id: None,
+        title: None,
+        conversation,
+    })
+}
+
+/// The message of a request's `system`, if it has one to show.
+fn system(system: Option<&Value>, kinds: &mut Kinds) -> Result<Option<Msg>, String> {
+    let msg = |text, kept: Option<(Intent, String)>| {
         let (intent, provenance) = kept.unzip();
-        out.push(Msg {
-            parent,
-            role,
+        Some(Msg {
+            parent: None,
+            role: Role::System,
             text,
             intent,
             provenance,
             source_id: None,
             time_ms: None,
-        });
+        })
     };
-    match system {
-        None | Some(Value::Null) => {}
+    Ok(match system {
+        None | Some(Value::Null) => None,
         // An empty system prompt is left out, as the other importers leave out empty messages.
-        Some(Value::String(text)) if text.trim().is_empty() => kinds.skip("empty_system"),
+        Some(Value::String(text)) if text.trim().is_empty() => {
+            kinds.skip("empty_system");
+            None
+        }
         Some(Value::String(text)) => {
             kinds.role("system");
             kinds.part("text");
-            push(&mut out, Role::System, text.clone(), None);
+            msg(text.clone(), None)
         }
         Some(blocks @ Value::Array(items)) => {
             let mut r = Rendering::default();
@@ -168,63 +241,65 @@ pub fn convert(value: &Value) -> Result<Conversation, String> {
             }
             if r.is_empty() {
                 kinds.skip("empty_system");
+                None
             } else {
-                let (text, met) = r.finish(&mut kinds);
+                let (text, met) = r.finish(kinds);
                 kinds.role("system");
                 let tag = tag_for(None, &met);
-                let intent =
-                    intent_with(Format::Anthropic, "system", tag, blocks.clone(), &mut kinds);
-                push(&mut out, Role::System, text, Some(intent));
+                let kept = intent_with(Format::Anthropic, "system", tag, blocks.clone(), kinds);
+                msg(text, Some(kept))
             }
         }
         Some(_) => return Err("its system is neither a string nor an array of blocks".into()),
-    }
-    for (i, message) in messages.iter().enumerate() {
-        let (object, original_role) = message_with_role(i, message)?;
-        let (role, foreign) = match original_role {
-            "user" => (Role::User, None),
-            "assistant" => (Role::Assistant, None),
-            "system" => (Role::System, None),
-            other => (Role::User, Some(other)),
-        };
-        let mut r = Rendering::default();
-        match object.get("content") {
-            Some(Value::String(text)) => r.text(text),
-            Some(Value::Array(blocks)) => blocks.iter().for_each(|b| render_block(b, &mut r)),
-            None | Some(Value::Null) => {}
-            Some(_) => {
-                return Err(format!(
-                    "message {i} has content that is neither a string nor an array of blocks"
-                ));
-            }
-        }
-        // A message with nothing to show (`content: []`, `""`) is left out, as the other
-        // importers leave it out; the next message hangs from the one before it.
-        if r.is_empty() {
-            kinds.skip(if role == Role::System {
-                "empty_system"
-            } else {
-                "empty_message"
-            });
-            continue;
-        }
-        kinds.role(original_role);
-        let (text, met) = r.finish(&mut kinds);
-        let intent = (!is_plain(object) || foreign.is_some()).then(|| {
-            intent(
-                Format::Anthropic,
-                tag_for(foreign, &met),
-                message.clone(),
-                &mut kinds,
-            )
-        });
-        push(&mut out, role, text, intent);
-    }
-    Ok(Conversation {
-        messages: out,
-        kinds,
-        ..Conversation::default()
     })
+}
+
+/// Convert message `i` of a request, the child of `parent`; `None` when it has nothing to show.
+fn message(
+    i: usize,
+    message: &Value,
+    parent: Option<usize>,
+    kinds: &mut Kinds,
+) -> Result<Option<Msg>, String> {
+    let (object, original_role) = message_with_role(i, message)?;
+    let (role, foreign) = match original_role {
+        "user" => (Role::User, None),
+        "assistant" => (Role::Assistant, None),
+        "system" => (Role::System, None),
+        other => (Role::User, Some(other)),
+    };
+    let mut r = Rendering::default();
+    match object.get("content") {
+        Some(Value::String(text)) => r.text(text),
+        Some(Value::Array(blocks)) => blocks.iter().for_each(|b| render_block(b, &mut r)),
+        None | Some(Value::Null) => {}
+        Some(_) => {
+            return Err(format!(
+                "message {i} has content that is neither a string nor an array of blocks"
+            ));
+        }
+    }
+    // A message with nothing to show (`content: []`, `""`) is left out, as the other importers
+    // leave it out; the next message hangs from the one before it.
+    if r.is_empty() {
+        kinds.skip(if role == Role::System {
+            "empty_system"
+        } else {
+            "empty_message"
+        });
+        return Ok(None);
+    }
+    kinds.role(original_role);
+    let (text, met) = r.finish(kinds);
+    let kept = (!is_plain(object) || foreign.is_some()).then(|| (tag_for(foreign, &met), message));
+    Ok(Some(request_message(
+        Format::Anthropic,
+        parent,
+        role,
+        text,
+        kept,
+        kinds,
+    )))
 }
 
 /// A context as a Messages request body: `{"system": ..., "messages": [...]}` (`system` only when

@@ -14,9 +14,10 @@ mod reader;
 
 use super::digest::Sink;
 use super::values::{self, Budget};
+use super::walk::{self, Read, Top};
 use super::{Conversation, Format, Kinds, Msg, seconds_to_ms};
 use messages::render;
-use reader::{Field, NodeRead, TopSeed};
+use reader::{Field, NodeRead};
 use serde::de::{self, Deserializer};
 use serde_json::Value;
 use std::cmp::Reverse;
@@ -34,23 +35,6 @@ fn not_chatgpt(value: &Value) -> String {
     }
 }
 
-/// One conversation of a ChatGPT export read into its compact form: what [`Format::source_id`],
-/// [`Format::title`] and [`convert`] would take from its value, without the value.
-pub struct Read {
-    pub source_id: Option<String>,
-    pub title: Option<String>,
-    pub conversation: Result<Conversation, String>,
-}
-
-/// Convert one conversation of a ChatGPT export (its `mapping` tree); an error says why it is not one.
-pub fn convert(value: &Value) -> Result<Conversation, String> {
-    let sink = Sink::new(Default::default());
-    let budget = Budget::new(usize::MAX);
-    read(value, &sink, &budget)
-        .map_err(|e| format!("it cannot be read: {e}"))?
-        .conversation
-}
-
 /// Read one conversation into its compact form (see the module `digest` for `sink`): mapping
 /// nodes are numbers, their IDs kept once; each message is parsed as a value (within `budget`),
 /// converted and dropped before the next, so the conversation's memory is its converted messages
@@ -61,19 +45,13 @@ pub fn read<'de, D: Deserializer<'de>>(
     budget: &Budget,
 ) -> Result<Read, D::Error> {
     let mut tree = Tree::default();
-    let top = deserializer.deserialize_any(TopSeed {
-        sink,
-        budget,
-        tree: &mut tree,
-    })?;
-    let Some(head) = top else {
+    let Top::Object(head) = walk::walk(deserializer, sink, budget, &mut tree)? else {
         return Ok(Read {
             source_id: None,
             title: None,
             conversation: Err("it is not a JSON object".into()),
         });
     };
-    let head = Value::Object(head);
     let source_id = Format::ChatGpt.source_id(&head);
     let title = Format::ChatGpt.title(&head);
     let conversation = if !tree.mapping {

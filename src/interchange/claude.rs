@@ -6,29 +6,19 @@
 //! (within the conversation's memory allowance), converted and dropped before the next, so memory
 //! holds the converted messages and one message's value, never the conversation's.
 
-use super::chatgpt::Read;
-use super::digest::{PrefixedKey, Sink, Skip, digest_others};
-use super::values::{self, Budget};
+use super::digest::Sink;
+use super::values::Budget;
+use super::walk::{self, Body, Messages, Read, Top};
 use super::{
     Conversation, Format, Kinds, Msg, Rendering, anthropic::render_block, intent, iso_to_ms,
     tag_for,
 };
 use crate::model::Role;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, MapAccess};
 use serde_json::{Map, Value};
-use std::fmt;
 
 fn time(value: &Value, key: &str) -> Option<u64> {
     value.get(key).and_then(Value::as_str).and_then(iso_to_ms)
-}
-
-/// Convert one conversation of a Claude.ai export (its `chat_messages`); an error says why it is not one.
-pub fn convert(value: &Value) -> Result<Conversation, String> {
-    let sink = Sink::new(Default::default());
-    let budget = Budget::new(usize::MAX);
-    read(value, &sink, &budget)
-        .map_err(|e| format!("it cannot be read: {e}"))?
-        .conversation
 }
 
 /// Read one conversation into its compact form (see the module `digest` for `sink`): its head
@@ -39,19 +29,14 @@ pub fn read<'de, D: Deserializer<'de>>(
     budget: &Budget,
 ) -> Result<Read, D::Error> {
     let mut chat = Chat::default();
-    let top = deserializer.deserialize_any(TopSeed {
-        sink,
-        budget,
-        chat: &mut chat,
-    })?;
-    let Some(head) = top else {
+    let Top::Object(head) = walk::walk(deserializer, sink, budget, &mut chat)? else {
         return Ok(Read {
             source_id: None,
             title: None,
             conversation: Err("it is not a JSON object".into()),
         });
     };
-    let head = Value::Object(head);
+    let chat = chat.0;
     let conversation = match chat.read {
         None if head.get("mapping").is_some() => Err(
             "it has no chat_messages (it looks like a ChatGPT conversation: use --format chatgpt)"
@@ -75,139 +60,41 @@ pub fn read<'de, D: Deserializer<'de>>(
     })
 }
 
-/// The converted messages of the `chat_messages` array as it is read.
+/// The conversation object: its head fields kept as values, its chat messages converted one by
+/// one as they are parsed.
 #[derive(Default)]
-struct Chat {
-    /// `None`: no `chat_messages` array (yet); `Err`: why it is not a Claude.ai conversation.
-    read: Option<Result<(), String>>,
-    messages: Vec<Msg>,
-    kinds: Kinds,
-}
+struct Chat(Messages);
 
-/// The conversation object: its head fields kept as values, its chat messages converted; `None`
-/// when it is not an object.
-struct TopSeed<'a> {
-    sink: &'a Sink,
-    budget: &'a Budget,
-    chat: &'a mut Chat,
-}
+impl<'de> Body<'de> for Chat {
+    const WHAT: &'static str = "a Claude.ai conversation";
+    const HEAD: &'static [&'static str] = &["uuid", "name", "created_at", "updated_at"];
+    // A ChatGPT conversation given as Claude.ai's.
+    const PRESENT: &'static [&'static str] = &["mapping"];
 
-impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
-    type Value = Option<Map<String, Value>>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for TopSeed<'_> {
-    type Value = Option<Map<String, Value>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a Claude.ai conversation")
-    }
-
-    digest_others!(scalars => None);
-    digest_others!(seq => None);
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let (sink, budget) = (self.sink, self.budget);
-        sink.bytes(b"{");
-        let mut head = Map::new();
-        let mut first = true;
-        while let Some(key) = map.next_key_seed(PrefixedKey {
-            sink,
-            comma: !first,
-        })? {
-            first = false;
-            sink.bytes(b":");
-            match key.as_str() {
-                // As a value keeps a key given twice: the last one's messages.
-                "chat_messages" => {
-                    *self.chat = Chat::default();
-                    map.next_value_seed(MessagesSeed {
-                        sink,
-                        budget,
-                        chat: &mut *self.chat,
-                    })?;
-                }
-                "uuid" | "name" | "created_at" | "updated_at" => {
-                    let value = map.next_value_seed(values::Seed(budget))?;
-                    sink.value(&value);
-                    head.insert(key, value);
-                }
-                // Only its presence is read (a ChatGPT conversation given as Claude.ai's).
-                "mapping" => {
-                    map.next_value_seed(Skip(sink))?;
-                    head.insert(key, Value::Null);
-                }
-                _ => map.next_value_seed(Skip(sink))?,
-            }
+    fn special<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        sink: &Sink,
+        budget: &Budget,
+    ) -> Result<bool, A::Error> {
+        if key == "chat_messages" {
+            self.0.next_value(map, sink, budget, chat_message)?;
         }
-        sink.bytes(b"}");
-        Ok(Some(head))
+        Ok(key == "chat_messages")
     }
 }
 
-/// The `chat_messages` array, message by message: each converted as soon as it is parsed.
-struct MessagesSeed<'a> {
-    sink: &'a Sink,
-    budget: &'a Budget,
-    chat: &'a mut Chat,
-}
-
-impl<'de> DeserializeSeed<'de> for MessagesSeed<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for MessagesSeed<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of chat messages")
-    }
-
-    digest_others!(scalars => ());
-    digest_others!(map => ());
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let (sink, budget, chat) = (self.sink, self.budget, self.chat);
-        sink.bytes(b"[");
-        chat.read = Some(Ok(()));
-        let mut i = 0;
-        loop {
-            let before = budget.used();
-            let Some(message) = seq.next_element_seed(values::Seed(budget))? else {
-                break;
-            };
-            let cost = budget.used() - before;
-            if i > 0 {
-                sink.bytes(b",");
-            }
-            sink.value(&message);
-            if chat.read == Some(Ok(())) {
-                match message.as_object() {
-                    None => chat.read = Some(Err(format!("chat message {i} is not an object"))),
-                    Some(object) => {
-                        let parent = chat.messages.len().checked_sub(1);
-                        if let Some(msg) = render(object, parent, &mut chat.kinds) {
-                            budget.charge::<A::Error>(values::message_cost(&msg))?;
-                            chat.messages.push(msg);
-                        }
-                    }
-                }
-            }
-            // The message's value is dropped here: what it took is free again.
-            drop(message);
-            budget.refund(cost);
-            i += 1;
-        }
-        sink.bytes(b"]");
-        Ok(())
+/// Chat message `i`, the child of `parent`.
+fn chat_message(
+    i: usize,
+    message: &Value,
+    parent: Option<usize>,
+    kinds: &mut Kinds,
+) -> Result<Option<Msg>, String> {
+    match message.as_object() {
+        None => Err(format!("chat message {i} is not an object")),
+        Some(object) => Ok(render(object, parent, kinds)),
     }
 }
 

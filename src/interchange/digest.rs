@@ -157,22 +157,29 @@ impl<'de> Visitor<'de> for Skip<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        self.0.bytes(b"{");
-        let mut first = true;
-        while map
-            .next_key_seed(PrefixedKey {
-                sink: self.0,
-                comma: !first,
-            })?
-            .is_some()
-        {
-            self.0.bytes(b":");
-            map.next_value_seed(self)?;
-            first = false;
-        }
-        self.0.bytes(b"}");
-        Ok(())
+        members(self.0, &mut map, |map, _| map.next_value_seed(self))
     }
+}
+
+/// An object's members read by `member` (given each key, it reads and digests the value), the
+/// braces, commas, keys and colons digested as `Value::to_string` writes them.
+pub fn members<'de, A: MapAccess<'de>>(
+    sink: &Sink,
+    map: &mut A,
+    mut member: impl FnMut(&mut A, String) -> Result<(), A::Error>,
+) -> Result<(), A::Error> {
+    sink.bytes(b"{");
+    let mut first = true;
+    while let Some(key) = map.next_key_seed(PrefixedKey {
+        sink,
+        comma: !first,
+    })? {
+        first = false;
+        sink.bytes(b":");
+        member(map, key)?;
+    }
+    sink.bytes(b"}");
+    Ok(())
 }
 
 /// An array's element, after a comma unless it is the first: the comma is written only once the

@@ -7,10 +7,15 @@
 //! that message (the CLI re-records a message as it grows). An older session saved as one JSON
 //! object `{sessionId, messages: [...]}` is read the same way.
 
+use super::digest::Sink;
+use super::values::{self, Budget};
+use super::walk::{self, Body, Top};
 use super::{Conversation, Format, Kinds, Msg, Rendering, compact, iso_to_ms, strings_in};
 use crate::model::{Intent, Role};
+use serde::de::MapAccess;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 /// Where Gemini CLI keeps its sessions: `~/.gemini/tmp` (one folder per project, `chats/` in it).
@@ -30,27 +35,101 @@ pub fn is_session_file(path: &Path) -> bool {
             .is_some_and(|n| n == "chats")
 }
 
-/// The records of the file: its lines, or the messages of a whole-JSON session (after its
-/// metadata as the first record).
-fn records(text: &str, kinds: &mut Kinds) -> Vec<Map<String, Value>> {
-    if let Some(Value::Object(mut whole)) = super::values::parse_line(text)
-        && let Some(Value::Array(messages)) = whole.remove("messages")
-    {
-        let mut out = vec![whole];
-        out.extend(messages.into_iter().filter_map(|m| match m {
-            Value::Object(m) => Some(m),
-            _ => None,
-        }));
-        return out;
-    }
-    let mut out = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        match super::values::parse_line(line) {
-            Some(Value::Object(record)) => out.push(record),
-            _ => kinds.skip("unreadable_line"),
+/// The fields of a record that the conversion reads: what is kept of a whole-JSON session's
+/// metadata (the object besides its `messages`), its first record.
+const FIELDS: &[&str] = &[
+    "$rewindTo",
+    "$set",
+    "type",
+    "sessionId",
+    "startTime",
+    "thoughts",
+    "content",
+    "toolCalls",
+    "timestamp",
+    "id",
+    "model",
+];
+
+/// A whole-JSON session's object as it is walked: its metadata kept, its `messages` (the last ones
+/// given, as a value keeps a key given twice) each handed to `session` as it is parsed, when
+/// `session` is there (the second reading); the first reading counts the arrays.
+struct Whole<'s> {
+    /// How many `messages` keys were met, and whether the last held an array.
+    met: usize,
+    last_is_array: bool,
+    /// The second reading: the session the messages go to, and which `messages` key to read.
+    session: Option<(&'s mut Session, usize)>,
+}
+
+impl<'de> Body<'de> for Whole<'_> {
+    const WHAT: &'static str = "a Gemini CLI session";
+    const HEAD: &'static [&'static str] = FIELDS;
+
+    fn special<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        sink: &Sink,
+        budget: &Budget,
+    ) -> Result<bool, A::Error> {
+        if key != "messages" {
+            return Ok(false);
         }
+        self.met += 1;
+        let mut session = match &mut self.session {
+            Some((session, last)) if *last == self.met => Some(&mut **session),
+            _ => None,
+        };
+        self.last_is_array =
+            map.next_value_seed(walk::elements(sink, budget, |_, record: Value| {
+                if let (Some(session), Value::Object(record)) = (session.as_deref_mut(), record) {
+                    session.record(record);
+                }
+                // What the session keeps is in its messages, counted by the allowance's size.
+                0
+            }))?;
+        Ok(true)
     }
-    out
+}
+
+/// Read the file's one JSON object (`open` opens it) as a whole-JSON session: `None` when it is not
+/// one (JSON lines, or a value it cannot read within the limits a line has: 128 levels, the
+/// memory allowance of its size). Its text is never held: a first reading keeps its metadata and
+/// finds its `messages`, a second converts them one at a time.
+fn read_whole(open: &dyn Fn() -> std::io::Result<Box<dyn BufRead>>, len: u64) -> Option<Session> {
+    let budget = Budget::new(values::allowance(len as usize));
+    let sink = Sink::new(Default::default());
+    let read = |body: &mut Whole| -> Option<Value> {
+        let mut de = serde_json::Deserializer::from_reader(open().ok()?);
+        let top = walk::walk(&mut de, &sink, &budget, body).ok()?;
+        de.end().ok()?;
+        match top {
+            Top::Object(head) => Some(head),
+            _ => None,
+        }
+    };
+    let mut first = Whole {
+        met: 0,
+        last_is_array: false,
+        session: None,
+    };
+    let head = read(&mut first)?;
+    if !first.last_is_array {
+        return None;
+    }
+    let Value::Object(head) = head else {
+        return None;
+    };
+    let mut session = Session::default();
+    session.record(head);
+    let last = first.met;
+    read(&mut Whole {
+        met: 0,
+        last_is_array: false,
+        session: Some((&mut session, last)),
+    })?;
+    Some(session)
 }
 
 /// The text of a `content` value: a string, or parts with `text` (others by their strings).
@@ -96,43 +175,87 @@ fn result_text(result: &Value) -> String {
     }
 }
 
-/// The session's ID and its conversation. `Err` when no record is a Gemini CLI record.
-pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
-    let mut kinds = Kinds::default();
-    let mut conversation = Conversation::default();
-    let mut session = None;
-    let mut recognised = 0u64;
-    let records = records(text, &mut kinds);
-    let total = records.len();
-    // Message ID -> its index; the message the next one continues.
-    let mut by_id: HashMap<String, usize> = HashMap::new();
-    let mut tip: Option<usize> = None;
-    for record in records {
+/// The session's ID and its conversation. `Err` when no record is a Gemini CLI record. The file
+/// (`open` opens its first `len` bytes) is one JSON object read as it streams by, or else its
+/// `lines`, one at a time: no file is held whole.
+pub fn convert(
+    open: &dyn Fn() -> std::io::Result<Box<dyn BufRead>>,
+    len: u64,
+    lines: impl Iterator<Item = String>,
+) -> Result<(Option<String>, Conversation), String> {
+    if let Some(session) = read_whole(open, len) {
+        return session.finish();
+    }
+    let mut session = Session::default();
+    for line in lines.filter(|l| !l.trim().is_empty()) {
+        match super::values::parse_line(&line) {
+            Some(Value::Object(record)) => session.record(record),
+            _ => session.kinds.skip("unreadable_line"),
+        }
+    }
+    session.finish()
+}
+
+/// A session as its records are read.
+#[derive(Default)]
+struct Session {
+    kinds: Kinds,
+    conversation: Conversation,
+    session: Option<String>,
+    recognised: u64,
+    total: usize,
+    /// Message ID -> its index.
+    by_id: HashMap<String, usize>,
+    /// The message the next one continues.
+    tip: Option<usize>,
+}
+
+impl Session {
+    fn finish(mut self) -> Result<(Option<String>, Conversation), String> {
+        if self.total > 0 && self.recognised == 0 {
+            return Err("none of its records is a Gemini CLI session record".into());
+        }
+        self.conversation.current = self.tip;
+        self.conversation.kinds = self.kinds;
+        Ok((self.session, self.conversation))
+    }
+
+    fn record(&mut self, record: Map<String, Value>) {
+        self.total += 1;
+        let Session {
+            kinds,
+            conversation,
+            session,
+            recognised,
+            by_id,
+            tip,
+            ..
+        } = self;
         let s = |key: &str| record.get(key).and_then(Value::as_str);
         if let Some(target) = s("$rewindTo") {
-            recognised += 1;
+            *recognised += 1;
             kinds.skip("rewind");
             match by_id.get(target) {
-                Some(&i) => tip = conversation.messages[i].parent,
+                Some(&i) => *tip = conversation.messages[i].parent,
                 None => kinds.skip("rewind_to_unknown_message"),
             }
-            continue;
+            return;
         }
         if record.contains_key("$set") {
-            recognised += 1;
+            *recognised += 1;
             kinds.skip("$set");
-            continue;
+            return;
         }
         let Some(kind) = s("type") else {
             if let Some(id) = s("sessionId") {
-                recognised += 1;
+                *recognised += 1;
                 session.get_or_insert_with(|| id.to_string());
                 let start = s("startTime").and_then(iso_to_ms);
                 conversation.create_time_ms = conversation.create_time_ms.or(start);
             } else {
                 kinds.skip("untyped");
             }
-            continue;
+            return;
         };
         let (role, tag) = match kind {
             "user" => (Role::User, None),
@@ -140,10 +263,10 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
             "info" | "error" | "warning" => (Role::System, Some(kind.to_string())),
             other => {
                 kinds.skip(other);
-                continue;
+                return;
             }
         };
-        recognised += 1;
+        *recognised += 1;
         let mut r = Rendering::default();
         for thought in record
             .get("thoughts")
@@ -192,7 +315,7 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
         }
         if r.is_empty() {
             kinds.skip("empty_message");
-            continue;
+            return;
         }
         let id = s("id").map(str::to_string);
         // A message recorded again (as it grew) is counted once, as first met.
@@ -201,7 +324,7 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
             kinds.skip("re-recorded");
             r.finish(&mut Kinds::default())
         } else {
-            let finished = r.finish(&mut kinds);
+            let finished = r.finish(kinds);
             kinds.role(kind);
             finished
         };
@@ -221,13 +344,13 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
         if let Some(&i) = id.as_ref().and_then(|id| by_id.get(id)) {
             let m = &mut conversation.messages[i];
             (m.text, m.intent, m.provenance) = (text, intent, provenance);
-            continue;
+            return;
         }
         if conversation.title.is_none() && role == Role::User && intent.is_none() {
             conversation.title = Some(super::claude_code::first_line(&text));
         }
         conversation.messages.push(Msg {
-            parent: tip,
+            parent: *tip,
             role,
             text,
             intent,
@@ -239,12 +362,6 @@ pub fn convert(text: &str) -> Result<(Option<String>, Conversation), String> {
         if let Some(id) = id {
             by_id.insert(id, at);
         }
-        tip = Some(at);
+        *tip = Some(at);
     }
-    if total > 0 && recognised == 0 {
-        return Err("none of its records is a Gemini CLI session record".into());
-    }
-    conversation.current = tip;
-    conversation.kinds = kinds;
-    Ok((session, conversation))
 }

@@ -26,8 +26,7 @@ use super::{Format, MAX_CONVERSATION_BYTES};
 use crate::error::{Error, Result};
 use archive::read_zip;
 use progress::Progress;
-use scan::{parse, scan};
-use serde_json::Value;
+use scan::{scan, scan_request};
 use std::fs::File;
 use std::io::{BufReader, ErrorKind as IoKind, Read};
 use std::path::{Path, PathBuf};
@@ -44,19 +43,11 @@ pub struct Element {
     /// Its position in that file's array, from 0.
     pub index: usize,
     /// What was read of it, or the reason it was skipped unparsed (too large).
-    pub value: std::result::Result<Body, String>,
+    pub value: std::result::Result<Box<Converted>, String>,
 }
 
-/// What was read of one conversation.
-pub enum Body {
-    /// Its JSON as a value (the formats converted from values).
-    Value(Value),
-    /// Read and converted as it was parsed (ChatGPT and Claude.ai exports: see `chatgpt::read`,
-    /// `claude::read`).
-    Read(Box<Converted>),
-}
-
-/// A conversation converted while it was parsed, with what the import needs of its JSON.
+/// A conversation converted while it was parsed (see `interchange::read`), with what the import
+/// needs of its JSON.
 pub struct Converted {
     pub source_id: Option<String>,
     pub title: Option<String>,
@@ -68,8 +59,9 @@ pub struct Converted {
 /// What a reading of the input does with each conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pass {
-    /// Check the whole input's JSON without building any value (each element's value is `null`):
-    /// the first pass of an import, which refuses a broken file before anything is written.
+    /// Check the whole input's JSON without building anything or keeping its text (nothing is
+    /// handed over): the first pass of an import, which refuses a broken file before anything is
+    /// written.
     Check,
     /// Parse each conversation and show progress on a terminal.
     Parse,
@@ -206,27 +198,33 @@ pub fn read(
             each,
         )?;
     } else {
-        // One request: parsed whole, within the size limit.
-        let mut bytes = Vec::new();
-        file.take(MAX_CONVERSATION_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| {
-                Error::invalid(format!(
-                    "invalid argument --input: cannot read {shown}: {e}"
-                ))
-            })?;
-        if bytes.len() as u64 > MAX_CONVERSATION_BYTES {
+        // One request: within the size limit, checked whole first (nothing is held), then read
+        // as one conversation.
+        if meta.len() > MAX_CONVERSATION_BYTES {
             return Err(Error::invalid(format!(
                 "invalid argument --input: {shown} is over {} MiB, the limit for one conversation; nothing was imported",
                 MAX_CONVERSATION_BYTES >> 20
             )));
         }
-        let value = parse(&bytes, &shown, None)?;
-        each(Element {
-            file: file_name(&shown),
-            index: 0,
-            value: Ok(Body::Value(value)),
-        })?;
+        let passes: &[Pass] = match pass {
+            Pass::Check => &[Pass::Check],
+            Pass::Parse => &[Pass::Check, Pass::Parse],
+        };
+        let mut file = Some(file);
+        for &pass in passes {
+            let reader = match file.take() {
+                Some(file) => file,
+                None => File::open(path).map_err(|e| {
+                    Error::invalid(format!(
+                        "invalid argument --input: cannot open {shown}: {e}"
+                    ))
+                })?,
+            };
+            progress.pass = pass;
+            // The size it had when it was checked: it is read no further.
+            let reader = BufReader::with_capacity(1 << 16, reader.take(meta.len()));
+            scan_request(format, reader, &shown, meta.len(), &mut progress, each)?;
+        }
     }
     progress.finish();
     Ok(())

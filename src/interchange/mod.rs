@@ -27,9 +27,13 @@ pub(crate) mod llm;
 pub(crate) mod markdown;
 pub(crate) mod openai;
 mod values;
+mod walk;
+
+pub(crate) use walk::Read;
 mod webui;
 
 use crate::model::{Intent, Role};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -177,20 +181,41 @@ impl Format {
             .map(str::to_string)
     }
 
-    /// Convert one conversation of this format.
+    /// Convert one conversation of this format from its value (as [`read`] reads it from its
+    /// text).
+    #[cfg(test)]
     pub fn convert(self, value: &Value) -> Result<Conversation, String> {
-        match self {
-            Format::ChatGpt => chatgpt::convert(value),
-            Format::Claude => claude::convert(value),
-            Format::OpenAi => openai::convert(value),
-            Format::Anthropic => anthropic::convert(value),
-            Format::OpenWebUi => webui::convert_open_webui(value),
-            Format::LibreChat => webui::convert_librechat(value),
-            // Read line by line from their text (`claude_code::convert`, `codex::convert`),
-            // never as one JSON value.
-            Format::ClaudeCode | Format::Codex | Format::GeminiCli | Format::Llm => {
-                Err("a session file is JSON lines, not one JSON value".into())
-            }
+        let sink = digest::Sink::new(Default::default());
+        let budget = values::Budget::new(usize::MAX);
+        read(self, value, &sink, &budget)
+            .map_err(|e| format!("it cannot be read: {e}"))?
+            .conversation
+    }
+}
+
+/// Read one conversation (one element of an export, or a whole request file) of `format` into
+/// its compact form as it is parsed, digesting its JSON into `sink`, within `budget` (see the
+/// module `walk`). The session formats are read line by line, never this way.
+pub(crate) fn read<'de, D: serde::Deserializer<'de>>(
+    format: Format,
+    deserializer: D,
+    sink: &digest::Sink,
+    budget: &values::Budget,
+) -> Result<Read, D::Error> {
+    match format {
+        Format::ChatGpt => chatgpt::read(deserializer, sink, budget),
+        Format::Claude => claude::read(deserializer, sink, budget),
+        Format::OpenAi => openai::read(deserializer, sink, budget),
+        Format::Anthropic => anthropic::read(deserializer, sink, budget),
+        Format::OpenWebUi => webui::read_open_webui(deserializer, sink, budget),
+        Format::LibreChat => webui::read_librechat(deserializer, sink, budget),
+        Format::ClaudeCode | Format::Codex | Format::GeminiCli | Format::Llm => {
+            serde::de::IgnoredAny::deserialize(deserializer)?;
+            Ok(Read {
+                source_id: None,
+                title: None,
+                conversation: Err("a session file is JSON lines, not one JSON value".into()),
+            })
         }
     }
 }
@@ -384,6 +409,30 @@ pub(crate) fn intent_with(
         text = json!({ "import": format.as_str(), "original_bytes": text.len() }).to_string();
     }
     (Intent { tag, note: None }, text)
+}
+
+/// A message of an API request (OpenAI, Anthropic: no source ID, no time), the child of `parent`;
+/// `kept`, when it is not plain: its intent tag and the original message, kept (see [`intent`]).
+pub(crate) fn request_message(
+    format: Format,
+    parent: Option<usize>,
+    role: Role,
+    text: String,
+    kept: Option<(String, &Value)>,
+    kinds: &mut Kinds,
+) -> Msg {
+    let (intent, provenance) = kept
+        .map(|(tag, original)| intent(format, tag, original.clone(), kinds))
+        .unzip();
+    Msg {
+        parent,
+        role,
+        text,
+        intent,
+        provenance,
+        source_id: None,
+        time_ms: None,
+    }
 }
 
 /// The intent and provenance of part `part` (2 or more) of `parts` of a message split at import.

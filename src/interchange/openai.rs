@@ -7,11 +7,15 @@
 //! in its intent note, and exported as that original, so an import followed by an export gives the
 //! same messages.
 
+use super::digest::Sink;
+use super::values::Budget;
+use super::walk::{self, Body, Messages, Read, Top};
 use super::{
-    Conversation, Entry, EntryKind, Format, Kinds, Msg, Rendering, compact, describe_url, intent,
-    joined, message_with_role, original, plain_text, tag_for,
+    Conversation, Entry, EntryKind, Format, Kinds, Msg, Rendering, compact, describe_url, joined,
+    message_with_role, original, plain_text, request_message, tag_for,
 };
 use crate::model::Role;
+use serde::de::{Deserializer, MapAccess, SeqAccess};
 use serde_json::{Map, Value, json};
 
 /// The rendering of one content part.
@@ -71,132 +75,166 @@ pub(crate) fn render_part(part: &Value, r: &mut Rendering) {
     }
 }
 
-/// The messages of an OpenAI input: the array itself, or the `messages` of an object.
-fn messages_of(value: &Value) -> Result<&Vec<Value>, String> {
-    match value {
-        Value::Array(messages) => Ok(messages),
-        Value::Object(body) => match body.get("messages") {
-            Some(Value::Array(messages)) => Ok(messages),
-            _ => Err(
-                "it is an object without a messages array, so it is not OpenAI Chat Completions input"
-                    .into(),
-            ),
-        },
-        _ => Err("it is neither an array of messages nor an object with messages".into()),
+/// The messages of an OpenAI input as they are read: the array itself, or the `messages` of an
+/// object (any other field, such as `model` or `tools`, is digested and dropped).
+#[derive(Default)]
+struct Input(Messages);
+
+impl<'de> Body<'de> for Input {
+    const WHAT: &'static str = "OpenAI Chat Completions messages";
+    const HEAD: &'static [&'static str] = &[];
+
+    fn special<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        sink: &Sink,
+        budget: &Budget,
+    ) -> Result<bool, A::Error> {
+        if key == "messages" {
+            self.0.next_value(map, sink, budget, message)?;
+        }
+        Ok(key == "messages")
+    }
+
+    fn array<A: SeqAccess<'de>>(
+        &mut self,
+        seq: A,
+        sink: &Sink,
+        budget: &Budget,
+    ) -> Result<bool, A::Error> {
+        self.0.seq(seq, sink, budget, message)
     }
 }
 
-/// Convert OpenAI Chat Completions messages (an array, or a request body with `messages`); an error says why they are not.
-pub fn convert(value: &Value) -> Result<Conversation, String> {
-    let messages = messages_of(value)?;
-    let mut kinds = Kinds::default();
-    let mut out: Vec<Msg> = Vec::with_capacity(messages.len());
-    for (i, message) in messages.iter().enumerate() {
-        let (object, original_role) = message_with_role(i, message)?;
-        let (role, foreign) = match original_role {
-            "system" => (Role::System, None),
-            "user" => (Role::User, None),
-            "assistant" => (Role::Assistant, None),
-            // Instructions, like system messages.
-            "developer" => (Role::System, Some("developer")),
-            // Tool and function results are input to the model, as in Anthropic's API.
-            other => (Role::User, Some(other)),
-        };
-        let mut r = Rendering::default();
-        match object.get("content") {
-            Some(Value::String(text)) => r.text(text),
-            Some(Value::Array(parts)) => parts.iter().for_each(|p| render_part(p, &mut r)),
-            None | Some(Value::Null) => {}
-            Some(_) => {
-                return Err(format!(
-                    "message {i} has content that is neither a string nor an array of parts"
-                ));
-            }
+/// Read OpenAI Chat Completions messages into their conversation, each message parsed (within
+/// `budget`), converted and dropped before the next (see the module `walk`).
+pub fn read<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    sink: &Sink,
+    budget: &Budget,
+) -> Result<Read, D::Error> {
+    let mut input = Input::default();
+    let top = walk::walk(deserializer, sink, budget, &mut input)?;
+    let messages = input.0;
+    let conversation = match (top, messages.read) {
+        (Top::Other, _) => {
+            Err("it is neither an array of messages nor an object with messages".into())
         }
-        if let Some(refusal) = object.get("refusal").and_then(Value::as_str) {
-            r.part("refusal", format!("[refusal] {refusal}"));
-        }
-        for call in object
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let id = call.get("id").and_then(Value::as_str).unwrap_or_default();
-            let function = call.get("function").or_else(|| call.get("custom"));
-            let name = function
-                .and_then(|f| f.get("name"))
-                .and_then(Value::as_str)
-                .unwrap_or("tool");
-            let arguments = function
-                .and_then(|f| f.get("arguments").or_else(|| f.get("input")))
-                .map(compact)
-                .unwrap_or_default();
-            r.part(
-                "tool_call",
-                format!("[tool call {id}: {name}({arguments})]"),
-            );
-        }
-        if let Some(call) = object.get("function_call") {
-            let s = |k: &str| call.get(k).map(compact).unwrap_or_default();
-            r.part(
-                "tool_call",
-                format!("[function call: {}({})]", s("name"), s("arguments")),
-            );
-        }
-        if let Some(audio) = object.get("audio").filter(|a| !a.is_null()) {
-            let id = audio.get("id").and_then(Value::as_str).unwrap_or_default();
-            r.part("audio", format!("[audio {id}]"));
-        }
-        match original_role {
-            "tool" => {
-                let id = object
-                    .get("tool_call_id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                r.prefix(format!("[tool result {id}]"));
-                r.kind("tool_result");
-            }
-            "function" => {
-                let name = object
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                r.prefix(format!("[function result {name}]"));
-                r.kind("tool_result");
-            }
-            _ => {}
-        }
-        kinds.role(original_role);
-        let (text, met) = r.finish(&mut kinds);
-        let plain = foreign.is_none()
-            && object.get("content").is_some_and(Value::is_string)
-            && object.keys().all(|k| k == "role" || k == "content");
-        let (intent, provenance) = (!plain)
-            .then(|| {
-                intent(
-                    Format::OpenAi,
-                    tag_for(foreign, &met),
-                    message.clone(),
-                    &mut kinds,
-                )
-            })
-            .unzip();
-        out.push(Msg {
-            parent: out.len().checked_sub(1),
-            role,
-            text,
-            intent,
-            provenance,
-            source_id: None,
-            time_ms: None,
-        });
-    }
-    Ok(Conversation {
-        messages: out,
-        kinds,
-        ..Conversation::default()
+        (_, None) => Err(
+            "it is an object without a messages array, so it is not OpenAI Chat Completions input"
+                .into(),
+        ),
+        (_, Some(Err(reason))) => Err(reason),
+        (_, Some(Ok(()))) => Ok(Conversation {
+            messages: messages.messages,
+            kinds: messages.kinds,
+            ..Conversation::default()
+        }),
+    };
+    Ok(Read {
+        source_id: None,
+        title: None,
+        conversation,
     })
+}
+
+/// Convert message `i` of a Chat Completions input, the child of `parent`.
+fn message(
+    i: usize,
+    message: &Value,
+    parent: Option<usize>,
+    kinds: &mut Kinds,
+) -> Result<Option<Msg>, String> {
+    let (object, original_role) = message_with_role(i, message)?;
+    let (role, foreign) = match original_role {
+        "system" => (Role::System, None),
+        "user" => (Role::User, None),
+        "assistant" => (Role::Assistant, None),
+        // Instructions, like system messages.
+        "developer" => (Role::System, Some("developer")),
+        // Tool and function results are input to the model, as in Anthropic's API.
+        other => (Role::User, Some(other)),
+    };
+    let mut r = Rendering::default();
+    match object.get("content") {
+        Some(Value::String(text)) => r.text(text),
+        Some(Value::Array(parts)) => parts.iter().for_each(|p| render_part(p, &mut r)),
+        None | Some(Value::Null) => {}
+        Some(_) => {
+            return Err(format!(
+                "message {i} has content that is neither a string nor an array of parts"
+            ));
+        }
+    }
+    if let Some(refusal) = object.get("refusal").and_then(Value::as_str) {
+        r.part("refusal", format!("[refusal] {refusal}"));
+    }
+    for call in object
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let id = call.get("id").and_then(Value::as_str).unwrap_or_default();
+        let function = call.get("function").or_else(|| call.get("custom"));
+        let name = function
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("tool");
+        let arguments = function
+            .and_then(|f| f.get("arguments").or_else(|| f.get("input")))
+            .map(compact)
+            .unwrap_or_default();
+        r.part(
+            "tool_call",
+            format!("[tool call {id}: {name}({arguments})]"),
+        );
+    }
+    if let Some(call) = object.get("function_call") {
+        let s = |k: &str| call.get(k).map(compact).unwrap_or_default();
+        r.part(
+            "tool_call",
+            format!("[function call: {}({})]", s("name"), s("arguments")),
+        );
+    }
+    if let Some(audio) = object.get("audio").filter(|a| !a.is_null()) {
+        let id = audio.get("id").and_then(Value::as_str).unwrap_or_default();
+        r.part("audio", format!("[audio {id}]"));
+    }
+    match original_role {
+        "tool" => {
+            let id = object
+                .get("tool_call_id")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            r.prefix(format!("[tool result {id}]"));
+            r.kind("tool_result");
+        }
+        "function" => {
+            let name = object
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            r.prefix(format!("[function result {name}]"));
+            r.kind("tool_result");
+        }
+        _ => {}
+    }
+    kinds.role(original_role);
+    let (text, met) = r.finish(kinds);
+    let plain = foreign.is_none()
+        && object.get("content").is_some_and(Value::is_string)
+        && object.keys().all(|k| k == "role" || k == "content");
+    let kept = (!plain).then(|| (tag_for(foreign, &met), message));
+    Ok(Some(request_message(
+        Format::OpenAi,
+        parent,
+        role,
+        text,
+        kept,
+        kinds,
+    )))
 }
 
 /// A context as Chat Completions messages. Messages imported from OpenAI come back as they were;

@@ -51,31 +51,6 @@ const MEMBER_COST: usize =
 const FIRST_ELEMENT_COST: usize = 4 * std::mem::size_of::<Value>() + 16;
 const FIRST_MEMBER_COST: usize = 4 * std::mem::size_of::<(u64, String, Value)>() + 8 * 9 + 48;
 
-/// Why building stopped.
-pub enum Refused {
-    /// The values would take more than their allowance: the reason a conversation is skipped.
-    TooLarge(String),
-    /// The text is not JSON (or holds a string serde_json does not build).
-    Json(serde_json::Error),
-}
-
-/// The value of JSON text `bytes`, nested as deep as the scanner allowed (serde_json's own limit of
-/// 128 levels is lifted: the input's depth was bounded before), within [`allowance`].
-pub fn parse(bytes: &[u8]) -> Result<Value, Refused> {
-    let allowed = allowance(bytes.len());
-    let budget = Budget::new(allowed);
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    de.disable_recursion_limit();
-    let built = Seed(&budget).deserialize(&mut de).and_then(|value| {
-        de.end()?;
-        Ok(value)
-    });
-    match built {
-        Ok(value) => Ok(value),
-        Err(e) => Err(budget.refusal(e, bytes.len())),
-    }
-}
-
 /// One line of a session file (or a session's whole JSON) as a value, within the same
 /// [`allowance`], and with serde_json's limit of 128 levels kept (a line's depth was not bounded
 /// before): `None` when it is not JSON or would take more memory than that.
@@ -133,16 +108,12 @@ impl Budget {
         self.exhausted.get()
     }
 
-    /// Why parsing JSON text of `len` bytes failed with `e`.
-    pub fn refusal(&self, e: serde_json::Error, len: usize) -> Refused {
-        if self.exhausted.get() {
-            Refused::TooLarge(format!(
-                "its JSON holds too many values to convert within {} MiB of memory (the limit for {len} bytes of JSON); split the conversation or leave out what it repeats",
-                self.allowed.get() >> 20
-            ))
-        } else {
-            Refused::Json(e)
-        }
+    /// Why JSON text of `len` bytes, given an allowance for its size, went over it.
+    pub fn fixed_reason(&self, len: usize) -> String {
+        format!(
+            "its JSON holds too many values to convert within {} MiB of memory (the limit for {len} bytes of JSON); split the conversation or leave out what it repeats",
+            self.allowed.get() >> 20
+        )
     }
 
     /// Why a conversation parsed as it was read went over its growing allowance (where it did
@@ -263,13 +234,41 @@ impl<'de> Visitor<'de> for Seed<'_> {
 mod tests {
     use super::*;
 
+    /// Why building stopped.
+    enum Refused {
+        /// The values would take more than their allowance: the reason a conversation is skipped.
+        TooLarge(String),
+        /// The text is not JSON (or holds a string serde_json does not build).
+        Json,
+    }
+
+    /// The value of JSON text `bytes`, nested as deep as the scanner allowed (serde_json's own limit of
+    /// 128 levels is lifted: the input's depth was bounded before), within [`allowance`].
+    fn parse(bytes: &[u8]) -> Result<Value, Refused> {
+        let allowed = allowance(bytes.len());
+        let budget = Budget::new(allowed);
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        de.disable_recursion_limit();
+        let built = Seed(&budget).deserialize(&mut de).and_then(|value| {
+            de.end()?;
+            Ok(value)
+        });
+        match built {
+            Ok(value) => Ok(value),
+            Err(_) if budget.is_exhausted() => {
+                Err(Refused::TooLarge(budget.fixed_reason(bytes.len())))
+            }
+            Err(_) => Err(Refused::Json),
+        }
+    }
+
     #[test]
     fn builds_what_serde_json_builds() {
         let text = r#"{"a": [1, -2, 3.5, "x", null, true, {"b": {}}], "": "", "a": "again"}"#;
         let expected: Value = serde_json::from_str(text).unwrap();
         assert!(matches!(parse(text.as_bytes()), Ok(v) if v == expected));
-        assert!(matches!(parse(b"[1,]"), Err(Refused::Json(_))));
-        assert!(matches!(parse(b"[1] 2"), Err(Refused::Json(_))));
+        assert!(matches!(parse(b"[1,]"), Err(Refused::Json)));
+        assert!(matches!(parse(b"[1] 2"), Err(Refused::Json)));
     }
 
     #[test]

@@ -35,9 +35,12 @@ use write::{write_branch, write_timeline};
 /// conversation it is writing is always finished. Other writers wait about this long at most.
 const BATCH_TIME: Duration = Duration::from_millis(200);
 
-/// The reader thread's stack: parsing, converting, hashing and dropping a conversation's JSON
-/// recurse once per level of nesting, up to `input::MAX_DEPTH` levels.
-const READER_STACK: usize = 256 << 20;
+/// The reader thread's stack: checking, parsing, converting, hashing and dropping a conversation's
+/// JSON recurse once per level of nesting, which the scanner bounds (`input::MAX_DEPTH`, 10,000
+/// levels). At that depth a debug build needs 24 to 28 MiB (a LibreChat `messagesTree`, the
+/// deepest walk; a message nested as deep needs 20 to 24), a release build less: this is over
+/// twice that.
+const READER_STACK: usize = 64 << 20;
 
 /// Where a single conversation goes when it is attached to an existing timeline.
 struct Target {

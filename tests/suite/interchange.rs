@@ -610,6 +610,71 @@ on_both_engines! {
         assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(2));
     }
 
+    /// Hostile nesting (issue 21, item 10): a LibreChat `messagesTree` of 4,999 levels (a
+    /// conversation 10,000 brackets deep, the documented depth) is walked node by node into a path
+    /// of 4,999 messages, and a message of the other formats nested as deep (the conversation's
+    /// object, or a request file, counting from 1) is imported; a level more refuses the file,
+    /// saying so, with nothing written: no stack overflow on the reader thread's bounded stack.
+    /// (Anthropic's messages take the same shape as OpenAI's here.)
+    #[test]
+    fn hostile_nesting_is_read_or_refused_cleanly() {
+        let db = db();
+        let tree = |levels: usize| -> String {
+            let mut text = String::new();
+            for i in 0..levels {
+                text.push_str(&format!(r#"{{"messageId":"m{i}","text":"t{i}","isCreatedByUser":{},"children":["#, i % 2 == 0));
+            }
+            text.push_str(&"]}".repeat(levels));
+            format!(r#"[{{"conversationId":"c","title":"tree","messagesTree":[{text}]}}]"#)
+        };
+        // A conversation `levels` deep: a part nested as deep as the brackets around it leave.
+        let part = |levels: usize| format!("{}\"deep\"{}", "[".repeat(levels), "]".repeat(levels));
+        // On SQLite the nesting is in what the message keeps (its provenance holds the original,
+        // the deepest walk: parsed, rendered, cloned and written); the JSON engine cannot store a
+        // provenance nested that deep (a snapshot is loaded back within serde_json's 128 levels),
+        // so there it is in a field the conversion skips.
+        let kept = db.engine() == common::Engine::Sqlite;
+        let request = move |levels: usize| {
+            if kept {
+                format!(r#"{{"messages":[{{"role":"user","content":[{{"type":"x","v":{}}}]}}]}}"#, part(levels - 5))
+            } else {
+                format!(r#"{{"tools":{},"messages":[{{"role":"user","content":"hi"}}]}}"#, part(levels - 1))
+            }
+        };
+        let (openai, anthropic) = (request, request);
+        let webui = move |levels: usize| format!(r#"[{{"id":"w","chat":{{"history":{{"messages":{{"a":{{"id":"a","role":"user","content":{}}}}}}}}}}}]"#, part(levels - 5));
+        let claude = move |levels: usize| {
+            if kept {
+                format!(r#"[{{"uuid":"c","chat_messages":[{{"uuid":"m","sender":"human","text":"hi","content":[{{"type":"x","v":{}}}]}}]}}]"#, part(levels - 5))
+            } else {
+                format!(r#"[{{"uuid":"c","extra":{},"chat_messages":[{{"uuid":"m","sender":"human","text":"hi"}}]}}]"#, part(levels - 1))
+            }
+        };
+        type Input = Box<dyn Fn(usize) -> String>;
+        let cases: [(&str, Input, usize, u64); 5] = [
+            ("librechat", Box::new(tree), 4_999, 4_999),
+            ("openai", Box::new(openai), 10_000, 1),
+            ("anthropic", Box::new(anthropic), 10_000, 1),
+            ("open-webui", Box::new(webui), 10_000, 1),
+            ("claude", Box::new(claude), 10_000, 1),
+        ];
+        let mut timelines = 0;
+        for (format, input, deepest, messages) in &cases {
+            let path = db.dir.path().join(format!("{format}.json"));
+            std::fs::write(&path, input(*deepest)).unwrap();
+            let report = db.tl(&["import", "--format", format, "--input", &path.display().to_string()]).json();
+            assert_eq!((report["imported"].clone(), report["messages"].clone()), (json!(1), json!(messages)), "{format}");
+            timelines += 1;
+            let path = db.dir.path().join(format!("{format}-deeper.json"));
+            std::fs::write(&path, input(deepest + 1)).unwrap();
+            let shown = path.display().to_string();
+            let run = db.tl(&["import", "--format", format, "--input", &shown]);
+            assert_eq!(run.code, 2, "{format}: {run:?}");
+            assert!(run.stderr.contains(&format!("{shown} nests more than 10000 levels deep (conversation 0, byte ")), "{format}: {run:?}");
+            assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(timelines), "{format}");
+        }
+    }
+
     /// A FIFO named conversations.json in an export folder is refused at once, not read forever
     /// (issue 21, item 10).
     #[cfg(unix)]
@@ -767,14 +832,15 @@ on_both_engines! {
     #[test]
     fn a_killed_import_leaves_whole_conversations() {
         let db = db();
-        let export = write_export(&db, "big.json", &many_conversations(1500));
+        let export = write_export(&db, "big.json", &many_conversations(3000));
+        // Large enough to be still running when it is killed (1,500 could all be written first).
         let mut import = spawn_import(&db, &export);
         wait_for_timelines(&db, &mut import, 3);
         import.child.kill().unwrap();
         import.child.wait().unwrap();
         let timelines = db.tl(&["timelines"]).json();
         let timelines = timelines.as_array().unwrap();
-        assert!(timelines.len() < 1500, "the import finished before it was killed");
+        assert!(timelines.len() < 3000, "the import finished before it was killed");
         for timeline in timelines {
             assert_eq!(timeline["messages"], json!(10), "{timeline}");
         }
@@ -782,9 +848,9 @@ on_both_engines! {
         let report = db.tl(&["import", "--format", "chatgpt", "--input", &export]).json();
         assert_eq!(
             (report["imported"].clone(), report["unchanged"].clone()),
-            (json!(1500 - timelines.len()), json!(timelines.len()))
+            (json!(3000 - timelines.len()), json!(timelines.len()))
         );
-        assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(1500));
+        assert_eq!(db.tl(&["db", "info"]).json()["timelines"], json!(3000));
     }
 
     /// An openai or anthropic file of too many values for its memory allowance is refused whole,
@@ -993,6 +1059,173 @@ on_both_engines! {
         let again = import_as_with_address_space(&db, "claude-code", &shown, limit);
         assert_eq!(again.code, 0, "{again:?}");
         assert_eq!(again.json()["unchanged"], json!(1), "{}", again.stdout);
+    }
+}
+
+/// Every import format reads its input as it streams by (issue 21, item 10): under the baseline of
+/// a trivial import of the format plus 64 MiB plus its largest message, an input of 80 MB that
+/// would not fit if it were held whole (as text, let alone as values) is imported: 80 fields of
+/// 1 MB that the conversion does not keep, in a request's `tools` (OpenAI, Anthropic) or in each
+/// of 80 messages (Open WebUI, LibreChat with `parentMessageId` and with a nested `messagesTree`,
+/// a Gemini CLI session as JSON lines and as one JSON object). The imported texts are a few
+/// bytes, so the engine does not matter (SQLite, the default).
+#[cfg(target_os = "linux")]
+#[test]
+fn every_format_stays_bounded_under_an_address_space_limit() {
+    let db = db();
+    let bulk: &'static str = "b".repeat(1_000_000).leak();
+    let n = 80;
+    let tools = move |format: &str| -> String {
+        let message = if format == "openai" {
+            r#"{"role":"user","content":"hi"}"#
+        } else {
+            r#"{"role":"user","content":[{"type":"text","text":"hi"}]}"#
+        };
+        let tools: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"name":"t{i}","description":"{bulk}"}}"#))
+            .collect();
+        format!(
+            r#"{{"model":"m","tools":[{}],"messages":[{message}]}}"#,
+            tools.join(",")
+        )
+    };
+    let webui = move |k: usize| -> String {
+        let messages: Vec<String> = (0..k)
+            .map(|i| {
+                let parent = if i == 0 { "null".to_string() } else { format!(r#""m{}""#, i - 1) };
+                format!(r#""m{i}":{{"id":"m{i}","parentId":{parent},"role":"user","content":"hi {i}","timestamp":1700000000,"files":["{bulk}"]}}"#)
+            })
+            .collect();
+        format!(
+            r#"[{{"id":"w","title":"w","chat":{{"history":{{"currentId":"m{}","messages":{{{}}}}}}}}}]"#,
+            k - 1,
+            messages.join(",")
+        )
+    };
+    let librechat = move |k: usize| -> String {
+        let messages: Vec<String> = (0..k)
+            .map(|i| {
+                let parent = if i == 0 { "00000000-0000-0000-0000-000000000000".to_string() } else { format!("m{}", i - 1) };
+                format!(r#"{{"messageId":"m{i}","parentMessageId":"{parent}","text":"hi {i}","isCreatedByUser":true,"files":["{bulk}"]}}"#)
+            })
+            .collect();
+        format!(
+            r#"[{{"conversationId":"l","title":"l","messages":[{}]}}]"#,
+            messages.join(",")
+        )
+    };
+    let tree = move |k: usize| -> String {
+        let mut text = String::new();
+        for i in 0..k {
+            text.push_str(&format!(r#"{{"messageId":"m{i}","text":"hi {i}","isCreatedByUser":true,"files":["{bulk}"],"children":["#));
+        }
+        text.push_str(&"]}".repeat(k));
+        format!(r#"[{{"conversationId":"t","title":"t","messagesTree":[{text}]}}]"#)
+    };
+    let record = move |i: usize| {
+        format!(
+            r#"{{"id":"g{i}","type":"user","content":"hi {i}","timestamp":"2026-01-05T11:00:00.000Z","extra":"{bulk}"}}"#
+        )
+    };
+    let lines = move |k: usize| -> String {
+        let mut text =
+            r#"{"sessionId":"s","startTime":"2026-01-05T11:00:00.000Z"}"#.to_string() + "\n";
+        for i in 0..k {
+            text.push_str(&(record(i) + "\n"));
+        }
+        text
+    };
+    let whole = move |k: usize| -> String {
+        let records: Vec<String> = (0..k).map(record).collect();
+        format!(
+            r#"{{"sessionId":"s","startTime":"2026-01-05T11:00:00.000Z","messages":[{}]}}"#,
+            records.join(",\n")
+        )
+    };
+    let small = move |format: &str| -> String {
+        match format {
+            "openai" => r#"{"messages":[{"role":"user","content":"hi"}]}"#.into(),
+            _ => r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#.into(),
+        }
+    };
+    type Make = Box<dyn Fn(usize) -> String>;
+    let cases: Vec<(&str, &str, String, Make, u64)> = vec![
+        (
+            "openai",
+            "openai.json",
+            small("openai"),
+            Box::new(move |_| tools("openai")),
+            1,
+        ),
+        (
+            "anthropic",
+            "anthropic.json",
+            small("anthropic"),
+            Box::new(move |_| tools("anthropic")),
+            1,
+        ),
+        (
+            "open-webui",
+            "webui.json",
+            webui(1),
+            Box::new(webui),
+            n as u64,
+        ),
+        (
+            "librechat",
+            "librechat.json",
+            librechat(1),
+            Box::new(librechat),
+            n as u64,
+        ),
+        ("librechat", "tree.json", tree(1), Box::new(tree), n as u64),
+        (
+            "gemini-cli",
+            "session-lines.jsonl",
+            lines(1),
+            Box::new(lines),
+            n as u64,
+        ),
+        (
+            "gemini-cli",
+            "session-whole.json",
+            whole(1),
+            Box::new(whole),
+            n as u64,
+        ),
+    ];
+    for (format, name, trivial, big, messages) in cases {
+        // The trivial input is one message of the same shape.
+        let trivial_path = db.dir.path().join(format!("trivial-{name}"));
+        std::fs::write(&trivial_path, &trivial).unwrap();
+        let baseline = smallest_address_space_as(&db, format, &trivial_path.display().to_string());
+        let text = big(n);
+        assert!(text.len() > 80_000_000, "{name}: {}", text.len());
+        let path = db.dir.path().join(name);
+        std::fs::write(&path, &text).unwrap();
+        drop(text);
+        let limit = baseline + (64 << 20) + bulk.len() as u64 + 200;
+        let scratch = Db {
+            env: db.env.clone(),
+            ..Db::new()
+        };
+        let run =
+            import_as_with_address_space(&scratch, format, &path.display().to_string(), limit);
+        assert_eq!(
+            run.code, 0,
+            "{name} under {limit} bytes (baseline {baseline}): {run:?}"
+        );
+        let report = run.json();
+        assert_eq!(
+            (
+                report["imported"].clone(),
+                report["messages"].clone(),
+                report["skipped_conversations"].clone()
+            ),
+            (json!(1), json!(messages), json!([])),
+            "{name}: {report}"
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 }
 

@@ -1,11 +1,13 @@
-//! The compact reader: serde visitors that read one ChatGPT conversation into a [`Tree`] without
-//! building its value, streaming its JSON into the digest as they go.
+//! The compact reader: serde visitors that read one ChatGPT conversation's mapping into a [`Tree`]
+//! without building its value, streaming its JSON into the digest as they go (the top level is
+//! the generic walker's, `walk`).
 
-use super::super::digest::{PrefixedKey, Sink, Skip, digest_others};
+use super::super::digest::{Sink, Skip, digest_others, members};
 use super::super::values::{self, Budget};
+use super::super::walk::Body;
 use super::Tree;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::fmt;
 
 /// A field of a node as read: absent (or null), the kept value, or of the wrong kind.
@@ -24,68 +26,36 @@ pub(super) enum NodeRead {
     },
 }
 
-/// The conversation object: its head fields kept as values, its mapping read into the tree;
-/// `None` when it is not an object.
-pub(super) struct TopSeed<'a> {
-    pub(super) sink: &'a Sink,
-    pub(super) budget: &'a Budget,
-    pub(super) tree: &'a mut Tree,
-}
+/// The conversation object: its head fields kept as values, its mapping read into the tree.
+impl<'de> Body<'de> for Tree {
+    const WHAT: &'static str = "a ChatGPT conversation";
+    const HEAD: &'static [&'static str] = &[
+        "title",
+        "id",
+        "conversation_id",
+        "current_node",
+        "create_time",
+        "update_time",
+    ];
+    // A Claude.ai conversation given as ChatGPT's.
+    const PRESENT: &'static [&'static str] = &["chat_messages"];
 
-impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
-    type Value = Option<Map<String, Value>>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for TopSeed<'_> {
-    type Value = Option<Map<String, Value>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a ChatGPT conversation")
-    }
-
-    digest_others!(scalars => None);
-    digest_others!(seq => None);
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let (sink, budget) = (self.sink, self.budget);
-        sink.bytes(b"{");
-        let mut head = Map::new();
-        let mut first = true;
-        while let Some(key) = map.next_key_seed(PrefixedKey {
-            sink,
-            comma: !first,
-        })? {
-            first = false;
-            sink.bytes(b":");
-            match key.as_str() {
-                "mapping" => {
-                    let is_object = map.next_value_seed(MappingSeed {
-                        sink,
-                        budget,
-                        tree: &mut *self.tree,
-                    })?;
-                    self.tree.mapping = is_object;
-                }
-                "title" | "id" | "conversation_id" | "current_node" | "create_time"
-                | "update_time" => {
-                    let value = map.next_value_seed(values::Seed(budget))?;
-                    sink.value(&value);
-                    head.insert(key, value);
-                }
-                // Only its presence is read (a Claude.ai conversation given as ChatGPT's).
-                "chat_messages" => {
-                    map.next_value_seed(Skip(sink))?;
-                    head.insert(key, Value::Null);
-                }
-                _ => map.next_value_seed(Skip(sink))?,
-            }
+    fn special<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        sink: &Sink,
+        budget: &Budget,
+    ) -> Result<bool, A::Error> {
+        if key != "mapping" {
+            return Ok(false);
         }
-        sink.bytes(b"}");
-        Ok(Some(head))
+        self.mapping = map.next_value_seed(MappingSeed {
+            sink,
+            budget,
+            tree: self,
+        })?;
+        Ok(true)
     }
 }
 
@@ -116,22 +86,14 @@ impl<'de> Visitor<'de> for MappingSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
         let (sink, budget) = (self.sink, self.budget);
-        sink.bytes(b"{");
-        let mut first = true;
-        while let Some(key) = map.next_key_seed(PrefixedKey {
-            sink,
-            comma: !first,
-        })? {
-            first = false;
-            sink.bytes(b":");
+        members(sink, &mut map, |map, key| {
             let read = map.next_value_seed(NodeSeed {
                 sink,
                 budget,
                 tree: &mut *self.tree,
             })?;
-            self.tree.node::<A::Error>(&key, read, budget)?;
-        }
-        sink.bytes(b"}");
+            self.tree.node::<A::Error>(&key, read, budget)
+        })?;
         Ok(true)
     }
 }
@@ -163,16 +125,9 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NodeRead, A::Error> {
         let (sink, budget) = (self.sink, self.budget);
-        sink.bytes(b"{");
         let (mut parent, mut message, mut listed) = (Field::Absent, Field::Absent, (0, 0));
         let mut message_cost = 0;
-        let mut first = true;
-        while let Some(key) = map.next_key_seed(PrefixedKey {
-            sink,
-            comma: !first,
-        })? {
-            first = false;
-            sink.bytes(b":");
+        members(sink, &mut map, |map, key| {
             match key.as_str() {
                 "parent" => parent = map.next_value_seed(IdSeed { sink })?,
                 "message" => {
@@ -196,8 +151,8 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                 }
                 _ => map.next_value_seed(Skip(sink))?,
             }
-        }
-        sink.bytes(b"}");
+            Ok(())
+        })?;
         // The message is converted (and dropped) by the tree as soon as this returns.
         budget.refund(message_cost);
         Ok(NodeRead::Node {

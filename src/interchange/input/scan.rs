@@ -1,94 +1,74 @@
-//! The array scanner: one conversation's JSON at a time out of an export's array, and the parsing
-//! of one conversation's (or one request file's) JSON text.
+//! The array scanner: one conversation's JSON at a time out of an export's array (or a request
+//! file's one value), checked or read as it streams by, never held whole.
 
-use super::super::values::{self, Refused};
-use super::super::{Format, MAX_CONVERSATION_BYTES, chatgpt, claude, digest};
+use super::super::values;
+use super::super::{Format, MAX_CONVERSATION_BYTES, digest};
 use super::progress::Progress;
-use super::{Body, Converted, Element, MAX_DEPTH, Pass, file_name};
+use super::{Converted, Element, MAX_DEPTH, Pass, file_name};
 use crate::error::{Error, Result};
-use serde_json::Value;
 use std::io::{BufRead, Read};
 
-/// Whether `bytes` is JSON by its grammar, whatever its strings hold: serde_json refuses an escape
-/// such as a lone `\ud800` when it builds a string, not when it only checks the syntax.
-fn is_json_syntax(bytes: &[u8]) -> bool {
-    // Bytes that are not UTF-8 are a file in another encoding: refused whole, not skipped.
-    std::str::from_utf8(bytes).is_ok() && syntax_error(bytes).is_none()
-}
-
-/// The grammar error of JSON text, found without building anything.
-fn syntax_error(bytes: &[u8]) -> Option<serde_json::Error> {
-    use serde::Deserialize;
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    de.disable_recursion_limit();
-    serde::de::IgnoredAny::deserialize(&mut de)
-        .and_then(|_| de.end())
-        .err()
-}
-
-/// The deepest nesting of brackets in JSON text (outside strings).
-fn depth_of(bytes: &[u8]) -> usize {
-    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &b in bytes {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
-}
-
-/// Parse one conversation's (or one file's) JSON text.
-pub(super) fn parse(bytes: &[u8], shown: &str, at: Option<(usize, u64)>) -> Result<Value> {
-    if depth_of(bytes) > MAX_DEPTH {
-        return Err(Error::invalid(format!(
-            "invalid argument --input: {shown} nests more than {MAX_DEPTH} levels deep; nothing was imported"
-        )));
-    }
-    let place = match at {
-        Some((index, offset)) => {
-            format!(" in conversation {index} (starting at byte {offset})")
-        }
-        None => String::new(),
-    };
-    let e = match values::parse(bytes) {
-        Ok(value) => return Ok(value),
-        Err(Refused::Json(e)) => e,
-        // Building stopped before the end: the grammar decides what is said.
-        Err(Refused::TooLarge(reason)) => match syntax_error(bytes) {
-            Some(e) => e,
-            None => {
-                return Err(Error::invalid(format!(
-                    "invalid argument --input: {shown} cannot be imported{place}: {reason}; nothing was imported"
-                )));
-            }
-        },
-    };
+/// Why an element's JSON text is refused: truncated or not valid JSON, with where it is.
+fn not_json(shown: &str, place: &str, e: &serde_json::Error) -> Error {
     let what = if e.is_eof() {
         "is truncated"
     } else {
         "is not valid JSON"
     };
-    Err(Error::invalid(format!(
+    Error::invalid(format!(
         "invalid argument --input: {shown} {what}{place}: {e}; nothing was imported"
-    )))
+    ))
 }
 
-/// The array scanner over one file: hands each element's JSON text to `parse`, then to `each`.
+/// One request file (OpenAI, Anthropic): one JSON value of any kind, read as one conversation
+/// the way an export's element is (`len` is its size). What cannot be read refuses the file.
+pub(super) fn scan_request<R: BufRead>(
+    format: Format,
+    mut reader: R,
+    shown: &str,
+    len: u64,
+    progress: &mut Progress,
+    each: &mut dyn FnMut(Element) -> Result<u64>,
+) -> Result<()> {
+    let mut s = Scanner {
+        offset: 0,
+        shown,
+        limit: MAX_CONVERSATION_BYTES,
+        whole: true,
+    };
+    s.skip_bom(&mut reader)?;
+    if s.peek_token(&mut reader)?.is_none() {
+        return Err(Error::invalid(format!(
+            "invalid argument --input: {shown} is empty (no JSON); nothing was imported"
+        )));
+    }
+    let read = if progress.pass == Pass::Check {
+        s.check_element(&mut reader, 0)?;
+        None
+    } else {
+        Some(s.read_element(format, &mut reader, 0, Some(len))?)
+    };
+    s.no_data_after(&mut reader)?;
+    match read {
+        None => Ok(()),
+        Some(Err(reason)) => Err(Error::invalid(format!(
+            "invalid argument --input: {shown} cannot be imported: {reason}; nothing was imported"
+        ))),
+        Some(Ok(read)) => {
+            let messages = each(Element {
+                file: file_name(shown),
+                index: 0,
+                value: Ok(read),
+            })?;
+            progress.advance(s.offset, messages);
+            progress.file_done(s.offset);
+            Ok(())
+        }
+    }
+}
+
+/// The array scanner over one file: checks each element (a [`Pass::Check`]) or reads it into its
+/// compact form and hands it to `each`.
 pub(super) fn scan<R: BufRead>(
     format: Format,
     mut reader: R,
@@ -101,6 +81,7 @@ pub(super) fn scan<R: BufRead>(
         offset: 0,
         shown,
         limit: MAX_CONVERSATION_BYTES,
+        whole: false,
     };
     #[cfg(test)]
     if let Some(limit) = TEST_LIMIT.with(std::cell::Cell::get) {
@@ -128,7 +109,6 @@ pub(super) fn scan<R: BufRead>(
         }
     };
     let mut index = 0usize;
-    let mut buf: Vec<u8> = Vec::new();
     loop {
         if !single {
             match s.peek_token(&mut reader)? {
@@ -146,27 +126,18 @@ pub(super) fn scan<R: BufRead>(
                 _ => {}
             }
         }
-        let start = s.offset;
-        let value = if progress.pass == Pass::Check {
-            buf.clear();
-            let size = s.element(&mut reader, &mut buf, index)?;
-            if size <= s.limit && !is_json_syntax(&buf) {
-                parse(&buf, shown, Some((index, start)))?;
-            }
-            // A large text's memory is given back before the next conversation.
-            if buf.capacity() > 1 << 20 {
-                buf = Vec::new();
-            }
-            Ok(Body::Value(Value::Null))
+        if progress.pass == Pass::Check {
+            s.check_element(&mut reader, index)?;
+            progress.advance(s.offset, 0);
         } else {
-            s.read_element(format, &mut reader, index)?
-        };
-        let messages = each(Element {
-            file: name.clone(),
-            index,
-            value,
-        })?;
-        progress.advance(s.offset, messages);
+            let value = s.read_element(format, &mut reader, index, None)?;
+            let messages = each(Element {
+                file: name.clone(),
+                index,
+                value,
+            })?;
+            progress.advance(s.offset, messages);
+        }
         index += 1;
         if single {
             break;
@@ -188,12 +159,7 @@ pub(super) fn scan<R: BufRead>(
             }
         }
     }
-    if let Some(b) = s.peek_token(&mut reader)? {
-        return Err(invalid(format!(
-            "has data after the end of its JSON at byte {} ({:?})",
-            s.offset, b as char
-        )));
-    }
+    s.no_data_after(&mut reader)?;
     progress.file_done(s.offset);
     Ok(())
 }
@@ -204,6 +170,8 @@ struct Scanner<'a> {
     shown: &'a str,
     /// The largest element kept (see [`MAX_CONVERSATION_BYTES`]).
     limit: u64,
+    /// The file is one conversation (a request): its errors do not name a conversation's place.
+    whole: bool,
 }
 
 #[cfg(test)]
@@ -268,59 +236,82 @@ impl Scanner<'_> {
         }
     }
 
-    /// Consume one JSON value (the reader is at its first byte), copying it into `buf` while it is
-    /// within the conversation limit; returns its length in bytes.
-    fn element<R: BufRead>(
-        &mut self,
-        reader: &mut R,
-        buf: &mut Vec<u8>,
-        index: usize,
-    ) -> Result<u64> {
-        let mut walk = Walk::default();
-        loop {
-            let offset = self.offset;
-            let chunk = self.fill(reader)?;
-            let (i, done) = walk.step(chunk, offset, index, self.shown)?;
-            if walk.size <= self.limit {
-                // By a quarter: doubling would let a conversation's text take twice its size.
-                if buf.capacity() - buf.len() < i {
-                    buf.reserve_exact(i.max(buf.len() / 4));
-                }
-                buf.extend_from_slice(&chunk[..i]);
-            } else if !buf.is_empty() {
-                *buf = Vec::new();
-            }
-            self.advance(reader, i);
-            if done {
-                return Ok(walk.size);
-            }
+    /// Refuse data after the end of the file's JSON.
+    fn no_data_after<R: BufRead>(&mut self, reader: &mut R) -> Result<()> {
+        match self.peek_token(reader)? {
+            None => Ok(()),
+            Some(b) => Err(Error::invalid(format!(
+                "invalid argument --input: {} has data after the end of its JSON at byte {} ({:?}); nothing was imported",
+                self.shown, self.offset, b as char
+            ))),
         }
     }
 
-    /// Parse one conversation of an export straight from the input (the reader is at its first
-    /// byte), its text never held whole: into its compact form (ChatGPT, Claude.ai: see
-    /// `chatgpt::read`, `claude::read`) or a
-    /// value, within an allowance of [`values::OVERHEAD_BYTES`] plus the bytes read so far. What
-    /// cannot be read (over the size limit or the allowance, a string that is not Unicode) is
-    /// consumed to its end and its reason returned. The input's grammar was checked by a
-    /// [`Pass::Check`] before, so the parser's other errors are not expected here.
+    /// Check one conversation's JSON (the reader is at its first byte) as it streams by, keeping
+    /// none of it: its brackets (the scanner), its grammar (serde_json, building nothing) and that
+    /// it is UTF-8 text. A conversation over the size limit has only its brackets checked (it is
+    /// skipped when it is read). A string that is not Unicode (a lone `\ud800`) is grammatical:
+    /// only its conversation is skipped, when it is read.
+    fn check_element<R: BufRead>(&mut self, reader: &mut R, index: usize) -> Result<()> {
+        let start = self.offset;
+        let mut element = ElementReader::new(self, reader, index, None);
+        element.utf8 = Some(Utf8::default());
+        let grammar = {
+            use serde::Deserialize;
+            let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(
+                1 << 13,
+                &mut element,
+            ));
+            de.disable_recursion_limit();
+            serde::de::IgnoredAny::deserialize(&mut de)
+                .and_then(|_| de.end())
+                .err()
+        };
+        if let Some(error) = element.error.take() {
+            return Err(error);
+        }
+        // The brackets of the whole element first: what they say is said wherever it is.
+        element.drain()?;
+        if element.over {
+            return Ok(());
+        }
+        let place = if element.scanner.whole {
+            String::new()
+        } else {
+            format!(" in conversation {index} (starting at byte {start})")
+        };
+        let shown = element.scanner.shown;
+        if let Some((line, column)) = element.utf8.and_then(|u| u.invalid) {
+            return Err(Error::invalid(format!(
+                "invalid argument --input: {shown} is not valid JSON{place}: invalid unicode code point at line {line} column {column}; nothing was imported"
+            )));
+        }
+        match grammar {
+            Some(e) => Err(not_json(shown, &place, &e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Read one conversation straight from the input (the reader is at its first byte), its
+    /// text never held whole, into its compact form (see `interchange::read`), within an
+    /// allowance of [`values::OVERHEAD_BYTES`] plus the bytes read so far, or, for a request file
+    /// of `len` bytes, of [`values::allowance`] of its size. What cannot be read (over the size
+    /// limit or the allowance, a string that is not Unicode) is consumed to its end and its reason
+    /// returned. The input's grammar was checked by a [`Pass::Check`] before, so the parser's
+    /// other errors are not expected here.
     fn read_element<R: BufRead>(
         &mut self,
         format: Format,
         reader: &mut R,
         index: usize,
-    ) -> Result<std::result::Result<Body, String>> {
-        let budget = values::Budget::new(values::OVERHEAD_BYTES);
-        let mut element = ElementReader {
-            scanner: self,
-            reader,
-            walk: Walk::default(),
-            index,
-            budget: &budget,
-            done: false,
-            over: false,
-            error: None,
+        len: Option<u64>,
+    ) -> Result<std::result::Result<Box<Converted>, String>> {
+        let budget = match len {
+            Some(len) => values::Budget::new(values::allowance(len as usize)),
+            None => values::Budget::new(values::OVERHEAD_BYTES),
         };
+        let grows = len.is_none().then_some(&budget);
+        let mut element = ElementReader::new(self, reader, index, grows);
         let read = {
             let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(
                 1 << 13,
@@ -328,30 +319,19 @@ impl Scanner<'_> {
             ));
             de.disable_recursion_limit();
             let sink = digest::Sink::new(digest::start(format));
-            let compact = |read: chatgpt::Read, sink: digest::Sink| {
-                Body::Read(Box::new(Converted {
-                    source_id: read.source_id,
-                    title: read.title,
-                    conversation: read.conversation,
-                    hasher: sink.into_inner(),
-                }))
-            };
-            let read = match format {
-                Format::ChatGpt => {
-                    chatgpt::read(&mut de, &sink, &budget).map(|read| compact(read, sink))
-                }
-                Format::Claude => {
-                    claude::read(&mut de, &sink, &budget).map(|read| compact(read, sink))
-                }
-                _ => {
-                    use serde::de::DeserializeSeed;
-                    values::Seed(&budget).deserialize(&mut de).map(Body::Value)
-                }
-            };
-            read.and_then(|body| de.end().map(|()| body))
+            super::super::read(format, &mut de, &sink, &budget)
+                .and_then(|read| de.end().map(|()| read))
+                .map(|read| {
+                    Box::new(Converted {
+                        source_id: read.source_id,
+                        title: read.title,
+                        conversation: read.conversation,
+                        hasher: sink.into_inner(),
+                    })
+                })
         };
         let e = match read {
-            Ok(body) => return Ok(Ok(body)),
+            Ok(read) => return Ok(Ok(read)),
             Err(e) => e,
         };
         if let Some(error) = element.error.take() {
@@ -364,10 +344,53 @@ impl Scanner<'_> {
                 element.scanner.limit >> 20
             )
         } else if budget.is_exhausted() {
-            budget.streamed_reason()
+            match len {
+                Some(len) => budget.fixed_reason(len as usize),
+                None => budget.streamed_reason(),
+            }
         } else {
             format!("it holds a string that is not valid Unicode text ({e})")
         }))
+    }
+}
+
+/// Checks that bytes streamed by are UTF-8 text, and where the first that is not is, as serde_json
+/// says it (line and column from 1, counted in bytes).
+#[derive(Default)]
+struct Utf8 {
+    /// The bytes of a character that a chunk ended inside.
+    carry: Vec<u8>,
+    line: u64,
+    /// Bytes since the last newline.
+    column: u64,
+    invalid: Option<(u64, u64)>,
+}
+
+impl Utf8 {
+    fn feed(&mut self, chunk: &[u8]) {
+        if self.invalid.is_some() {
+            return;
+        }
+        let mut bytes = std::mem::take(&mut self.carry);
+        bytes.extend_from_slice(chunk);
+        let (valid, bad) = match std::str::from_utf8(&bytes) {
+            Ok(_) => (bytes.len(), None),
+            Err(e) => (e.valid_up_to(), e.error_len()),
+        };
+        for &b in &bytes[..valid] {
+            if b == b'\n' {
+                self.line += 1;
+                self.column = 0;
+            } else {
+                self.column += 1;
+            }
+        }
+        match bad {
+            Some(_) => self.invalid = Some((self.line + 1, self.column + 1)),
+            // A character that goes on in the next chunk (or a truncated one at the end, which
+            // the grammar refuses).
+            None => self.carry = bytes[valid..].to_vec(),
+        }
     }
 }
 
@@ -474,14 +497,35 @@ struct ElementReader<'r, 'a, R> {
     reader: &'r mut R,
     walk: Walk,
     index: usize,
-    /// Grows by the bytes read.
-    budget: &'r values::Budget,
+    /// Grows by the bytes read, when there is one.
+    budget: Option<&'r values::Budget>,
+    /// Checks the bytes read (the check pass).
+    utf8: Option<Utf8>,
     done: bool,
     over: bool,
     error: Option<Error>,
 }
 
-impl<R: BufRead> ElementReader<'_, '_, R> {
+impl<'r, 'a, R: BufRead> ElementReader<'r, 'a, R> {
+    fn new(
+        scanner: &'r mut Scanner<'a>,
+        reader: &'r mut R,
+        index: usize,
+        budget: Option<&'r values::Budget>,
+    ) -> Self {
+        ElementReader {
+            scanner,
+            reader,
+            walk: Walk::default(),
+            index,
+            budget,
+            utf8: None,
+            done: false,
+            over: false,
+            error: None,
+        }
+    }
+
     /// Consume the rest of the element (still checking its brackets); its size in bytes.
     fn drain(&mut self) -> Result<u64> {
         while !self.done {
@@ -520,9 +564,14 @@ impl<R: BufRead> Read for ElementReader<'_, '_, R> {
             Err(e) => return stop(self, Some(e)),
         };
         out[..i].copy_from_slice(&window[..i]);
+        if let Some(utf8) = &mut self.utf8 {
+            utf8.feed(&window[..i]);
+        }
         self.scanner.advance(self.reader, i);
         self.done = done;
-        self.budget.grow(i);
+        if let Some(budget) = self.budget {
+            budget.grow(i);
+        }
         if self.walk.size > self.scanner.limit {
             self.over = true;
             return stop(self, None);
@@ -534,9 +583,19 @@ impl<R: BufRead> Read for ElementReader<'_, '_, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
+    use sha2::Digest;
 
-    /// The elements of `text` as an import reads them: checked whole first, then parsed.
-    fn elements(text: &str) -> Result<Vec<std::result::Result<Value, String>>> {
+    /// The digest an import records of `value`, an element of an Open WebUI export.
+    fn digest_of(value: Value) -> Vec<u8> {
+        let mut expected = digest::start(Format::OpenWebUi);
+        expected.update(value.to_string().as_bytes());
+        expected.finalize().to_vec()
+    }
+
+    /// The elements of `text` as an import reads them (as Open WebUI chats, whatever they are):
+    /// checked whole first, then read; the digest of each.
+    fn elements(text: &str) -> Result<Vec<std::result::Result<Vec<u8>, String>>> {
         let mut out = Vec::new();
         let mut progress = Progress::new("t");
         progress.enabled = false;
@@ -555,10 +614,7 @@ mod tests {
             "t.json",
             &mut progress,
             &mut |e| {
-                out.push(e.value.map(|body| match body {
-                    Body::Value(value) => value,
-                    Body::Read(_) => panic!("an Open WebUI conversation read into a compact form"),
-                }));
+                out.push(e.value.map(|read| read.hasher.finalize().to_vec()));
                 Ok(0)
             },
         )?;
@@ -576,16 +632,16 @@ mod tests {
         assert_eq!(elements("[]").unwrap().len(), 0);
         let values =
             elements("\u{feff}[ {\"a\": \"]}\\\"\"} , [1,{}], \"x,]\", 12 ,null,true]\n").unwrap();
-        let values: Vec<Value> = values.into_iter().map(|v| v.unwrap()).collect();
+        let values: Vec<Vec<u8>> = values.into_iter().map(|v| v.unwrap()).collect();
         assert_eq!(
             values,
             vec![
-                serde_json::json!({"a": "]}\""}),
-                serde_json::json!([1, {}]),
-                serde_json::json!("x,]"),
-                serde_json::json!(12),
-                Value::Null,
-                serde_json::json!(true)
+                digest_of(serde_json::json!({"a": "]}\""})),
+                digest_of(serde_json::json!([1, {}])),
+                digest_of(serde_json::json!("x,]")),
+                digest_of(serde_json::json!(12)),
+                digest_of(Value::Null),
+                digest_of(serde_json::json!(true))
             ]
         );
         assert_eq!(elements("{\"one\": 1}").unwrap().len(), 1);
@@ -619,10 +675,9 @@ mod tests {
             got,
             vec![
                 Err("it holds a string that is not valid Unicode text (unexpected end of hex escape at line 1 column 13)".into()),
-                Ok(serde_json::json!(1))
+                Ok(digest_of(serde_json::json!(1)))
             ]
         );
-        assert_eq!(depth_of(b"[{\"a\": \"[[[\"}, [[]]]"), 3);
     }
 
     #[test]
@@ -632,12 +687,12 @@ mod tests {
             elements("[{\"a\": 1}, {\"long\": \"0123456789abcdef\", \"x\": [1, 2]}, {\"b\": 2}]");
         TEST_LIMIT.with(|l| l.set(None));
         let got = got.unwrap();
-        assert_eq!(got[0], Ok(serde_json::json!({"a": 1})));
+        assert_eq!(got[0], Ok(digest_of(serde_json::json!({"a": 1}))));
         assert_eq!(
             got[1],
             Err("its JSON is 41 bytes, over the limit of 0 MiB for one conversation".into())
         );
-        assert_eq!(got[2], Ok(serde_json::json!({"b": 2})));
+        assert_eq!(got[2], Ok(digest_of(serde_json::json!({"b": 2}))));
         // Still checked: a bracket that does not match in a skipped conversation refuses the file.
         TEST_LIMIT.with(|l| l.set(Some(4)));
         let err = elements("[{\"long\": [1, 2}]").unwrap_err();
@@ -645,11 +700,11 @@ mod tests {
         assert!(err.message.contains("closes"), "{}", err.message);
     }
 
-    /// A ChatGPT or Claude.ai conversation read into its compact form digests as its value did
-    /// (what earlier imports recorded), fields the conversion skips included.
+    /// A conversation of any export or request format read into its compact form digests as its
+    /// value did (what earlier imports recorded), fields the conversion skips included, and
+    /// converts as its value does.
     #[test]
     fn a_compact_conversation_digests_as_its_value() {
-        use sha2::Digest;
         let chatgpt = r#"[{"title": "t\u00e9", "extra": {"a": [1, 2.5, -3, null, true, "\n"]}, "id": "c1",
             "mapping": {"r": {"id": "r", "message": null, "parent": null, "children": ["m", 7]},
             "m": {"parent": "r", "children": [], "message": {"id": "m", "author": {"role": "user"},
@@ -659,8 +714,30 @@ mod tests {
             "uuid": "c1", "created_at": "2026-01-05T11:00:00Z", "chat_messages": [
             {"uuid": "m", "sender": "human", "text": "hi", "content": [], "x": 1e3},
             {"uuid": "n", "sender": "assistant", "text": "", "content": [{"type": "text", "text": "yo"}]}]}]"#;
-        for (format, text, messages) in [(Format::ChatGpt, chatgpt, 1), (Format::Claude, claude, 2)]
-        {
+        let openai = r#"[{"model": "m", "messages": [{"role": "system", "content": "be\u00e9"},
+            {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "image_url",
+            "image_url": {"url": "data:image/png;base64,AAAA"}}]}, {"role": "tool", "content": "r",
+            "tool_call_id": "t1"}], "tools": [{"x": [1, 2.5, null]}]}]"#;
+        let anthropic = r#"[{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "n", "input": {"a": 1}}]},
+            {"role": "user", "content": []}], "model": "m", "system": [{"type": "text", "text": "sys"}]}]"#;
+        let webui = r#"[{"id": "c1", "title": "t\u00e9", "chat": {"title": "inner", "history":
+            {"currentId": "b", "messages": {"a": {"id": "a", "role": "user", "content": "hi",
+            "timestamp": 1700000000}, "e": {"role": "user", "content": " "}, "b": {"id": "b",
+            "parentId": "a", "role": "assistant", "content": [{"text": "yo"}], "model": "m"}}}},
+            "created_at": 1700000000, "x": [1e3]}]"#;
+        let librechat = r#"[{"conversationId": "c1", "title": "t\u00e9", "messagesTree": [
+            {"children": [{"messageId": "b", "text": "yo", "isCreatedByUser": false,
+            "children": []}, {"text": "", "children": [{"text": "deep", "sender": "User"}]}],
+            "messageId": "a", "text": "hi", "isCreatedByUser": true, "x": {"y": [null]}}, 7]}]"#;
+        for (format, text, messages) in [
+            (Format::ChatGpt, chatgpt, 1),
+            (Format::Claude, claude, 2),
+            (Format::OpenAi, openai, 3),
+            (Format::Anthropic, anthropic, 3),
+            (Format::OpenWebUi, webui, 2),
+            (Format::LibreChat, librechat, 3),
+        ] {
             let mut got = Vec::new();
             let mut progress = Progress::new("t");
             progress.enabled = false;
@@ -669,7 +746,7 @@ mod tests {
                 Ok(0)
             })
             .unwrap();
-            let Some(Ok(Body::Read(read))) = got.pop() else {
+            let Some(Ok(read)) = got.pop() else {
                 panic!("not read into its compact form")
             };
             let read = *read;
@@ -678,11 +755,19 @@ mod tests {
             expected.update(value.to_string().as_bytes());
             assert_eq!(read.hasher.finalize(), expected.finalize());
             assert_eq!(read.conversation, format.convert(&value));
+            if matches!(format, Format::OpenAi | Format::Anthropic) {
+                assert_eq!((read.source_id, read.title), (None, None));
+            } else {
+                assert_eq!(
+                    (read.source_id, read.title),
+                    (Some("c1".into()), Some("té".into()))
+                );
+            }
             assert_eq!(
-                (read.source_id, read.title),
-                (Some("c1".into()), Some("té".into()))
+                read.conversation.unwrap().messages.len(),
+                messages,
+                "{format:?}"
             );
-            assert_eq!(read.conversation.unwrap().messages.len(), messages);
         }
     }
 }

@@ -3,7 +3,6 @@
 use super::Target;
 use crate::interchange::{self, Conversation, Format, input};
 use crate::model::{node_id, timeline_id};
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// One conversation of the input as the reader thread left it: converted (or why not), with what
@@ -32,52 +31,34 @@ pub(super) enum Content {
 
 impl Prepared {
     pub(super) fn new(format: Format, element: input::Element) -> Prepared {
-        let value = match element.value {
-            Err(reason) => Err(reason),
-            Ok(input::Body::Value(value)) => Ok(value),
-            // Converted and digested as it was parsed.
-            Ok(input::Body::Read(read)) => {
+        // Converted and digested as it was parsed; not parsed: digested as `null`.
+        let read = match element.value {
+            Ok(read) => *read,
+            Err(reason) => {
+                let mut hasher = interchange::digest::start(format);
+                hasher.update(b"null");
                 return Prepared {
                     file: element.file,
                     index: element.index,
-                    source_id: read.source_id,
-                    title: read.title,
-                    hasher: read.hasher,
-                    content: match read.conversation {
-                        Ok(conversation) => Content::Ready(conversation),
-                        Err(reason) => Content::Mismatch(reason),
-                    },
-                    // Only session files (Codex) fork, and they are not read this way.
+                    source_id: None,
+                    title: None,
+                    hasher,
+                    content: Content::Unread(reason),
                     forked_from: None,
                 };
             }
         };
-        let (source_id, title, content, value) = match value {
-            Err(reason) => (None, None, Content::Unread(reason), Value::Null),
-            Ok(value) => {
-                let content = match format.convert(&value) {
-                    Ok(conversation) => Content::Ready(conversation),
-                    Err(reason) => Content::Mismatch(reason),
-                };
-                (
-                    format.source_id(&value),
-                    format.title(&value),
-                    content,
-                    value,
-                )
-            }
-        };
-        let mut hasher = interchange::digest::start(format);
-        // Streamed into the digest: the same bytes as `value.to_string()` without a copy of the
-        // conversation's whole text.
-        let _ = serde_json::to_writer(DigestWriter(&mut hasher), &value);
         Prepared {
             file: element.file,
             index: element.index,
-            source_id,
-            title,
-            hasher,
-            content,
+            source_id: read.source_id,
+            title: read.title,
+            hasher: read.hasher,
+            content: match read.conversation {
+                Ok(conversation) => Content::Ready(conversation),
+                Err(reason) => Content::Mismatch(reason),
+            },
+            // Only session files (Codex) fork, and they are not read this way.
             forked_from: None,
         }
     }
@@ -98,20 +79,6 @@ impl Prepared {
             Content::Unread(r) | Content::Mismatch(r) => 256 + r.len(),
             Content::Unchanged(k) => 256 + k.source_key.len(),
         }
-    }
-}
-
-/// Writes into a digest (writing never fails).
-pub(super) struct DigestWriter<'a>(&'a mut Sha256);
-
-impl std::io::Write for DigestWriter<'_> {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.update(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

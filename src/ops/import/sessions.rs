@@ -369,14 +369,14 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
             forked_from = meta.forked_from;
             (meta.id, conversation)
         }),
-        // A Gemini CLI session may be one JSON value (`.json`): read whole, within the limit.
-        Format::GeminiCli => match read_whole(file, len) {
-            Ok(text) => gemini::convert(&text),
-            Err(reason) => {
-                failed.replace(Some(reason));
-                Err(String::new())
-            }
-        },
+        // A Gemini CLI session may be one JSON value (`.json`), read as it streams by.
+        Format::GeminiCli => {
+            let open = || -> std::io::Result<Box<dyn BufRead>> {
+                let f = std::fs::File::open(file)?.take(len);
+                Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, f)))
+            };
+            gemini::convert(&open, len, lines)
+        }
         _ => Err("not a session format".into()),
     };
     if let Some(reason) = failed.take() {
@@ -420,15 +420,6 @@ fn digest_file(path: &Path, room: u64, hasher: &mut Sha256) -> std::io::Result<O
         hasher.update(&buf[..n]);
     }
     Ok(Some(len))
-}
-
-/// The text of a session file's first `len` bytes (those its digest covers), or why not.
-fn read_whole(path: &Path, len: u64) -> std::result::Result<String, String> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(len).read_to_end(&mut bytes))
-        .map_err(|e| format!("it cannot be read: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())
 }
 
 /// The lines of a session file's first `len` bytes (those its digest covers, even if the file

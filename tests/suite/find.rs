@@ -215,6 +215,48 @@ on_both_engines! {
     }
 
     #[test]
+    fn search_with_the_most_words_phrases_and_prefixes_a_query_may_hold() {
+        let db = Db::created_at("1767225600");
+        for text in [
+            "alphabet betamax gammaray deltawing epsilon zetajones etage theatre",
+            "alphabet betamax gammaray deltawing epsilon zetajones etage",
+            "alpha beta gamma delta epsilon zeta eta the end of it",
+            "beta alpha gamma delta epsilon zeta eta the end of it",
+            "nothing here",
+        ] {
+            db.tl(&["append", "--role", "user", "--text", text]).json();
+        }
+        let mut mcp = Mcp::start(&db);
+        let prefixes = "alp* bet* gam* del* eps* zet* eta* the*";
+        let phrases = "\"alpha beta\" \"beta gamma\" \"gamma delta\" \"delta epsilon\" \"epsilon zeta\" \"zeta eta\" \"eta the\" \"the end\"";
+        // The most a query may hold, of every kind together.
+        let mixed = "\"alpha beta\" gam* 年 e-mail alpha beta end it";
+        db.tl(&["append", "--role", "user", "--text", "alpha beta gamma 年 e-mail end it"]).json();
+        for (query, expected) in [
+            // n4 holds every prefix too, in another order; the shortest message ranks first.
+            (prefixes.to_string(), vec!["tl0/n1", "tl0/n4", "tl0/n3"]),
+            (phrases.to_string(), vec!["tl0/n3"]),
+            (mixed.to_string(), vec!["tl0/n6"]),
+        ] {
+            let result = both(&db, &mut mcp, "timeline_search", &["search", "--query", &query], json!({"query": query}));
+            assert_eq!(nodes(&result), expected, "{query}: {result}");
+        }
+        // One more word, phrase or prefix is refused, whatever its kind.
+        for (query, n) in [
+            (format!("{prefixes} nod*"), 9),
+            (format!("{phrases} e-mail"), 9),
+            (format!("{phrases} 年预算"), 9),
+            (format!("{mixed} x"), 9),
+            ("w ".repeat(33), 33),
+        ] {
+            let rest = format!("{n} words and phrases, more than the 8 one query may hold (each one is scored in every message that holds it); drop the least telling ones");
+            db.tl(&["search", "--query", &query]).err(2, &json!({"error": format!("invalid argument --query: {rest}")}).to_string());
+            let error = mcp.call("timeline_search", json!({"query": query})).unwrap_err();
+            assert_eq!(error["error"], format!("invalid argument `query`: {rest}"), "{query}");
+        }
+    }
+
+    #[test]
     fn search_cjk_emoji_and_accents() {
         let db = Db::created_at("1767225600");
         for text in [

@@ -134,7 +134,9 @@ impl SqlTx<'_> {
                  LEFT JOIN search_index_docsize s ON s.id = d.doc ORDER BY d.timeline, d.node",
             )
             .map_err(|e| self.fail(e))?;
-        let indexed: Vec<(u64, u64, Option<Vec<u8>>, Option<u64>)> = stmt
+        // (timeline, node, FTS5's size record, creation time) of each indexed message.
+        type Indexed = (u64, u64, Option<Vec<u8>>, Option<u64>);
+        let indexed: Vec<Indexed> = stmt
             .query_map([], |r| {
                 Ok((
                     unsql(r.get(0)?),

@@ -24,7 +24,9 @@
 //! `target/bench-fixtures`, keyed by shape, size and storage format, so a rerun only measures.
 //!
 //! `TIMELINE_BENCH_QUICK=1` measures 100 and 10k messages only, `TIMELINE_BENCH_SIZES=100,5000`
-//! picks sizes (multiples of 50), `TIMELINE_BENCH_KEEP=1` keeps the working copies. Under
+//! picks sizes (multiples of 50), `TIMELINE_BENCH_KEEP=1` keeps the working copies,
+//! `TIMELINE_BENCH_APPEND=1` and `TIMELINE_BENCH_SEARCH=1` measure only the fixed costs of an append
+//! or the search worst cases (issue 24). Under
 //! `cargo test --all-targets` (no `--bench` argument) a tiny smoke pass runs instead, with one run
 //! per row and no memory server (no npm needed); it never asserts anything about time.
 
@@ -44,6 +46,11 @@ use timeline::service::{self, Request};
 use timeline::spec::spec;
 use timeline::spec::validate::Origin;
 use timeline::store::{Engine, Store};
+
+#[path = "timeline/fixed_costs.rs"]
+mod fixed_costs;
+#[path = "timeline/search_worst.rs"]
+mod search_worst;
 
 /// Bump when the fixtures below change shape, so cached files are rebuilt.
 const FIXTURE_VERSION: u32 = 2;
@@ -1929,6 +1936,8 @@ fn main() {
     let sqlite3 = find_sqlite3();
     let memory = if smoke {
         Err("not in the smoke pass".to_string())
+    } else if flag("TIMELINE_BENCH_APPEND") || flag("TIMELINE_BENCH_SEARCH") {
+        Err("not measured with TIMELINE_BENCH_APPEND or TIMELINE_BENCH_SEARCH".to_string())
     } else {
         find_memory_server(&tools)
     };
@@ -1954,6 +1963,9 @@ fn main() {
         }
     }
     let sizes = sizes(smoke);
+    if fixed_costs::only(&bench, &sizes) || search_worst::only(&bench, &sizes) {
+        return;
+    }
     let plan = bench.process_plan();
     let startup = sample(plan, || bench.tl_raw(&["--version"]));
     bench
@@ -2002,6 +2014,8 @@ fn main() {
             println!("!!!!! {missing}: its column is missing from this run !!!!!");
         }
     }
+    bench.print_fixed_costs(&sizes);
+    bench.print_search_worst(&sizes);
     let import_size = *sizes.last().expect("at least one size");
     let [sqlite, json] = bench.measure_import(import_size);
     println!(

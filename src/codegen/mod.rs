@@ -27,6 +27,10 @@ pub fn render_all() -> Vec<(&'static str, String)> {
             "generated/schema/database.json",
             pretty(&crate::model::file::database_schema()),
         ),
+        (
+            "generated/sqlite_schema.rs",
+            crate::store::render_sqlite_schema(),
+        ),
     ];
     // The man page and completion scripts walk the compiled clap tree (generated/cli.rs): after a spec
     // change the first run refreshes cli.rs, the second (built from it) these.

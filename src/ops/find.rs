@@ -29,7 +29,7 @@ pub fn search(tx: &mut dyn Tx, args: &SearchArgs) -> Result<SearchPage> {
             Message::from("invalid argument ")
                 .arg("query")
                 .text(format!(
-                    ": {n} words and phrases, more than the {} one query may hold",
+                    ": {n} words and phrases, more than the {} one query may hold (each one is scored in every message that holds it); drop the least telling ones",
                     crate::search::MAX_QUERY_TERMS
                 )),
         ),

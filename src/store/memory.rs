@@ -416,7 +416,8 @@ impl Tx for MemTx<'_> {
         let mut rows = 0u64;
         let mut tokens = 0u64;
         let mut hits = vec![0u64; query.phrases.len()];
-        let mut matched: Vec<(u64, u64, usize, Vec<usize>)> = Vec::new();
+        // Each match with its length in terms and the occurrences of each phrase, scored below.
+        let mut matched: Vec<(SearchHit, usize, Vec<usize>)> = Vec::new();
         for t in &self.db.timelines {
             for (i, node) in t.nodes.iter().enumerate() {
                 let n = i as u64;
@@ -438,21 +439,24 @@ impl Tx for MemTx<'_> {
                     && scope.role.is_none_or(|role| role == node.role)
                     && scope.cold.is_none_or(|cold| cold == node.cold);
                 if in_scope && found.iter().all(|at| !at.is_empty()) {
-                    matched.push((t.id, n, words.len(), found.iter().map(Vec::len).collect()));
+                    let hit = SearchHit {
+                        timeline: t.id,
+                        node: n,
+                        score: 0.0,
+                        created_at: node.created_at,
+                    };
+                    matched.push((hit, words.len(), found.iter().map(Vec::len).collect()));
                 }
             }
         }
         let scorer = Scorer::new(rows, tokens, &hits);
-        let mut out = Vec::with_capacity(matched.len());
-        for (timeline, node, length, freq) in matched {
-            out.push(SearchHit {
-                timeline,
-                node,
+        Ok(matched
+            .into_iter()
+            .map(|(hit, length, freq)| SearchHit {
                 score: scorer.score(length, &freq),
-                created_at: self.created_at(timeline, node)?,
-            });
-        }
-        Ok(out)
+                ..hit
+            })
+            .collect())
     }
 
     fn load_timeline(&mut self, tl: u64) -> Result<Timeline> {

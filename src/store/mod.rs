@@ -21,6 +21,7 @@ pub use count::VARIABLE as COUNT_READS_VARIABLE;
 pub use json::{DecodeError, decode, encode};
 pub use memory::MemTx;
 
+pub(crate) use sqlite::render_compiled_schema as render_sqlite_schema;
 /// The schema version new SQLite databases get (and older ones are migrated to).
 pub use sqlite::schema_version as sqlite_schema_version;
 

@@ -215,6 +215,48 @@ on_both_engines! {
     }
 
     #[test]
+    fn search_with_the_most_words_phrases_and_prefixes_a_query_may_hold() {
+        let db = Db::created_at("1767225600");
+        for text in [
+            "alphabet betamax gammaray deltawing epsilon zetajones etage theatre",
+            "alphabet betamax gammaray deltawing epsilon zetajones etage",
+            "alpha beta gamma delta epsilon zeta eta the end of it",
+            "beta alpha gamma delta epsilon zeta eta the end of it",
+            "nothing here",
+        ] {
+            db.tl(&["append", "--role", "user", "--text", text]).json();
+        }
+        let mut mcp = Mcp::start(&db);
+        let prefixes = "alp* bet* gam* del* eps* zet* eta* the*";
+        let phrases = "\"alpha beta\" \"beta gamma\" \"gamma delta\" \"delta epsilon\" \"epsilon zeta\" \"zeta eta\" \"eta the\" \"the end\"";
+        // The most a query may hold, of every kind together.
+        let mixed = "\"alpha beta\" gam* 年 e-mail alpha beta end it";
+        db.tl(&["append", "--role", "user", "--text", "alpha beta gamma 年 e-mail end it"]).json();
+        for (query, expected) in [
+            // n4 holds every prefix too, in another order; the shortest message ranks first.
+            (prefixes.to_string(), vec!["tl0/n1", "tl0/n4", "tl0/n3"]),
+            (phrases.to_string(), vec!["tl0/n3"]),
+            (mixed.to_string(), vec!["tl0/n6"]),
+        ] {
+            let result = both(&db, &mut mcp, "timeline_search", &["search", "--query", &query], json!({"query": query}));
+            assert_eq!(nodes(&result), expected, "{query}: {result}");
+        }
+        // One more word, phrase or prefix is refused, whatever its kind.
+        for (query, n) in [
+            (format!("{prefixes} nod*"), 9),
+            (format!("{phrases} e-mail"), 9),
+            (format!("{phrases} 年预算"), 9),
+            (format!("{mixed} x"), 9),
+            ("w ".repeat(33), 33),
+        ] {
+            let rest = format!("{n} words and phrases, more than the 8 one query may hold (each one is scored in every message that holds it); drop the least telling ones");
+            db.tl(&["search", "--query", &query]).err(2, &json!({"error": format!("invalid argument --query: {rest}")}).to_string());
+            let error = mcp.call("timeline_search", json!({"query": query})).unwrap_err();
+            assert_eq!(error["error"], format!("invalid argument `query`: {rest}"), "{query}");
+        }
+    }
+
+    #[test]
     fn search_cjk_emoji_and_accents() {
         let db = Db::created_at("1767225600");
         for text in [
@@ -543,6 +585,85 @@ fn sqlite_search_index_repair_and_migration() {
         .unwrap();
     let copy: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(nodes(&copy), ["tl0/n1"]);
+}
+
+/// The SQLite search index keeps each message's creation time (schema 7, issue 24): a database of
+/// schema 6 gets them from its messages when it is first opened, `--since`/`--until` and the order
+/// of ties read them, `tl db check` finds one that differs from its message and `--repair` puts it
+/// right.
+#[test]
+fn sqlite_search_index_keeps_creation_times_migrated_checked_and_repaired() {
+    common::use_engine(Engine::Sqlite);
+    let mut db = Db::created_at("1767225600");
+    for (now, text) in [
+        ("1767225601", "alpha budget"),
+        ("1767225602", "beta budget"),
+        ("1767225603", "budget gamma"),
+    ] {
+        db.env("TIMELINE_NOW", now);
+        db.tl(&["append", "--role", "user", "--text", text]).json();
+    }
+    let times = |run: &Value| -> Vec<(String, u64)> {
+        run["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                (
+                    h["node"].as_str().unwrap().to_string(),
+                    h["created_at"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let all = db.tl(&["search", "--query", "budget"]).json();
+    // Equal scores: the newest first.
+    let expected = [("n3", 1767225603), ("n2", 1767225602), ("n1", 1767225601)]
+        .map(|(n, t)| (n.to_string(), t));
+    assert_eq!(times(&all), expected);
+    let since = db
+        .tl(&[
+            "search",
+            "--query",
+            "budget",
+            "--since",
+            "1767225602",
+            "--until",
+            "1767225602",
+        ])
+        .json();
+    assert_eq!(times(&since), [("n2".to_string(), 1767225602)]);
+    // Schema 6 had no creation times in search_docs.
+    {
+        let conn = rusqlite::Connection::open(&db.path).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE search_docs DROP COLUMN created_at; PRAGMA user_version = 6;",
+        )
+        .unwrap();
+    }
+    assert_eq!(db.tl(&["search", "--query", "budget"]).json(), all);
+    db.tl(&["db", "check"]).json();
+    {
+        let conn = rusqlite::Connection::open(&db.path).unwrap();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 7);
+        conn.execute("UPDATE search_docs SET created_at = 5 WHERE node = 2", [])
+            .unwrap();
+    }
+    let check = db.tl(&["db", "check"]);
+    assert_eq!(check.code, 3, "{check:?}");
+    assert!(
+        check.stderr.contains(
+            "1 search index entries with another creation time than their message; run tl db check --repair to rebuild the search index"
+        ),
+        "{check:?}"
+    );
+    let repaired = db.tl(&["db", "check", "--repair"]).json();
+    assert_eq!(repaired["rebuilt"], json!(["search index"]));
+    assert_eq!(db.tl(&["search", "--query", "budget"]).json(), all);
+    db.tl(&["db", "check"]).json();
 }
 
 /// Compare `actual` with `tests/golden/<name>`; rewrite the file instead when UPDATE_GOLDEN=1.

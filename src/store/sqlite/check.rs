@@ -1,7 +1,7 @@
 //! `db check` and `db check --repair`: SQLite's integrity check, every row against a fresh
 //! derivation, and the search index against the messages.
 
-use super::migrations::FILL_SEARCH_INDEX;
+use super::migrations::REFILL_SEARCH_INDEX;
 use super::rows::unsql;
 use super::schema::{foreign_problems, guard_schema};
 use super::tx::SqlTx;
@@ -101,7 +101,7 @@ impl SqliteStore {
             .map_err(|e| failure(&path, "cannot start a change of", e))?;
         guard_schema(&tx, &path, &mut self.verified_schema)?;
         tx.execute_batch(&format!(
-            "DELETE FROM search_docs; INSERT INTO search_index (search_index) VALUES ('delete-all'); {FILL_SEARCH_INDEX}"
+            "DELETE FROM search_docs; INSERT INTO search_index (search_index) VALUES ('delete-all'); {REFILL_SEARCH_INDEX}"
         ))
         .map_err(|e| failure(&path, "cannot rebuild the search index of", e))?;
         tx.commit()
@@ -130,16 +130,19 @@ impl SqlTx<'_> {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT d.timeline, d.node, s.sz FROM search_docs d \
+                "SELECT d.timeline, d.node, s.sz, d.created_at FROM search_docs d \
                  LEFT JOIN search_index_docsize s ON s.id = d.doc ORDER BY d.timeline, d.node",
             )
             .map_err(|e| self.fail(e))?;
-        let indexed: Vec<(u64, u64, Option<Vec<u8>>)> = stmt
+        // (timeline, node, FTS5's size record, creation time) of each indexed message.
+        type Indexed = (u64, u64, Option<Vec<u8>>, Option<u64>);
+        let indexed: Vec<Indexed> = stmt
             .query_map([], |r| {
                 Ok((
                     unsql(r.get(0)?),
                     unsql(r.get(1)?),
                     r.get::<_, Option<Vec<u8>>>(2)?,
+                    r.get::<_, Option<i64>>(3)?.map(unsql),
                 ))
             })
             .and_then(|rows| rows.collect())
@@ -149,6 +152,7 @@ impl SqlTx<'_> {
         let mut missing = 0usize;
         let mut wrong = 0usize;
         let mut extra = 0usize;
+        let mut timed = 0usize;
         for timeline in &db.timelines {
             for (i, node) in timeline.nodes.iter().enumerate() {
                 let n = i as u64;
@@ -159,14 +163,19 @@ impl SqlTx<'_> {
                 };
                 while indexed
                     .peek()
-                    .is_some_and(|(t, m, _)| (*t, *m) < (timeline.id, n))
+                    .is_some_and(|(t, m, _, _)| (*t, *m) < (timeline.id, n))
                 {
                     indexed.next();
                     extra += 1;
                 }
                 let entry = indexed
-                    .next_if(|(t, m, _)| (*t, *m) == (timeline.id, n))
-                    .map(|(_, _, size)| size);
+                    .next_if(|(t, m, _, _)| (*t, *m) == (timeline.id, n))
+                    .map(|(_, _, size, created_at)| {
+                        if created_at != node.created_at {
+                            timed += 1;
+                        }
+                        size
+                    });
                 match (terms, entry) {
                     (0, None) => {}
                     (0, Some(_)) => extra += 1,
@@ -190,6 +199,10 @@ impl SqlTx<'_> {
                 "message(s) indexed with other terms than their text has",
             ),
             (extra, "search index entries for no searchable message"),
+            (
+                timed,
+                "search index entries with another creation time than their message",
+            ),
         ] {
             if count > 0 {
                 problems.push(format!("{count} {what}{advice}"));

@@ -16,16 +16,30 @@ pub(super) const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_import_provenance.sql"),
     include_str!("migrations/0005_imports_by_digest.sql"),
     include_str!("migrations/0006_nodes_with_newer_parent.sql"),
+    include_str!("migrations/0007_search_docs_created_at.sql"),
 ];
 
 /// The migration after which the search index is filled from the messages already written.
 pub(super) const MIGRATION_SEARCH_INDEX: &str = include_str!("migrations/0003_search_index.sql");
 
-/// Fill the search index from every searchable message (after the migration, and by
-/// `tl db check --repair` after emptying it).
+/// Fill the search index from every searchable message (after the migration of version 3; the one
+/// of version 7 adds the creation times, see `REFILL_SEARCH_INDEX`).
 pub(super) const FILL_SEARCH_INDEX: &str = r#"
 INSERT INTO search_docs (timeline, node)
     SELECT timeline, id FROM nodes
+    WHERE id != 0 AND summary_kind IS NOT 'placeholder' AND tl_search_terms(text) != ''
+    ORDER BY timeline, id;
+INSERT INTO search_index (rowid, terms)
+    SELECT d.doc, tl_search_terms(n.text) FROM search_docs d
+    JOIN nodes n ON n.timeline = d.timeline AND n.id = d.node
+    ORDER BY d.doc;
+"#;
+
+/// Fill the search index from every searchable message with their creation times (`tl db check
+/// --repair`, after emptying it).
+pub(super) const REFILL_SEARCH_INDEX: &str = r#"
+INSERT INTO search_docs (timeline, node, created_at)
+    SELECT timeline, id, created_at FROM nodes
     WHERE id != 0 AND summary_kind IS NOT 'placeholder' AND tl_search_terms(text) != ''
     ORDER BY timeline, id;
 INSERT INTO search_index (rowid, terms)

@@ -32,6 +32,7 @@ mod tx;
 
 pub use migrations::schema_version;
 use open::ReadOnly;
+pub(crate) use schema::render_compiled_schema;
 use schema::{SchemaObject, guard_schema, refuse_newer_parents};
 use tx::SqlTx;
 

@@ -137,8 +137,8 @@ impl SqlTx<'_> {
             return Ok(());
         }
         self.exec(
-            "INSERT INTO search_docs (timeline, node) VALUES (?1, ?2)",
-            params![sql(tl), sql(row.id)],
+            "INSERT INTO search_docs (timeline, node, created_at) VALUES (?1, ?2, ?3)",
+            params![sql(tl), sql(row.id), row.node.created_at.map(sql)],
         )?;
         let doc = self.conn.last_insert_rowid();
         self.exec(

@@ -53,22 +53,22 @@ pub(super) const SQLITE_INTERNAL_TABLES: &[&str] =
 
 /// The schema objects of the file that Timeline's migrations up to `version` do not create, each
 /// with whether it is one of Timeline's names defined otherwise. The expected list is what those
-/// migrations create in an empty in-memory database: every table, index, FTS5 shadow table and
-/// automatic index, exactly, with its SQL text. Reading `sqlite_schema` runs none of the objects.
+/// migrations create in an empty in-memory database (`reference_objects`; for the current version
+/// compiled in): every table, index, FTS5 shadow table and automatic index, exactly, with its SQL
+/// text. Reading `sqlite_schema` runs none of the objects.
 pub(super) fn foreign_objects(
     conn: &Connection,
     version: u64,
 ) -> rusqlite::Result<Vec<(SchemaObject, bool)>> {
     let found = schema_objects(conn)?;
-    let reference = Connection::open_in_memory()?;
     let upto = usize::try_from(version).map_or(MIGRATIONS.len(), |v| v.min(MIGRATIONS.len()));
-    // One transaction, never committed: the cost of building the reference on every open is the
-    // statements alone.
-    reference.execute_batch("BEGIN")?;
-    for migration in &MIGRATIONS[..upto] {
-        reference.execute_batch(migration)?;
-    }
-    let expected = schema_objects(&reference)?;
+    // The current schema is compiled in: building it in memory costs more than the rest of a
+    // `tl append` process. Older versions (a file to migrate) are built.
+    let expected = if upto == MIGRATIONS.len() {
+        compiled_objects()
+    } else {
+        reference_objects(upto)?
+    };
     // The shadow tables of a virtual table (search_index_data, ...) are written by SQLite's FTS5
     // module, whose wording of their definition is its own and may differ between SQLite releases;
     // they are matched by name (defensive mode makes them read-only to SQL, and no table is code).
@@ -105,6 +105,75 @@ pub(super) fn foreign_objects(
             (o, changed)
         })
         .collect())
+}
+
+/// What the migrations up to `upto` create in an empty in-memory database.
+pub(super) fn reference_objects(upto: usize) -> rusqlite::Result<Vec<SchemaObject>> {
+    let reference = Connection::open_in_memory()?;
+    // One transaction, never committed: the cost is the statements alone.
+    reference.execute_batch("BEGIN")?;
+    for migration in &MIGRATIONS[..upto] {
+        reference.execute_batch(migration)?;
+    }
+    let mut objects = schema_objects(&reference)?;
+    // A virtual table's shadow tables are defined by its module, in its own words, which may differ
+    // between SQLite releases; they are matched by name (see `foreign_objects`), so their text is
+    // left out.
+    let virtual_tables: Vec<String> = objects
+        .iter()
+        .filter(|e| {
+            e.sql
+                .as_deref()
+                .is_some_and(|sql| sql.starts_with("CREATE VIRTUAL TABLE"))
+        })
+        .map(|e| e.name.clone())
+        .collect();
+    for o in &mut objects {
+        if o.kind == "table"
+            && virtual_tables.iter().any(|v| {
+                o.name
+                    .strip_prefix(v.as_str())
+                    .is_some_and(|rest| rest.starts_with('_'))
+            })
+        {
+            o.sql = None;
+        }
+    }
+    Ok(objects)
+}
+
+/// The objects of the schema this build writes, as `reference_objects` gives them, compiled in
+/// from `generated/sqlite_schema.rs`.
+const COMPILED: &[(&str, &str, &str, Option<&str>)] =
+    include!("../../../generated/sqlite_schema.rs");
+
+fn compiled_objects() -> Vec<SchemaObject> {
+    COMPILED
+        .iter()
+        .map(|&(kind, name, table, sql)| SchemaObject {
+            kind: kind.into(),
+            name: name.into(),
+            table: table.into(),
+            sql: sql.map(Into::into),
+        })
+        .collect()
+}
+
+/// `generated/sqlite_schema.rs`: the objects the migrations create, as a Rust expression.
+pub(crate) fn render_compiled_schema() -> String {
+    let objects = reference_objects(MIGRATIONS.len()).expect("the migrations run in memory");
+    let mut out = format!(
+        "// The SQLite schema of version {}: what its migrations create (see src/store/sqlite/schema.rs).\n// Generated from src/store/sqlite/migrations/; do not edit. Regenerate with: cargo test --test suite generated::\n&[\n",
+        MIGRATIONS.len()
+    );
+    for o in objects {
+        out.push_str(&format!(
+            "    ({:?}, {:?}, {:?}, {:?}),\n",
+            o.kind, o.name, o.table, o.sql
+        ));
+    }
+    out.push_str("]\n");
+    out
 }
 
 /// The foreign objects of the schema and the schema cookie they were read with, both in one read
@@ -258,4 +327,19 @@ pub(super) fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
             Ok(crate::search::indexed_text(&text))
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The compiled-in schema is what the migrations create (`cargo test --test suite generated::`
+    /// rewrites it after a new migration).
+    #[test]
+    fn the_compiled_schema_is_what_the_migrations_create() {
+        assert_eq!(
+            compiled_objects(),
+            reference_objects(MIGRATIONS.len()).unwrap()
+        );
+    }
 }

@@ -643,18 +643,20 @@ impl Tx for SqlTx<'_> {
 
     fn search(&mut self, query: &Query, scope: &SearchScope) -> Result<Vec<SearchHit>> {
         let read = |r: &rusqlite::Row| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, f64>(2)?,
-            ))
+            Ok(SearchHit {
+                timeline: unsql(r.get::<_, i64>(0)?),
+                node: unsql(r.get::<_, i64>(1)?),
+                score: -r.get::<_, f64>(2)?,
+                created_at: r.get::<_, Option<i64>>(3)?.map(unsql),
+            })
         };
-        // The nodes are joined only to filter by role or zone: a word most messages hold matches
+        // One statement gives every match with its score and creation time (kept in search_docs);
+        // the nodes are joined only to filter by role or zone: a word most messages hold matches
         // most of the index, and each join is one more lookup per match.
-        let rows = if scope.role.is_some() || scope.cold.is_some() {
+        if scope.role.is_some() || scope.cold.is_some() {
             self.conn
                 .prepare_cached(
-                    "SELECT d.timeline, d.node, bm25(search_index) FROM search_index \
+                    "SELECT d.timeline, d.node, bm25(search_index), d.created_at FROM search_index \
                      JOIN search_docs d ON d.doc = search_index.rowid \
                      JOIN nodes n ON n.timeline = d.timeline AND n.id = d.node \
                      WHERE search_index MATCH ?1 AND (?2 IS NULL OR d.timeline = ?2) \
@@ -675,7 +677,7 @@ impl Tx for SqlTx<'_> {
         } else {
             self.conn
                 .prepare_cached(
-                    "SELECT d.timeline, d.node, bm25(search_index) FROM search_index \
+                    "SELECT d.timeline, d.node, bm25(search_index), d.created_at FROM search_index \
                      JOIN search_docs d ON d.doc = search_index.rowid \
                      WHERE search_index MATCH ?1 AND (?2 IS NULL OR d.timeline = ?2)",
                 )
@@ -684,18 +686,7 @@ impl Tx for SqlTx<'_> {
                         .collect::<rusqlite::Result<Vec<_>>>()
                 })
         }
-        .map_err(|e| self.fail(e))?;
-        let mut hits = Vec::with_capacity(rows.len());
-        for (timeline, node, bm25) in rows {
-            let (timeline, node) = (unsql(timeline), unsql(node));
-            hits.push(SearchHit {
-                timeline,
-                node,
-                score: -bm25,
-                created_at: self.created_at(timeline, node)?,
-            });
-        }
-        Ok(hits)
+        .map_err(|e| self.fail(e))
     }
 
     fn load_timeline(&mut self, tl: u64) -> Result<Timeline> {

@@ -45,6 +45,9 @@ use timeline::spec::spec;
 use timeline::spec::validate::Origin;
 use timeline::store::{Engine, Store};
 
+#[path = "timeline/million.rs"]
+mod million;
+
 /// Bump when the fixtures below change shape, so cached files are rebuilt.
 const FIXTURE_VERSION: u32 = 2;
 /// The creation time of every generated message (2026-01-01T00:00:00Z).
@@ -1952,6 +1955,10 @@ fn main() {
             eprintln!("\n!!!!! {missing}: that column will be missing from the results !!!!!\n");
             bench.results.missing.push((*missing).clone());
         }
+    }
+    // Issue 24's rows at a million messages; alone with TIMELINE_BENCH_MILLION=1.
+    if million::measure(&bench) {
+        return;
     }
     let sizes = sizes(smoke);
     let plan = bench.process_plan();

@@ -139,18 +139,25 @@ impl Bench {
         // Process rows: per size, peak memory of the first and of the repeated calls beside the times.
         let peaks: Vec<RefCell<[Vec<f64>; 2]>> = sizes.iter().map(|_| Default::default()).collect();
         let repeats: Vec<RefCell<Vec<f64>>> = sizes.iter().map(|_| Default::default()).collect();
+        // The copy of each size's last run is kept for the tl-mcp session: its placeholders exist.
+        let kept: Vec<RefCell<Option<PathBuf>>> =
+            sizes.iter().map(|_| Default::default()).collect();
         let mut lanes: Vec<Lane> = sizes
             .iter()
             .enumerate()
             .map(|(i, &size)| {
                 let (peaks, repeats, pristine) = (&peaks[i], &repeats[i], &pristine[i]);
+                let kept = &kept[i];
                 Box::new(move || {
+                    if let Some(old) = kept.take() {
+                        remove_db(&old);
+                    }
                     let db = self.working_copy(pristine, &format!("million-budget-{size}"));
                     let args = args(&db, size);
                     let args: Vec<&str> = args.iter().map(String::as_str).collect();
                     let (first, first_peak) = self.tl_peak(&args);
                     let (again, again_peak) = self.tl_peak(&args);
-                    remove_db(&db);
+                    *kept.borrow_mut() = Some(db);
                     let mut peaks = peaks.borrow_mut();
                     peaks[0].extend(first_peak);
                     peaks[1].extend(again_peak);
@@ -183,18 +190,11 @@ impl Bench {
             repeated.memory.push(memory_cell(keep(again_peaks)));
         }
 
-        // One tl-mcp session per size, on a copy whose placeholders the first call made already,
-        // so that every timed call (and the session's peak) is a repeated budget.
-        let copies: Vec<PathBuf> = sizes
-            .iter()
-            .zip(pristine)
-            .map(|(&size, p)| {
-                let db = self.working_copy(p, &format!("million-mcp-{size}"));
-                let args = args(&db, size);
-                let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                self.tl_peak(&args);
-                db
-            })
+        // One tl-mcp session per size, on the copy of its last run, whose placeholders the first
+        // call made already, so that every timed call (and the session's peak) is a repeated budget.
+        let copies: Vec<PathBuf> = kept
+            .into_iter()
+            .map(|db| db.into_inner().expect("every size ran at least once"))
             .collect();
         let mut pids = Vec::new();
         let mut lanes: Vec<Lane> = Vec::new();

@@ -5,9 +5,9 @@
 //! `Database` bulk-loaded by `Store::create_from` in one transaction (what `tl db convert` writes),
 //! loaded back and compared, and checked once with `tl db check` when first built. Each row is a
 //! release binary as a whole process, or one `tl-mcp` session, with its peak memory: the maximum
-//! resident set of the process (`wait4`'s `ru_maxrss` for `tl`, `VmHWM` of `/proc/<pid>/status`
-//! at the end of a `tl-mcp` session). `TIMELINE_BENCH_MILLION=1` runs only these rows;
-//! `TIMELINE_BENCH_QUICK=1` leaves them out.
+//! resident set of the process (for `tl`, `wait4`'s `ru_maxrss` or its `VmHWM` in
+//! `/proc/<pid>/status`, see `wait_peak`; for `tl-mcp`, its `VmHWM` at the end of the session).
+//! `TIMELINE_BENCH_MILLION=1` runs only these rows; `TIMELINE_BENCH_QUICK=1` leaves them out.
 
 use super::*;
 
@@ -102,20 +102,29 @@ impl Bench {
     /// `tl` with `args` as a whole process: its wall-clock time and its peak memory. A failure
     /// stops the benchmark.
     fn tl_peak(&self, args: &[&str]) -> (f64, Option<f64>) {
-        let started = Instant::now();
-        let mut child = Command::new(&self.tl)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn tl");
-        let mut stderr = String::new();
-        let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr);
-        let (ok, peak) = wait_peak(child);
-        let elapsed = secs(started);
+        let (ok, elapsed, peak, _, stderr) = self.tl_output(args);
         assert!(ok, "tl {args:?} failed: {stderr}");
         (elapsed, peak)
+    }
+
+    /// `tl` with `args`: whether it succeeded, its time and peak memory, its stdout and stderr
+    /// (through files, so that nothing is read before it is waited for).
+    fn tl_output(&self, args: &[&str]) -> (bool, f64, Option<f64>, String, String) {
+        let out = self.work.join("million-stdout");
+        let err = self.work.join("million-stderr");
+        let file = |p: &Path| fs::File::create(p).expect("create an output file");
+        let started = Instant::now();
+        let child = Command::new(&self.tl)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(file(&out))
+            .stderr(file(&err))
+            .spawn()
+            .expect("spawn tl");
+        let (ok, peak) = wait_peak(child);
+        let elapsed = secs(started);
+        let read = |p: &Path| fs::read_to_string(p).unwrap_or_default();
+        (ok, elapsed, peak, read(&out), read(&err))
     }
 
     /// The budget rows at every size: a first call on a fresh copy (it creates the placeholders),
@@ -252,22 +261,11 @@ impl Bench {
         let args = [
             "--db", db_arg, "import", "--format", "chatgpt", "--input", input_arg,
         ];
-        let started = Instant::now();
-        let mut child = Command::new(&self.tl)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn tl import");
-        let mut stdout = String::new();
-        let _ = std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout);
-        let (ok, peak) = wait_peak(child);
-        let time = secs(started);
+        let (ok, time, peak, stdout, stderr) = self.tl_output(&args);
         let report: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
         assert!(
             ok && report["messages"] == json!(messages),
-            "tl {args:?} did not import {messages} messages: {stdout}"
+            "tl {args:?} did not import {messages} messages: {stdout} {stderr}"
         );
         remove_db(&db);
         let _ = fs::remove_file(&input);
@@ -430,14 +428,29 @@ fn print_targets(smoke: bool, sizes: &[usize], rows: &[Row]) {
 }
 
 /// Wait for `child` and return whether it succeeded and its peak resident memory in bytes.
+///
+/// `wait4`'s `ru_maxrss` is exact only above this process's own peak: a child started with
+/// `posix_spawn` (a vfork) inherits its parent's high-water mark at `exec`. Below that, the peak is
+/// the child's `VmHWM`, read every millisecond while it runs (it only grows).
 #[cfg(target_os = "linux")]
 fn wait_peak(child: Child) -> (bool, Option<f64>) {
     let pid = child.id() as libc::pid_t;
+    let own = vm_hwm(std::process::id()).unwrap_or(f64::INFINITY);
+    let mut polled = 0.0_f64;
     let mut status: libc::c_int = 0;
-    // SAFETY: plain values the call fills in; `child` is ours and has not been waited for, so the
-    // pid still names it. (`Child::wait` would reap it without its resource usage.)
+    // SAFETY: plain values the call fills in.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let reaped = loop {
+        // SAFETY: `child` is ours and not waited for yet, so the pid still names it.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r != 0 {
+            break r;
+        }
+        if let Some(hwm) = vm_hwm(pid as u32) {
+            polled = polled.max(hwm);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
     // Reaped here: dropping `child` neither waits nor kills.
     drop(child);
     if reaped != pid {
@@ -445,7 +458,8 @@ fn wait_peak(child: Child) -> (bool, Option<f64>) {
     }
     let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
     // Linux gives ru_maxrss in KiB.
-    (ok, Some(usage.ru_maxrss as f64 * 1024.0))
+    let maxrss = usage.ru_maxrss as f64 * 1024.0;
+    (ok, Some(if maxrss > own { maxrss } else { polled }))
 }
 
 /// Elsewhere the peak is not measured (the benchmark's figures are taken on Linux).

@@ -323,15 +323,34 @@ impl Tx for SqlTx<'_> {
     }
 
     fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64> {
-        let changed = self.exec(
-            "WITH RECURSIVE up(at) AS (SELECT ?3 \
-               UNION ALL SELECT n.parent FROM up JOIN nodes n ON n.timeline = ?1 AND n.id = up.at \
-                 WHERE up.at <> ?2 AND up.at <> 0 AND n.parent < n.id) \
-             UPDATE nodes SET cover_count = cover_count + 1 \
-             WHERE timeline = ?1 AND id <> 0 AND id IN (SELECT at FROM up)",
-            params![sql(tl), sql(from), sql(to)],
-        )?;
-        Ok(changed as u64)
+        // In chunks of the walk, each row updated by its key: one UPDATE over the whole walk made
+        // SQLite collect every ID of the range first, so a first budget at the head of a long chain
+        // took memory growing with the chain. A chunk's last row is where the next one starts.
+        const CHUNK: usize = 4096;
+        let mut start = to;
+        let mut changed = 0;
+        loop {
+            let walk = self.ids(
+                "WITH RECURSIVE up(at, k) AS (SELECT ?3, 0 \
+                   UNION ALL SELECT n.parent, up.k + 1 FROM up JOIN nodes n ON n.timeline = ?1 AND n.id = up.at \
+                     WHERE up.at <> ?2 AND up.at <> 0 AND n.parent < n.id AND up.k < ?4) \
+                 SELECT at FROM up ORDER BY k",
+                params![sql(tl), sql(from), sql(start), CHUNK as i64],
+            )?;
+            let done = walk.len() <= CHUNK;
+            for &n in walk.iter().take(CHUNK) {
+                if n != ROOT {
+                    changed += self.exec(
+                        "UPDATE nodes SET cover_count = cover_count + 1 WHERE timeline = ?1 AND id = ?2",
+                        params![sql(tl), sql(n)],
+                    )?;
+                }
+            }
+            match walk.get(CHUNK) {
+                Some(&next) if !done => start = next,
+                _ => return Ok(changed as u64),
+            }
+        }
     }
 
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {

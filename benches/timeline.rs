@@ -51,6 +51,8 @@ use timeline::store::{Engine, Store};
 mod fixed_costs;
 #[path = "timeline/search_worst.rs"]
 mod search_worst;
+#[path = "timeline/million.rs"]
+mod million;
 
 /// Bump when the fixtures below change shape, so cached files are rebuilt.
 const FIXTURE_VERSION: u32 = 2;
@@ -1961,6 +1963,10 @@ fn main() {
             eprintln!("\n!!!!! {missing}: that column will be missing from the results !!!!!\n");
             bench.results.missing.push((*missing).clone());
         }
+    }
+    // Issue 24's rows at a million messages; alone with TIMELINE_BENCH_MILLION=1.
+    if million::measure(&bench) {
+        return;
     }
     let sizes = sizes(smoke);
     if fixed_costs::only(&bench, &sizes) || search_worst::only(&bench, &sizes) {

@@ -147,4 +147,21 @@ on_both_engines! {
         let large = reads_at_head(100_000);
         assert_eq!(large, small);
     }
+
+    /// A first budget at the head of 10,000 messages covers the 9,921 above its window in one
+    /// write (SQLite: in chunks of 4,096 rows): `db check`, which derives every row afresh, finds
+    /// each cover count right, and the repeated budget reuses the placeholder.
+    #[test]
+    fn a_first_budget_counts_every_cover_of_a_long_range() {
+        let db = chain(10_000);
+        let budget = ["budget", "--node", "n10000", "--max", "4000"];
+        let first = db.tl(&budget).json();
+        assert_eq!(first["summaries_created"], json!(["n10002"]));
+        assert_eq!(
+            first["messages"][0]["text"],
+            json!("[placeholder] 9921 message(s) n1..n9921 (496050 tokens) omitted to fit the budget; read them as the context of n9921 (MCP: timeline_context with node \"n9921\"; CLI: tl context --node n9921)")
+        );
+        assert_eq!(db.tl(&["db", "check"]).json()["ok"], json!(true));
+        assert_eq!(db.tl(&budget).json(), first);
+    }
 }

@@ -218,28 +218,48 @@ impl Tx for SqlTx<'_> {
     }
 
     fn find_on_path(&mut self, tl: u64, n: u64, find: PathFind) -> Result<Option<NodeRow>> {
-        // The walk runs inside the database and stops at the first row that matches (LIMIT 1).
-        let (stop, matches, value) = match find {
-            PathFind::Depth(d) => ("AND n.depth > ?3", "nodes.depth = ?3", d),
+        // The path's first message is a child of the root no newer than n (a parent is older than
+        // its child). When the timeline has only one such child, it is that one: two index entries
+        // instead of a walk up the whole path (a budget at the head of a long chain asks this).
+        if find == PathFind::Depth(1) && n != ROOT {
+            let firsts = self.ids(
+                "SELECT id FROM nodes WHERE timeline = ?1 AND parent = 0 AND id > 0 AND id <= ?2 ORDER BY id LIMIT 2",
+                params![sql(tl), sql(n)],
+            )?;
+            if let [only] = firsts[..]
+                && let Some(row) = self.node(tl, only)?
+                && row.depth == 1
+            {
+                return Ok(Some(row));
+            }
+        }
+        // The walk runs inside the database and reads each node of it once: the step that reads a
+        // node also tests it (`hit`) and says whether the walk goes on above it (`go`). A search for
+        // the first match stops there; the oldest bare node is the match closest to the root.
+        let (go, hit, first_only, value) = match find {
+            PathFind::Depth(d) => ("n.depth > ?3", "n.depth = ?3", true, d),
             PathFind::OldestBare { deeper_than } => (
-                "AND n.depth > ?3 + 1",
-                "nodes.depth > ?3 AND nodes.pinned = 0 AND nodes.summary_kind IS NULL \
-                 AND nodes.cover_count = 0 ORDER BY nodes.depth",
+                "n.depth > ?3 + 1",
+                "n.depth > ?3 AND n.pinned = 0 AND n.summary_kind IS NULL AND n.cover_count = 0",
+                false,
                 deeper_than,
             ),
             PathFind::Obstacle { tokens } => (
-                "",
-                "(nodes.pinned OR nodes.tokens <= ?3 OR EXISTS (SELECT 1 FROM nodes s \
-                   WHERE s.timeline = ?1 AND s.summary_from = nodes.id AND s.summary_kind = 'real'))",
+                "1",
+                "n.pinned OR n.tokens <= ?3 OR EXISTS (SELECT 1 FROM nodes s \
+                   WHERE s.timeline = ?1 AND s.summary_from = n.id AND s.summary_kind = 'real')",
+                true,
                 tokens,
             ),
         };
+        let until_hit = if first_only { "AND up.hit IS NULL" } else { "" };
         let query = format!(
-            "WITH RECURSIVE up(at) AS (SELECT ?2 \
-               UNION ALL SELECT n.parent FROM up JOIN nodes n ON n.timeline = ?1 AND n.id = up.at \
-                 WHERE up.at <> 0 AND n.parent < n.id {stop}) \
-             SELECT {NODE_COLUMNS} FROM up JOIN nodes ON nodes.timeline = ?1 AND nodes.id = up.at \
-             WHERE nodes.id <> 0 AND {matches} LIMIT 1"
+            "WITH RECURSIVE up(at, go, hit, depth) AS (SELECT ?2, 1, NULL, NULL \
+               UNION ALL SELECT n.parent, n.parent < n.id AND {go}, CASE WHEN {hit} THEN n.id END, n.depth \
+                 FROM up JOIN nodes n ON n.timeline = ?1 AND n.id = up.at \
+                 WHERE up.at <> 0 AND up.go {until_hit}) \
+             SELECT {NODE_COLUMNS} FROM nodes WHERE timeline = ?1 AND id = \
+               (SELECT hit FROM up WHERE hit IS NOT NULL ORDER BY depth LIMIT 1)"
         );
         let value = i64::try_from(value).unwrap_or(i64::MAX);
         self.conn
@@ -303,15 +323,34 @@ impl Tx for SqlTx<'_> {
     }
 
     fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64> {
-        let changed = self.exec(
-            "WITH RECURSIVE up(at) AS (SELECT ?3 \
-               UNION ALL SELECT n.parent FROM up JOIN nodes n ON n.timeline = ?1 AND n.id = up.at \
-                 WHERE up.at <> ?2 AND up.at <> 0 AND n.parent < n.id) \
-             UPDATE nodes SET cover_count = cover_count + 1 \
-             WHERE timeline = ?1 AND id <> 0 AND id IN (SELECT at FROM up)",
-            params![sql(tl), sql(from), sql(to)],
-        )?;
-        Ok(changed as u64)
+        // In chunks of the walk, each row updated by its key: one UPDATE over the whole walk made
+        // SQLite collect every ID of the range first, so a first budget at the head of a long chain
+        // took memory growing with the chain. A chunk's last row is where the next one starts.
+        const CHUNK: usize = 4096;
+        let mut start = to;
+        let mut changed = 0;
+        loop {
+            let walk = self.ids(
+                "WITH RECURSIVE up(at, k) AS (SELECT ?3, 0 \
+                   UNION ALL SELECT n.parent, up.k + 1 FROM up JOIN nodes n ON n.timeline = ?1 AND n.id = up.at \
+                     WHERE up.at <> ?2 AND up.at <> 0 AND n.parent < n.id AND up.k < ?4) \
+                 SELECT at FROM up ORDER BY k",
+                params![sql(tl), sql(from), sql(start), CHUNK as i64],
+            )?;
+            let done = walk.len() <= CHUNK;
+            for &n in walk.iter().take(CHUNK) {
+                if n != ROOT {
+                    changed += self.exec(
+                        "UPDATE nodes SET cover_count = cover_count + 1 WHERE timeline = ?1 AND id = ?2",
+                        params![sql(tl), sql(n)],
+                    )?;
+                }
+            }
+            match walk.get(CHUNK) {
+                Some(&next) if !done => start = next,
+                _ => return Ok(changed as u64),
+            }
+        }
     }
 
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {

@@ -7,7 +7,7 @@
 use crate::common::{self, Db, TL, postgres};
 use serde_json::json;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// A database on the test server (a schema of its own), or `None` when there is no server.

@@ -287,12 +287,14 @@ fn engine_name(engine: Engine) -> &'static str {
     match engine {
         Engine::Sqlite => "sqlite",
         Engine::Json => "json",
+        Engine::Postgres => "postgres",
     }
 }
 
 fn engine_ext(engine: Engine) -> &'static str {
     match engine {
-        Engine::Sqlite => "db",
+        // (The rows here use files; a PostgreSQL database has no extension.)
+        Engine::Sqlite | Engine::Postgres => "db",
         Engine::Json => "json",
     }
 }

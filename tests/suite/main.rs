@@ -19,6 +19,7 @@ mod generated;
 mod interchange;
 mod layout;
 mod mcp;
+mod postgres;
 mod provenance;
 mod reads;
 mod shell;

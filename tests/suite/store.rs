@@ -199,7 +199,11 @@ fn mode(path: &Path) -> u32 {
 }
 
 /// Something that changes whenever the file is replaced: (inode, mtime) on Unix, mtime elsewhere.
+/// A server database has no file to replace (what it holds is compared through `Db::bytes`).
 fn identity(path: &Path) -> (u64, std::time::SystemTime) {
+    if timeline::store::is_uri(&path.to_string_lossy()) {
+        return (0, std::time::UNIX_EPOCH);
+    }
     let meta = fs::metadata(path).unwrap();
     #[cfg(unix)]
     let ino = std::os::unix::fs::MetadataExt::ino(&meta);
@@ -1152,7 +1156,7 @@ fn s1_concurrent_creates_of_a_new_json_database_lose_nothing() {
 }
 
 // Every test below runs on both storage engines (json::… and sqlite::…).
-on_both_engines! {
+on_every_engine! {
     #[test]
     fn s1_concurrent_appends_from_eight_processes_lose_nothing() {
         const WORKERS: usize = 8;
@@ -2076,6 +2080,9 @@ fn s8_backup_is_consistent_while_other_processes_write() {
                 let name = match engine {
                     common::Engine::Json => format!("copy{i}.json"),
                     common::Engine::Sqlite => format!("copy{i}.db"),
+                    common::Engine::Postgres => {
+                        unreachable!("this test runs on the file engines only")
+                    }
                 };
                 let target = db.dir.path().join(name);
                 let result = db.tl(&["db", "backup", "--to", target.to_str().unwrap()]);
@@ -2109,6 +2116,7 @@ fn s8_backup_is_consistent_while_other_processes_write() {
         let wrong = db.dir.path().join(match engine {
             common::Engine::Json => "wrong.db",
             common::Engine::Sqlite => "wrong.json",
+            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
         });
         let run = db.tl(&["db", "backup", "--to", wrong.to_str().unwrap()]);
         assert_eq!(run.code, 2, "{run:?}");
@@ -2322,6 +2330,7 @@ mod read_only_and_links {
         match db.engine() {
             common::Engine::Json => "json",
             common::Engine::Sqlite => "sqlite",
+            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
         }
     }
 
@@ -2385,6 +2394,7 @@ mod read_only_and_links {
         let hint = match db.engine() {
             common::Engine::Json => "the file, its directory and its lock file",
             common::Engine::Sqlite => "the file and its directory",
+            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
         };
         json!({"error": format!("cannot change the database {p}: {why}. Nothing was written; reading it works. To change it, get write access to {hint}, or copy it to a writable place (cp \"{p}\" <new path>) and use the copy")}).to_string()
     }
@@ -2400,6 +2410,7 @@ mod read_only_and_links {
 
     const HELLO_CONTEXT: &str = r#"[{"node":"n1","role":"user","text":"hello world","tokens":2},{"node":"n2","role":"assistant","text":"hello back","tokens":2}]"#;
 
+    // File permissions, media and links: the file engines only (a server database has no file).
     on_both_engines! {
         /// #12.8: on a read-only mount every read works (the JSON engine takes its shared lock on a
         /// read-only descriptor, or none when there is no lock file; SQLite reads the file as immutable),
@@ -2595,6 +2606,7 @@ mod read_only_and_links {
             let why = match db.engine() {
                 common::Engine::Json => format!("you may not create files in its directory {d} (a change writes the new snapshot there and renames it into place)"),
                 common::Engine::Sqlite => format!("you may not create files in its directory {d} (SQLite keeps its -wal and -shm files there while it changes the database)"),
+                common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
             };
             as_nobody(&db, &db.path, &tl, &["append", "--role", "user", "--text", "more"]).err(3, &change_refused(&db, &why));
             let fresh = db.dir.path().join(format!("new.{}", db.path.extension().unwrap().to_str().unwrap()));
@@ -2804,6 +2816,7 @@ mod first_write {
         String::from_utf8(output.stdout).unwrap()
     }
 
+    // Files beside a database: the file engines only (a server creates tables, not files).
     on_both_engines! {
         /// #21 item 1: on a nearly full disk a first write (create, import) fails with "disk full",
         /// names the database's path and leaves nothing at it; with space freed the same commands
@@ -2822,6 +2835,7 @@ mod first_write {
             let name = match db.engine() {
                 Engine::Json => "n.json",
                 Engine::Sqlite => "n.db",
+                Engine::Postgres => unreachable!("this test runs on the file engines only"),
             };
             let full = "the disk is full: free some space and try again";
             let sqlite_full = format!("database or disk is full; {full} (nothing was changed)");
@@ -2845,6 +2859,7 @@ mod first_write {
                         format!("cannot set up the database m/n.db: {sqlite_full}"),
                     ),
                 ],
+                Engine::Postgres => unreachable!("this test runs on the file engines only"),
             };
             for (fill, error) in &fills {
                 let out = on_small_tmpfs(
@@ -2870,6 +2885,7 @@ rm m/fill
                     // (The lock file is not a database; it stays so that writers keep one lock.)
                     Engine::Json => "left: fill n.json.lock",
                     Engine::Sqlite => "left: fill",
+                    Engine::Postgres => unreachable!("this test runs on the file engines only"),
                 };
                 let rest: Vec<&str> = lines.collect();
                 let timeline = |id: &str, messages: u64, updated: &str| {
@@ -2933,6 +2949,7 @@ rm m/fill
                         r#"{{"error":"the database {p} does not exist, but its backup {p}.bak does: the database was probably deleted or moved by mistake, so nothing was done. To restore the previous state: cp \"{p}.bak\" \"{p}\". To start a new database here instead, remove the backup first: rm \"{p}.bak\""}}"#
                     )
                 }
+                Engine::Postgres => unreachable!("this test runs on the file engines only"),
             };
             for args in [&["create"][..], &["append", "--role", "user", "--text", "x", "--tokens", "1"]] {
                 db.tl(args).err(3, &expected);
@@ -3068,6 +3085,7 @@ rm m/fill
                     vec![format!(".{name}.tmp-4000001-1"), format!(".{name}.bak-4000001-2")],
                     vec![],
                 ),
+                Engine::Postgres => unreachable!("this test runs on the file engines only"),
             };
             for file in dead.iter().chain(&kept) {
                 make(file, if file.contains("4000004") { 0 } else { 60 });

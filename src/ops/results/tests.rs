@@ -289,6 +289,7 @@ fn typed_results_have_the_keys_of_the_spec_in_its_order() {
                     timelines: 1,
                     nodes: 1,
                     cold_nodes: 0,
+                    server_version: Some("15.14".into()),
                 }),
             ),
             (

@@ -180,6 +180,7 @@ on_both_engines! {
                      DROP INDEX nodes_with_newer_parent;
                      DROP INDEX imports_by_digest;
                      ALTER TABLE nodes DROP COLUMN provenance;
+                     ALTER TABLE search_docs DROP COLUMN created_at;
                      PRAGMA user_version = 3;",
                 )
                 .unwrap();

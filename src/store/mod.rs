@@ -15,6 +15,7 @@ mod count;
 mod fault;
 mod json;
 mod memory;
+mod postgres;
 mod sqlite;
 
 pub use count::VARIABLE as COUNT_READS_VARIABLE;

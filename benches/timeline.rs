@@ -45,6 +45,9 @@ use timeline::spec::spec;
 use timeline::spec::validate::Origin;
 use timeline::store::{Engine, Store};
 
+#[path = "timeline/postgres.rs"]
+mod postgres;
+
 /// Bump when the fixtures below change shape, so cached files are rebuilt.
 const FIXTURE_VERSION: u32 = 2;
 /// The creation time of every generated message (2026-01-01T00:00:00Z).
@@ -2026,6 +2029,7 @@ fn main() {
             }
         );
     }
+    postgres::run(&bench);
     println!("\ntotal {}", fmt_secs(secs(started)));
     if flag("TIMELINE_BENCH_KEEP") {
         eprintln!("kept the working files in {}", work.display());

@@ -18,6 +18,8 @@ pub struct Options {
     pub tcp: Vec<String>,
     /// `ssl=on` with this certificate and key (PEM files); TCP clients must then use TLS and a password.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// fsync as a production server does (the benchmark); tests run without it, for speed.
+    pub durable: bool,
 }
 
 /// A running server; stopped (`-m immediate`) and its directory removed on drop.
@@ -198,10 +200,11 @@ impl Server {
 
     fn pg_ctl_start(&self) -> Result<(), String> {
         let mut settings = format!(
-            "-p {} -c listen_addresses='{}' -c unix_socket_directories='{}' -c fsync=off -c max_connections=100",
+            "-p {} -c listen_addresses='{}' -c unix_socket_directories='{}' -c fsync={} -c max_connections=100",
             self.port,
             self.options.tcp.join(","),
-            self.socket_dir.display()
+            self.socket_dir.display(),
+            if self.options.durable { "on" } else { "off" }
         );
         if let Some((cert, key)) = &self.options.tls {
             settings.push_str(&format!(

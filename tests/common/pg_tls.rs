@@ -48,6 +48,7 @@ fn start() -> Result<TlsServer, String> {
     let options = Options {
         tcp: vec!["127.0.0.1".into(), "127.0.0.2".into()],
         tls: Some((certs.join("server.crt"), certs.join("server.key"))),
+        durable: false,
     };
     let server = Server::start(&root, options)?;
     server.psql(

@@ -218,7 +218,10 @@ pub fn run(store: &mut Store, checked: Checked<'_>) -> Result<Output> {
             if !op.mutating || ops::reads_only(&request) {
                 store.read(|tx| ops::run(tx, &request, &ctx))
             } else {
-                store.write(|tx| keyed_write(tx, op, &request, &args, idempotency_key, &ctx))
+                // Run again from the start if a server engine's transaction lost a conflict.
+                store.write_retrying(|tx| {
+                    keyed_write(tx, op, &request, &args, idempotency_key.clone(), &ctx)
+                })
             }
             .map(Output::Json)
         }
@@ -398,18 +401,26 @@ fn file_bytes(path: &std::path::Path) -> u64 {
 
 fn db_info(store: &mut Store) -> Result<DbInfo> {
     let path = store.path().to_path_buf();
-    let exists = path.exists();
+    let server = store.engine() == crate::store::Engine::Postgres;
     let version = store.format_version()?;
+    // A server database exists once its tables do; it has no file whose size says anything.
+    let (exists, bytes) = if server {
+        (version.is_some(), 0)
+    } else {
+        (path.exists(), file_bytes(&path))
+    };
+    let server_version = store.server_version()?;
     let counts = store.read(|tx| tx.counts())?;
     Ok(DbInfo {
         engine: store.engine().as_str().to_string(),
         path: path.display().to_string(),
         exists,
         format_version: version,
-        file_bytes: file_bytes(&path),
+        file_bytes: bytes,
         timelines: counts.timelines,
         nodes: counts.nodes,
         cold_nodes: counts.cold_nodes,
+        server_version,
     })
 }
 
@@ -437,6 +448,7 @@ fn db_check(store: &mut Store, repair: bool) -> Result<DbCheck> {
 
 fn db_convert(store: &mut Store, to: &str) -> Result<DbConverted> {
     let target = PathBuf::from(to);
+    let to = &crate::store::shown(to);
     let db = store.read(|tx| tx.load_database())?;
     let engine = Store::create_from(&target, &db)?;
     // What was written must open as it would later (the same checks and load): a copy that cannot
@@ -449,6 +461,7 @@ fn db_convert(store: &mut Store, to: &str) -> Result<DbConverted> {
         written.read(|tx| tx.load_database()).map(|_| ())
     });
     if let Err(e) = reopened {
+        // (A server database that was written stays for the user to inspect; it is named below.)
         for suffix in ["", "-wal", "-shm", "-journal", ".lock"] {
             let mut name = target.clone().into_os_string();
             name.push(suffix);
@@ -473,6 +486,16 @@ fn db_convert(store: &mut Store, to: &str) -> Result<DbConverted> {
 fn db_backup(store: &mut Store, to: &str) -> Result<DbBackedUp> {
     let target = PathBuf::from(to);
     let engine = store.engine();
+    if engine == crate::store::Engine::Postgres {
+        // A snapshot of a server database is a file of either file engine.
+        let written = store.backup(&target)?;
+        return Ok(DbBackedUp {
+            from: store.path().display().to_string(),
+            to: to.to_string(),
+            engine: written.as_str().to_string(),
+            file_bytes: file_bytes(&target),
+        });
+    }
     if crate::store::Engine::for_new_path(&target) != engine {
         return Err(Error::invalid(format!(
             "invalid argument --to: {to} names a {} file, but this database uses the {} engine and a backup is an exact copy; choose a name {}, or use db convert to change the engine",

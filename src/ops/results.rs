@@ -417,6 +417,9 @@ pub struct DbInfo {
     pub nodes: u64,
     /// How many of them are archived.
     pub cold_nodes: u64,
+    /// The server's version, for a database on a server (PostgreSQL); absent for a file.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub server_version: Option<String>,
 }
 
 /// `db_check`: the report of a database without problems (one with problems is an error).
@@ -758,6 +761,7 @@ mod tests {
                         timelines: 1,
                         nodes: 1,
                         cold_nodes: 0,
+                        server_version: Some("15.14".into()),
                     }),
                 ),
                 (

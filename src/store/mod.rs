@@ -6,7 +6,12 @@
 //! - The JSON snapshot (`json.rs`) for files ending in `.json`: the whole database in one file, loaded
 //!   into the in-memory model (`memory.rs`) under a lock and replaced atomically with a `.bak` copy.
 //!
-//! An existing file is recognised by its content, a new one by its extension (see `Engine::detect`).
+//! - PostgreSQL (`postgres/`) for a `postgresql://` or `postgres://` URI: the SQLite engine's rows on a
+//!   server, shared by many machines; row locks per timeline, so writers to different timelines
+//!   run in parallel.
+//!
+//! An existing file is recognised by its content, a new one by its extension (see `Engine::detect`);
+//! a connection URI is never a file (`Store::open`).
 //!
 //! How files are made, replaced and synced safely (private, never through a link, atomic) is
 //! `crate::fsutil`'s; this module says what a failure means for a database.
@@ -22,6 +27,10 @@ pub use count::VARIABLE as COUNT_READS_VARIABLE;
 pub use json::{DecodeError, decode, encode};
 pub use memory::MemTx;
 
+/// Whether a `--db` value is a PostgreSQL connection URI rather than a file path.
+pub use postgres::is_uri;
+/// The schema version new PostgreSQL databases get.
+pub use postgres::schema_version as postgres_schema_version;
 /// The schema version new SQLite databases get (and older ones are migrated to).
 pub use sqlite::schema_version as sqlite_schema_version;
 
@@ -42,13 +51,15 @@ pub enum Outcome<R> {
     Unchanged(R),
 }
 
-/// The storage engine of a database file.
+/// The storage engine of a database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
     /// A SQLite database: changes are written row by row in a transaction.
     Sqlite,
     /// A JSON snapshot: the whole file is rewritten atomically on each change.
     Json,
+    /// A PostgreSQL database on a server, named by a connection URI.
+    Postgres,
 }
 
 impl Engine {
@@ -57,11 +68,16 @@ impl Engine {
         match self {
             Engine::Sqlite => "sqlite",
             Engine::Json => "json",
+            Engine::Postgres => "postgres",
         }
     }
 
-    /// The engine a new file at `path` gets: `.json` → the JSON snapshot, anything else → SQLite.
+    /// The engine a new database at `path` gets: a connection URI → PostgreSQL, `.json` → the JSON
+    /// snapshot, anything else → SQLite.
     pub fn for_new_path(path: &Path) -> Engine {
+        if is_uri(&path.to_string_lossy()) {
+            return Engine::Postgres;
+        }
         let json = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("json"));
@@ -378,17 +394,27 @@ pub enum Store {
     Sqlite(sqlite::SqliteStore),
     /// The JSON snapshot engine.
     Json(json::JsonStore),
+    /// The PostgreSQL engine.
+    Postgres(postgres::PgStore),
 }
 
 impl Store {
     /// Open the database at `path` (created by the first change if it does not exist). A file that
     /// is neither engine's is refused and left untouched.
+    /// A `postgresql://` or `postgres://` URI names a PostgreSQL database instead (nothing is
+    /// connected to until the first read or change).
     pub fn open(path: PathBuf) -> Result<Store> {
+        if let Some(uri) = path.to_str().filter(|p| is_uri(p)) {
+            return Ok(Store::Postgres(postgres::PgStore::new(
+                postgres::PgTarget::parse(uri)?,
+            )));
+        }
         let path = check_path(path)?;
         match Engine::detect(&path)? {
             Some(Engine::Json) => Ok(Store::Json(json::JsonStore::new(path))),
             Some(Engine::Sqlite) => Ok(Store::Sqlite(sqlite::SqliteStore::new(path))),
-            None => Err(Error::database(format!(
+            // (`detect` reads files; a URI was opened above.)
+            Some(Engine::Postgres) | None => Err(Error::database(format!(
                 "the file {} is neither a Timeline SQLite database nor a JSON snapshot; nothing was changed. Pass --db with the path of a Timeline database, or with a new file name (ending in .json for a JSON snapshot, anything else for SQLite)",
                 path.display()
             ))),
@@ -402,6 +428,7 @@ impl Store {
         Ok(match Store::open(path)? {
             Store::Sqlite(s) => Store::Sqlite(sqlite::SqliteStore::reading_only(s.path().into())),
             Store::Json(s) => Store::Json(s.reading_only()),
+            Store::Postgres(s) => Store::Postgres(s.reading_only()),
         })
     }
 
@@ -410,14 +437,25 @@ impl Store {
         match self {
             Store::Sqlite(_) => Engine::Sqlite,
             Store::Json(_) => Engine::Json,
+            Store::Postgres(_) => Engine::Postgres,
         }
     }
 
-    /// The database file's path.
+    /// The database file's path; for a PostgreSQL database its URI without the password (the only
+    /// form errors and results show).
     pub fn path(&self) -> &Path {
         match self {
             Store::Sqlite(s) => s.path(),
             Store::Json(s) => s.path(),
+            Store::Postgres(s) => s.path(),
+        }
+    }
+
+    /// The server's version, for a database on a server.
+    pub fn server_version(&mut self) -> Result<Option<String>> {
+        match self {
+            Store::Postgres(s) => s.server_version().map(Some),
+            _ => Ok(None),
         }
     }
 
@@ -426,15 +464,35 @@ impl Store {
         match self {
             Store::Sqlite(s) => s.read(|tx| count::run(tx, f)),
             Store::Json(s) => s.read(|tx| count::run(tx, f)),
+            Store::Postgres(s) => s.read(|tx| count::run(tx, f)),
         }
     }
 
     /// Run `f` in one exclusive transaction and keep what it commits; a failure keeps nothing.
     pub fn write<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
-        refuse_missing_directory(self.path())?;
         match self {
-            Store::Sqlite(s) => s.write(|tx| count::run(tx, f)),
-            Store::Json(s) => s.write(|tx| count::run(tx, f)),
+            Store::Sqlite(s) => {
+                refuse_missing_directory(s.path())?;
+                s.write(|tx| count::run(tx, f))
+            }
+            Store::Json(s) => {
+                refuse_missing_directory(s.path())?;
+                s.write(|tx| count::run(tx, f))
+            }
+            Store::Postgres(s) => s.write(|tx| count::run(tx, f)),
+        }
+    }
+
+    /// `write` for a change that can be run again from the start: on a server, a transaction that
+    /// lost a serialization conflict or a deadlock (nothing of it kept) is retried, with bounded,
+    /// jittered backoff. The file engines never have such conflicts (one writer at a time).
+    pub fn write_retrying<R>(
+        &mut self,
+        mut f: impl FnMut(&mut dyn Tx) -> Result<Outcome<R>>,
+    ) -> Result<R> {
+        match self {
+            Store::Postgres(s) => s.write_retrying(|tx| count::run(tx, &mut f)),
+            _ => self.write(f),
         }
     }
 
@@ -443,14 +501,17 @@ impl Store {
         match self {
             Store::Sqlite(s) => s.schema_version(),
             Store::Json(s) => s.format_version(),
+            Store::Postgres(s) => s.schema_version(),
         }
     }
 
-    /// A consistent copy of the database at `target`, a file that must not exist yet.
-    pub fn backup(&mut self, target: &Path) -> Result<()> {
+    /// A consistent copy of the database at `target`, a file that must not exist yet; returns the
+    /// copy's engine (a file engine's own; for a server database the one the file name gives).
+    pub fn backup(&mut self, target: &Path) -> Result<Engine> {
         match self {
-            Store::Sqlite(s) => s.backup(target),
-            Store::Json(s) => s.backup(target),
+            Store::Sqlite(s) => s.backup(target).map(|()| Engine::Sqlite),
+            Store::Json(s) => s.backup(target).map(|()| Engine::Json),
+            Store::Postgres(s) => s.backup(target),
         }
     }
 
@@ -459,6 +520,7 @@ impl Store {
         match self {
             Store::Sqlite(s) => s.check(),
             Store::Json(s) => s.check(),
+            Store::Postgres(s) => s.check(),
         }
     }
 
@@ -469,19 +531,41 @@ impl Store {
         match self {
             Store::Sqlite(s) => s.repair(),
             Store::Json(_) => Ok(Vec::new()),
+            Store::Postgres(s) => s.repair(),
         }
     }
 
     /// Write `db` as a new database at `target` (which must not exist), in the engine its extension
-    /// names.
+    /// names, or into the PostgreSQL database a connection URI names (whose schema must hold no
+    /// Timeline tables).
     pub fn create_from(target: &Path, db: &Database) -> Result<Engine> {
+        if let Some(uri) = target.to_str().filter(|t| is_uri(t)) {
+            postgres::PgStore::create_from(&postgres::PgTarget::parse(uri)?, db)?;
+            return Ok(Engine::Postgres);
+        }
         refuse_existing(target)?;
         let engine = Engine::for_new_path(target);
         match engine {
             Engine::Json => json::JsonStore::create_from(target, db)?,
             Engine::Sqlite => sqlite::SqliteStore::create_from(target, db)?,
+            Engine::Postgres => {
+                return Err(Error::internal(
+                    "internal error: a URI reached the file engines",
+                ));
+            }
         }
         Ok(engine)
+    }
+}
+
+/// How a `--db` or `--to` value may be shown: a connection URI without its password, a path as it is.
+pub fn shown(location: &str) -> String {
+    if is_uri(location) {
+        postgres::PgTarget::parse(location)
+            .map(|t| t.redacted())
+            .unwrap_or_else(|_| "a postgresql:// URI".to_string())
+    } else {
+        location.to_string()
     }
 }
 

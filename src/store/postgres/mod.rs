@@ -1,5 +1,366 @@
-//! The PostgreSQL engine.
+//! The PostgreSQL engine: the SQLite engine's rows in a schema of their own on a server, so that
+//! people and agents on many machines share one database.
+//!
+//! One connection per store (a `tl` run or a whole `tl-mcp` session), opened at the first use and
+//! again after it broke. A read is one `REPEATABLE READ READ ONLY` transaction (one snapshot for all
+//! its statements); a change is one `READ COMMITTED` transaction that locks the rows of the timelines
+//! it touches (`tx`), so changes to one timeline take turns and changes to different timelines run
+//! in parallel. Tables are created by the first change, under a transaction-scoped advisory lock, by
+//! the numbered migrations in `migrations/`; a schema newer than this build is refused untouched, and
+//! a database without Timeline's tables reads as empty, like a missing file.
+//!
+//! `target` parses the URI, `connect` opens connections, `tx` is the `Tx` implementation, `rows`
+//! maps values and rows, `admin` holds `db check`, repair, backup and convert.
 
-// Wired into connecting with the engine's core; until then only its unit tests use it.
+use super::memory::MemTx;
+use super::{Engine, Outcome, Tx};
+use crate::error::{Error, Result};
+use crate::model::Database;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+mod admin;
+pub(crate) mod connect;
+mod rows;
+pub(crate) mod target;
 #[allow(dead_code)]
 pub(crate) mod tls;
+mod tx;
+
+pub use target::{PgTarget, is_uri};
+use tx::PgTx;
+
+/// Forward migrations, numbered like their files: `MIGRATIONS[v]` takes the schema from version `v`
+/// to `v + 1`; the schema version of this build is `MIGRATIONS.len()`. A released migration is
+/// never edited: a change of schema is a new file, appended here.
+const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_first_schema.sql")];
+
+/// The schema version this build writes.
+pub fn schema_version() -> u64 {
+    MIGRATIONS.len() as u64
+}
+
+/// The advisory lock (one number for every Timeline schema of a server) that migrations hold, so
+/// that processes starting together migrate once ("TLmigrat" in ASCII).
+const MIGRATION_LOCK: i64 = 0x544c_6d69_6772_6174;
+
+/// How many times a change that failed with a serialization failure or a deadlock is run again.
+const RETRIES: u32 = 5;
+
+pub struct PgStore {
+    target: PgTarget,
+    /// `target.redacted()`, as a path: what `Store::path` shows for this database.
+    name: PathBuf,
+    client: Option<postgres::Client>,
+    /// Statements prepared on `client`.
+    cache: HashMap<String, postgres::Statement>,
+    /// The server's version, read once per connection.
+    server_version: Option<String>,
+    reads_only: bool,
+    retryable: Cell<bool>,
+}
+
+impl PgStore {
+    pub fn new(target: PgTarget) -> PgStore {
+        PgStore {
+            name: PathBuf::from(target.redacted()),
+            target,
+            client: None,
+            cache: HashMap::new(),
+            server_version: None,
+            reads_only: false,
+            retryable: Cell::new(false),
+        }
+    }
+
+    /// A store that refuses every change (shell completion).
+    pub fn reading_only(self) -> PgStore {
+        PgStore {
+            reads_only: true,
+            ..self
+        }
+    }
+
+    /// The redacted URI, as a path.
+    pub fn path(&self) -> &Path {
+        &self.name
+    }
+
+    fn label(&self) -> String {
+        self.name.display().to_string()
+    }
+
+    /// The open connection; a connection that broke (a server restart) is opened again.
+    fn client(&mut self) -> Result<&mut postgres::Client> {
+        if self.client.as_ref().is_some_and(|c| c.is_closed()) {
+            self.client = None;
+        }
+        if self.client.is_none() {
+            let client = connect::connect(&self.target)?;
+            // Prepared statements belong to the connection that prepared them.
+            self.cache.clear();
+            self.client = Some(client);
+        }
+        Ok(self.client.as_mut().expect("opened above"))
+    }
+
+    /// The schema version of Timeline's tables, `None` when the schema holds none. A version newer
+    /// than this build's is refused.
+    fn stored_version(&mut self) -> Result<Option<u64>> {
+        let label = self.label();
+        let schema = self.target.schema.clone();
+        let client = self.client()?;
+        let exists = client
+            .query_one(
+                "SELECT to_regclass(quote_ident($1) || '.state') IS NOT NULL",
+                &[&schema],
+            )
+            .and_then(|r| r.try_get::<_, bool>(0))
+            .map_err(|e| failure(&label, "cannot read", e))?;
+        if !exists {
+            return Ok(None);
+        }
+        let version = client
+            .query_one("SELECT schema_version FROM state WHERE id = 0", &[])
+            .and_then(|r| r.try_get::<_, i64>(0))
+            .map_err(|e| failure(&label, "cannot read", e))?;
+        let version = u64::try_from(version).unwrap_or(u64::MAX);
+        if version > schema_version() {
+            return Err(Error::database(format!(
+                "the database {label} has schema version {version}, newer than this version of Timeline reads ({}); nothing was changed. Use the release of Timeline that wrote it, or a newer one",
+                schema_version()
+            )));
+        }
+        Ok(Some(version))
+    }
+
+    /// Create or migrate the schema, once, however many processes start together: under an advisory
+    /// lock held to the end of the transaction, the version is read again and only what is missing
+    /// runs.
+    fn ensure_schema(&mut self) -> Result<()> {
+        if self.stored_version()? == Some(schema_version()) {
+            return Ok(());
+        }
+        let label = self.label();
+        let schema = self.target.schema.clone();
+        let client = self.client()?;
+        let run = |client: &mut postgres::Client| -> std::result::Result<(), postgres::Error> {
+            let mut tx = client.transaction()?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+            tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))?;
+            let exists: bool = tx
+                .query_one(
+                    "SELECT to_regclass(quote_ident($1) || '.state') IS NOT NULL",
+                    &[&schema],
+                )?
+                .try_get(0)?;
+            let mut at = if exists {
+                let v: i64 = tx
+                    .query_one("SELECT schema_version FROM state WHERE id = 0", &[])?
+                    .try_get(0)?;
+                u64::try_from(v).unwrap_or(u64::MAX)
+            } else {
+                0
+            };
+            while at < schema_version() {
+                tx.batch_execute(MIGRATIONS[at as usize])?;
+                at += 1;
+            }
+            tx.execute(
+                "UPDATE state SET schema_version = $1 WHERE id = 0 AND schema_version < $1",
+                &[&(at as i64)],
+            )?;
+            tx.commit()
+        };
+        run(client).map_err(|e| failure(&label, "cannot set up the schema of", e))?;
+        // A newer version written meanwhile is refused here, as at any other start.
+        self.stored_version().map(|_| ())
+    }
+
+    pub fn schema_version(&mut self) -> Result<Option<u64>> {
+        self.stored_version()
+    }
+
+    /// The server's version (`SHOW server_version`), for `db info`.
+    pub fn server_version(&mut self) -> Result<String> {
+        if let Some(v) = &self.server_version {
+            return Ok(v.clone());
+        }
+        let label = self.label();
+        let v: String = self
+            .client()?
+            .query_one("SHOW server_version", &[])
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| failure(&label, "cannot read", e))?;
+        self.server_version = Some(v.clone());
+        Ok(v)
+    }
+
+    pub fn read<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        if self.stored_version()?.is_none() {
+            // No tables yet: read as an empty database, as a missing file reads.
+            return f(&mut MemTx {
+                db: &mut Database::default(),
+                engine: Engine::Postgres,
+            });
+        }
+        self.in_transaction(false, |tx| f(tx).map(Outcome::Unchanged))
+    }
+
+    pub fn write<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
+        self.refuse_change_if_read_only()?;
+        self.ensure_schema()?;
+        self.in_transaction(true, |tx| f(tx))
+    }
+
+    /// `write` for a change that may be run again: one that fails with a serialization failure or
+    /// a deadlock (SQLSTATE 40001, 40P01; nothing of it was kept) is retried up to `RETRIES` times,
+    /// after a pause that doubles each time with random jitter (10 ms to 320 ms at most).
+    pub fn write_retrying<R>(
+        &mut self,
+        mut f: impl FnMut(&mut dyn Tx) -> Result<Outcome<R>>,
+    ) -> Result<R> {
+        self.refuse_change_if_read_only()?;
+        self.ensure_schema()?;
+        let mut attempt = 0;
+        loop {
+            self.retryable.set(false);
+            match self.in_transaction(true, |tx| f(tx)) {
+                Err(_) if self.retryable.get() && attempt < RETRIES => {
+                    attempt += 1;
+                    std::thread::sleep(backoff(attempt));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Run `f` in one transaction (see the module's comment) and commit what it says to commit.
+    fn in_transaction<R>(
+        &mut self,
+        writing: bool,
+        f: impl FnOnce(&mut PgTx) -> Result<Outcome<R>>,
+    ) -> Result<R> {
+        let label = self.label();
+        self.client()?;
+        let client = self.client.as_mut().expect("connected above");
+        let begin = if writing {
+            client.build_transaction().start()
+        } else {
+            client
+                .build_transaction()
+                .isolation_level(postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+        };
+        let mut tx = begin.map_err(|e| failure(&label, "cannot start a transaction on", e))?;
+        let outcome = f(&mut PgTx {
+            tx: &mut tx,
+            cache: &mut self.cache,
+            name: &label,
+            writing,
+            retryable: &self.retryable,
+            locked: Vec::new(),
+        });
+        match outcome {
+            Ok(Outcome::Commit(result)) => {
+                tx.commit().map_err(|e| {
+                    // A commit whose answer never came may or may not have happened.
+                    if e.is_closed() {
+                        Error::database(format!(
+                            "the connection to {label} broke while the change was being committed, so whether it was written is unknown; run it again with the same idempotency key, which is safe"
+                        ))
+                        .with_source(e)
+                    } else {
+                        failure(&label, "cannot commit the change to", e)
+                    }
+                })?;
+                Ok(result)
+            }
+            // Nothing to keep: ending the transaction either way releases its locks and snapshot.
+            Ok(Outcome::Unchanged(result)) => {
+                let _ = tx.rollback();
+                Ok(result)
+            }
+            Err(e) => {
+                let _ = tx.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    fn refuse_change_if_read_only(&self) -> Result<()> {
+        if self.reads_only {
+            return Err(Error::database(format!(
+                "cannot change the database {}: it was opened for reading only",
+                self.label()
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn backup(&mut self, target: &Path) -> Result<super::Engine> {
+        admin::backup(self, target)
+    }
+
+    pub fn check(&mut self) -> Result<Vec<String>> {
+        admin::check(self)
+    }
+
+    pub fn repair(&mut self) -> Result<Vec<String>> {
+        admin::repair(self)
+    }
+
+    /// Write `db` as a new database at `target`, whose schema must hold no Timeline tables.
+    pub fn create_from(target: &PgTarget, db: &Database) -> Result<()> {
+        admin::create_from(&mut PgStore::new(target.clone()), db)
+    }
+}
+
+/// The pause before retry `attempt` (1, 2, ...): 10 ms doubled each time, plus up to as much again
+/// at random so that writers that collided do not collide again.
+fn backoff(attempt: u32) -> Duration {
+    let base = 10u64 << attempt.min(5);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let jitter = (u64::from(nanos) ^ u64::from(std::process::id())) % base;
+    Duration::from_millis(base + jitter)
+}
+
+/// A PostgreSQL error as a database error that names the database by its redacted URI.
+fn failure(label: &str, what: &str, e: postgres::Error) -> Error {
+    let code = e.code().map(|c| c.code().to_string());
+    let hint = match code.as_deref() {
+        Some("40001" | "40P01") => {
+            "; it collided with other writers (a serialization failure or deadlock) and nothing was written: run it again"
+        }
+        Some("57014") => {
+            "; a statement ran longer than the statement timeout (another client may hold a lock for long): nothing was written, try again"
+        }
+        Some("42501") => {
+            "; the database role may not do this: grant it the privileges docs/storage.md lists"
+        }
+        Some("53100") => "; the server's disk is full: nothing was written",
+        _ if e.is_closed() => {
+            "; the connection to the server broke (it restarted or the network failed); nothing of this transaction was written, and the next call connects again"
+        }
+        _ => "",
+    };
+    let detail = e
+        .as_db_error()
+        .map(|d| d.message().to_string())
+        .unwrap_or_else(|| e.to_string());
+    Error::database(format!("{what} the database {label}: {detail}{hint}")).with_source(e)
+}
+
+/// A node whose parent is not older than it: damage Timeline never writes (see the SQLite engine's
+/// `newer_parent`).
+fn newer_parent(label: &str, tl: u64, n: u64, parent: u64) -> Error {
+    Error::database(format!(
+        "the database {label} is damaged: timeline tl{tl}: node n{n} claims parent n{parent}, which is not older than it; nothing was changed. Run tl db check, and restore a backup"
+    ))
+}

@@ -1,0 +1,304 @@
+//! Statements and rows: the prepared-statement cache of a connection, Timeline's values to and from
+//! the columns of the schema, and the writes several `Tx` methods share (a node with its search
+//! terms, an import record, an archived branch).
+
+use super::tx::PgTx;
+use crate::error::{Error, Result};
+use crate::model::file::ImportRecord;
+use crate::model::{
+    ArchivedBranch, Intent, Node, Role, Summary, SummaryKind, summary_request_digest,
+};
+use crate::store::{NodeRow, TimelineRow};
+use postgres::Row;
+use postgres::types::ToSql;
+
+/// Parameters of one statement.
+pub(super) type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
+
+/// PostgreSQL has signed 64-bit integers; Timeline's counters are unsigned. The bits are kept as they
+/// are (as in the SQLite engine), so every u64 survives the round trip.
+pub(super) fn sql(v: u64) -> i64 {
+    v as i64
+}
+
+pub(super) fn unsql(v: i64) -> u64 {
+    v as u64
+}
+
+impl PgTx<'_, '_> {
+    /// The statement prepared once per connection (one round trip the first time, none after).
+    fn statement(&mut self, text: &str) -> Result<postgres::Statement> {
+        if let Some(s) = self.cache.get(text) {
+            return Ok(s.clone());
+        }
+        let s = self.tx.prepare(text).map_err(|e| self.fail(e))?;
+        self.cache.insert(text.to_string(), s.clone());
+        Ok(s)
+    }
+
+    pub(super) fn query(&mut self, text: &str, params: Params) -> Result<Vec<Row>> {
+        let s = self.statement(text)?;
+        self.tx.query(&s, params).map_err(|e| self.fail(e))
+    }
+
+    pub(super) fn query_opt(&mut self, text: &str, params: Params) -> Result<Option<Row>> {
+        let s = self.statement(text)?;
+        self.tx.query_opt(&s, params).map_err(|e| self.fail(e))
+    }
+
+    pub(super) fn exec(&mut self, text: &str, params: Params) -> Result<u64> {
+        let s = self.statement(text)?;
+        self.tx.execute(&s, params).map_err(|e| self.fail(e))
+    }
+
+    /// The first column of every row, as IDs.
+    pub(super) fn ids(&mut self, text: &str, params: Params) -> Result<Vec<u64>> {
+        let rows = self.query(text, params)?;
+        rows.iter()
+            .map(|r| get::<i64>(r, 0).map(unsql))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.fail(e))
+    }
+
+    /// A value stored as JSON text, or an error that names what is damaged.
+    pub(super) fn json<T: serde::de::DeserializeOwned>(&self, what: &str, text: &str) -> Result<T> {
+        serde_json::from_str(text).map_err(|e| {
+            Error::database(format!(
+                "the database {} has a damaged {what} ({e}); run tl db check",
+                self.name
+            ))
+        })
+    }
+
+    /// Insert one node row as it is, with its summary sources and search terms.
+    pub(super) fn put_node(&mut self, tl: u64, row: &NodeRow) -> Result<()> {
+        let node = &row.node;
+        let summary = node.summary.as_ref();
+        let derived_from = summary
+            .filter(|s| !s.derived_from.is_empty())
+            .map(|s| serde_json::to_string(&s.derived_from).unwrap_or_default());
+        let digest = summary.filter(|s| s.kind == SummaryKind::Real).map(|s| {
+            summary_request_digest(
+                s.from,
+                s.to,
+                &node.text,
+                node.tokens,
+                &s.derived_from,
+                s.supersedes,
+                node.intent.as_ref(),
+            )
+            .to_vec()
+        });
+        self.exec(
+            "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)",
+            &[
+                &sql(tl),
+                &sql(row.id),
+                &sql(node.parent),
+                &node.role.as_str(),
+                &node.text,
+                &sql(node.tokens),
+                &node.intent.as_ref().map(|i| i.tag.as_str()),
+                &node.intent.as_ref().and_then(|i| i.note.as_deref()),
+                &summary.map(|s| s.kind.as_str()),
+                &summary.map(|s| sql(s.from)),
+                &summary.map(|s| sql(s.to)),
+                &derived_from,
+                &summary.and_then(|s| s.supersedes).map(sql),
+                &summary.map(|s| sql(s.version)),
+                &digest,
+                &node.cold,
+                &row.pinned,
+                &sql(row.prefix_tokens),
+                &sql(row.depth),
+                &i64::from(row.cover_count),
+                &row.stale,
+                &row.superseded_by.map(sql),
+                &node.created_at.map(sql),
+                &node.provenance,
+            ],
+        )?;
+        if let Some(s) = summary
+            && !s.derived_from.is_empty()
+        {
+            let sources: Vec<i64> = s.derived_from.iter().map(|&n| sql(n)).collect();
+            self.exec(
+                "INSERT INTO summary_sources (timeline, summary, source) SELECT $1, $2, s FROM unnest($3::bigint[]) AS s ON CONFLICT DO NOTHING",
+                &[&sql(tl), &sql(row.id), &sources],
+            )?;
+        }
+        self.index_node(tl, row)
+    }
+
+    /// Add a searchable node's terms to the search tables (same transaction as the node itself):
+    /// its terms as `crate::search` cuts them, each distinct term once in the postings, and the
+    /// timeline's share of BM25's statistics. Three statements whatever the length of the text.
+    pub(super) fn index_node(&mut self, tl: u64, row: &NodeRow) -> Result<()> {
+        if !crate::store::searchable(row.id, &row.node) {
+            return Ok(());
+        }
+        let terms: Vec<String> = crate::search::terms(&row.node.text)
+            .into_iter()
+            .map(|t| t.text)
+            .collect();
+        if terms.is_empty() {
+            return Ok(());
+        }
+        let mut distinct = terms.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        self.exec(
+            "INSERT INTO search_docs (timeline, node, terms) VALUES ($1, $2, $3)",
+            &[&sql(tl), &sql(row.id), &terms.join(" ")],
+        )?;
+        self.exec(
+            "INSERT INTO search_postings (term, timeline, node) SELECT t, $2, $3 FROM unnest($1::text[]) AS t",
+            &[&distinct, &sql(tl), &sql(row.id)],
+        )?;
+        self.exec(
+            "UPDATE timelines SET search_docs = search_docs + 1, search_terms = search_terms + $2 WHERE id = $1",
+            &[&sql(tl), &(terms.len() as i64)],
+        )?;
+        Ok(())
+    }
+
+    pub(super) fn put_import_row(&mut self, record: &ImportRecord) -> Result<()> {
+        let json = serde_json::to_string(record)
+            .map_err(|e| Error::internal(e.to_string()).with_source(e))?;
+        let timeline = crate::model::parse_timeline_id(&record.timeline).ok_or_else(|| {
+            Error::internal(format!(
+                "internal error: import record of an invalid timeline {:?}",
+                record.timeline
+            ))
+        })?;
+        self.exec(
+            "INSERT INTO imports (format, source_key, digest, timeline, ts, title, record) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            &[
+                &record.format,
+                &record.source_key,
+                &record.digest,
+                &sql(timeline),
+                &sql(record.ts),
+                &record.title,
+                &json,
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub(super) fn import_records(
+        &mut self,
+        text: &str,
+        params: Params,
+    ) -> Result<Vec<ImportRecord>> {
+        let rows = self.query(text, params)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let json: String = get(r, 0).map_err(|e| self.fail(e))?;
+            out.push(self.json("import record", &json)?);
+        }
+        Ok(out)
+    }
+
+    /// Add the record of an archived branch after every other (`seq` orders the archivals).
+    pub(super) fn insert_archived(&mut self, tl: u64, archived: &ArchivedBranch) -> Result<()> {
+        let nodes =
+            serde_json::to_string(&archived.nodes).map_err(|e| Error::database(e.to_string()))?;
+        self.exec(
+            "INSERT INTO archived_branches (timeline, name, head, watermark, position, nodes) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &sql(tl),
+                &archived.name,
+                &sql(archived.head),
+                &sql(archived.watermark),
+                &sql(archived.position),
+                &nodes,
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+/// One column of a row; a type that does not match is an error, never a panic.
+pub(super) fn get<'r, T: postgres::types::FromSql<'r>>(
+    row: &'r Row,
+    i: usize,
+) -> std::result::Result<T, postgres::Error> {
+    row.try_get(i)
+}
+
+pub(super) const TIMELINE_COLUMNS: &str =
+    "id, next_node, current_branch, title, created_at, updated_at";
+
+pub(super) fn read_timeline(r: &Row) -> std::result::Result<TimelineRow, postgres::Error> {
+    Ok(TimelineRow {
+        id: unsql(get(r, 0)?),
+        next_node: unsql(get(r, 1)?),
+        current_branch: get(r, 2)?,
+        title: get(r, 3)?,
+        created_at: get::<Option<i64>>(r, 4)?.map(unsql),
+        updated_at: get::<Option<i64>>(r, 5)?.map(unsql),
+    })
+}
+
+pub(super) const NODE_COLUMNS: &str = "nodes.id, nodes.parent, nodes.role, nodes.text, nodes.tokens, nodes.intent_tag, nodes.intent_note, nodes.summary_kind, nodes.summary_from, nodes.summary_to, nodes.derived_from, nodes.supersedes, nodes.version, nodes.cold, nodes.pinned, nodes.prefix_tokens, nodes.depth, nodes.cover_count, nodes.stale, nodes.superseded_by, nodes.created_at, nodes.provenance";
+
+/// A node row, or what is wrong with it.
+pub(super) fn read_node(r: &Row) -> std::result::Result<NodeRow, String> {
+    let e = |e: postgres::Error| e.to_string();
+    let role: String = get(r, 2).map_err(e)?;
+    let role = Role::parse(&role)
+        .or((role == "root").then_some(Role::Root))
+        .ok_or_else(|| format!("invalid role {role:?}"))?;
+    let intent = get::<Option<String>>(r, 5)
+        .map_err(e)?
+        .map(|tag| Intent { tag, note: None });
+    let intent = match (intent, get::<Option<String>>(r, 6).map_err(e)?) {
+        (Some(i), note) => Some(Intent { note, ..i }),
+        (None, _) => None,
+    };
+    let summary = match get::<Option<String>>(r, 7).map_err(e)? {
+        None => None,
+        Some(kind) => {
+            let kind = match kind.as_str() {
+                "real" => SummaryKind::Real,
+                "placeholder" => SummaryKind::Placeholder,
+                other => return Err(format!("invalid summary kind {other:?}")),
+            };
+            let derived_from: Vec<u64> = match get::<Option<String>>(r, 10).map_err(e)? {
+                None => Vec::new(),
+                Some(json) => serde_json::from_str(&json)
+                    .map_err(|err| format!("invalid derived_from ({err})"))?,
+            };
+            Some(Summary {
+                kind,
+                from: unsql(get::<Option<i64>>(r, 8).map_err(e)?.unwrap_or(0)),
+                to: unsql(get::<Option<i64>>(r, 9).map_err(e)?.unwrap_or(0)),
+                derived_from,
+                supersedes: get::<Option<i64>>(r, 11).map_err(e)?.map(unsql),
+                version: unsql(get::<Option<i64>>(r, 12).map_err(e)?.unwrap_or(0)),
+            })
+        }
+    };
+    let cover: i64 = get(r, 17).map_err(e)?;
+    Ok(NodeRow {
+        id: unsql(get(r, 0).map_err(e)?),
+        node: Node {
+            parent: unsql(get(r, 1).map_err(e)?),
+            role,
+            text: get(r, 3).map_err(e)?,
+            tokens: unsql(get(r, 4).map_err(e)?),
+            created_at: get::<Option<i64>>(r, 20).map_err(e)?.map(unsql),
+            intent,
+            provenance: get(r, 21).map_err(e)?,
+            summary,
+            cold: get(r, 13).map_err(e)?,
+        },
+        pinned: get(r, 14).map_err(e)?,
+        prefix_tokens: unsql(get(r, 15).map_err(e)?),
+        depth: unsql(get(r, 16).map_err(e)?),
+        cover_count: u32::try_from(cover).map_err(|_| format!("invalid cover count {cover}"))?,
+        stale: get(r, 18).map_err(e)?,
+        superseded_by: get::<Option<i64>>(r, 19).map_err(e)?.map(unsql),
+    })
+}

@@ -19,6 +19,8 @@ mod generated;
 mod interchange;
 mod layout;
 mod mcp;
+#[cfg(unix)]
+mod pg_tls;
 mod provenance;
 mod reads;
 mod shell;

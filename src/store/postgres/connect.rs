@@ -2,6 +2,7 @@
 //! here and nowhere else).
 
 use super::target::{Host, PgTarget, SslMode};
+use super::tls;
 use crate::error::{Error, Result};
 
 /// How long one statement may run before the server cancels it, so that nothing waits for ever
@@ -11,15 +12,15 @@ pub(crate) const STATEMENT_TIMEOUT_MS: u64 = 60_000;
 /// A connection to `target`'s database, with the session set up for Timeline: its schema first on
 /// the search path, statements bounded by `STATEMENT_TIMEOUT_MS`.
 pub(crate) fn connect(target: &PgTarget) -> Result<postgres::Client> {
-    if let Some(mode @ (SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull)) =
-        target.sslmode
-    {
-        return Err(Error::database(format!(
-            "cannot connect to {}: sslmode={} asks for TLS, which this build of Timeline does not speak yet; nothing was read or written. Connect over a Unix socket or a trusted network with sslmode=disable",
-            target.redacted(),
-            mode.as_str()
-        )));
-    }
+    let uri = target.redacted();
+    // TLS as libpq does it (`tls`): settled before anything is sent, so a missing CA file fails first.
+    let tls = tls::plan(
+        target.sslmode.unwrap_or(SslMode::Prefer),
+        target.sslrootcert.as_deref(),
+        tls::default_rootcert().as_deref(),
+        matches!(target.host, Host::Socket(_)),
+        &uri,
+    )?;
     let mut config = postgres::Config::new();
     match &target.host {
         Host::Tcp(host) => {
@@ -43,7 +44,6 @@ pub(crate) fn connect(target: &PgTarget) -> Result<postgres::Client> {
         .user(&target.user)
         .dbname(&target.dbname)
         .connect_timeout(target.connect_timeout)
-        .ssl_mode(postgres::config::SslMode::Disable)
         // The session's settings travel with the startup packet: no extra round trip.
         .options(&format!(
             "-c search_path={} -c statement_timeout={STATEMENT_TIMEOUT_MS}",
@@ -53,9 +53,7 @@ pub(crate) fn connect(target: &PgTarget) -> Result<postgres::Client> {
     if let Some(password) = target.password() {
         config.password(password);
     }
-    config
-        .connect(postgres::NoTls)
-        .map_err(|e| connect_failure(target, e))
+    tls::connect(&mut config, &tls, &uri)?.map_err(|e| connect_failure(target, e))
 }
 
 /// A connection that failed, naming the server by its redacted URI and saying what to check.
@@ -66,10 +64,17 @@ fn connect_failure(target: &PgTarget, e: postgres::Error) -> Error {
             "the database {:?} does not exist on that server; Timeline creates its tables but not the database: create it (createdb {}) or name another",
             target.dbname, target.dbname
         ),
-        Some("28P01" | "28000") => {
+        Some("28P01") => {
             "the server refused the login: check the user name and the password (in the URI, PGPASSWORD or the password file)".to_string()
         }
-        _ => {
+        // pg_hba.conf said no: its reason names what to change (often TLS, or the user's host).
+        Some("28000") => format!(
+            "the server refused the connection ({}): check the user name, and whether the server requires TLS (sslmode) or accepts this user from this host",
+            e.as_db_error().map_or("no reason given", |d| d.message())
+        ),
+        _ => match tls::explain(&e, &host_name(target)) {
+            Some(why) => why,
+            None => {
             let text = e.to_string();
             let detail = std::error::Error::source(&e)
                 .map(|s| format!(" ({s})"))
@@ -78,11 +83,20 @@ fn connect_failure(target: &PgTarget, e: postgres::Error) -> Error {
                 "{text}{detail}; check that the server is running and reachable at that address (Timeline waited at most {} seconds: connect_timeout)",
                 target.connect_timeout.as_secs()
             )
-        }
+            }
+        },
     };
     Error::database(format!(
         "cannot connect to the PostgreSQL database {}: {hint}; nothing was read or written",
         target.redacted()
     ))
     .with_source(e)
+}
+
+/// The host as the URI names it, for messages about its certificate.
+fn host_name(target: &PgTarget) -> String {
+    match &target.host {
+        Host::Tcp(host) => host.clone(),
+        Host::Socket(dir) => dir.display().to_string(),
+    }
 }

@@ -25,8 +25,7 @@ mod admin;
 pub(crate) mod connect;
 mod rows;
 pub(crate) mod target;
-#[allow(dead_code)]
-pub(crate) mod tls;
+mod tls;
 mod tx;
 
 pub use target::{PgTarget, is_uri};

@@ -5,56 +5,9 @@
 //! archives need no OpenSSL on the target machine. Without the feature a mode that needs TLS is refused
 //! before anything is sent to the server, and `prefer` connects in plain text, which it allows.
 
+use super::target::SslMode;
 use crate::error::Error;
 use std::path::{Path, PathBuf};
-
-/// libpq's `sslmode`, in its order of strictness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SslMode {
-    /// Never TLS.
-    Disable,
-    /// libpq tries plain text first; the client crate cannot, so this behaves as `Prefer`.
-    Allow,
-    /// TLS when the server offers it (the default), without certificate checks.
-    Prefer,
-    /// TLS or no connection; the certificate is checked as `VerifyCa` when a CA file is present.
-    Require,
-    /// TLS, and the server's certificate chain must lead to the CA in `sslrootcert`.
-    VerifyCa,
-    /// As `VerifyCa`, and the certificate must name the host connected to.
-    VerifyFull,
-}
-
-impl SslMode {
-    /// The mode a URI's `sslmode` names; `None` for a word libpq does not know.
-    pub(crate) fn parse(word: &str) -> Option<SslMode> {
-        Some(match word {
-            "disable" => SslMode::Disable,
-            "allow" => SslMode::Allow,
-            "prefer" => SslMode::Prefer,
-            "require" => SslMode::Require,
-            "verify-ca" => SslMode::VerifyCa,
-            "verify-full" => SslMode::VerifyFull,
-            _ => return None,
-        })
-    }
-
-    /// The word for this mode in a URI.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            SslMode::Disable => "disable",
-            SslMode::Allow => "allow",
-            SslMode::Prefer => "prefer",
-            SslMode::Require => "require",
-            SslMode::VerifyCa => "verify-ca",
-            SslMode::VerifyFull => "verify-full",
-        }
-    }
-
-    /// The words `parse` accepts, for error messages.
-    pub(crate) const WORDS: &'static str =
-        "disable, allow, prefer, require, verify-ca, verify-full";
-}
 
 /// How one connection is to be secured.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,12 +54,12 @@ pub(crate) fn plan(
         (SslMode::Require | SslMode::VerifyCa, Some(ca)) => Plan::Required(Check::Chain(ca)),
         (SslMode::VerifyFull, Some(ca)) => Plan::Required(Check::ChainAndHost(ca)),
         (SslMode::VerifyCa | SslMode::VerifyFull, None) => {
-            return Err(Error::invalid(format!(
-                "The database URI {uri} asks for sslmode={} but names no CA certificate to check the \
-                 server's certificate with. Add sslrootcert=/path/to/ca.crt (the PEM file of the CA that \
-                 signed the server's certificate) to the URI, or put that file at \
-                 ~/.postgresql/root.crt.",
-                mode.name()
+            return Err(Error::database(format!(
+                "cannot connect to the PostgreSQL database {uri}: sslmode={} checks the server's \
+                 certificate, but the URI names no CA certificate to check it with; nothing was read or \
+                 written. Add sslrootcert=/path/to/ca.crt (the PEM file of the CA that signed the \
+                 server's certificate) to the URI, or put that file at ~/.postgresql/root.crt",
+                mode.as_str()
             )));
         }
     })
@@ -182,10 +135,10 @@ fn required(
     _check: &Check,
     uri: &str,
 ) -> Result<Result<postgres::Client, postgres::Error>, Error> {
-    Err(Error::invalid(format!(
-        "The database URI {uri} needs TLS (its sslmode is require, verify-ca or verify-full), but this \
-         build of Timeline was made without TLS (the cargo feature postgres-tls is off). Use a release \
-         build of tl, or build with the default features."
+    Err(Error::database(format!(
+        "cannot connect to the PostgreSQL database {uri}: its sslmode needs TLS, which this build of \
+         Timeline leaves out (it was built without the cargo feature postgres-tls); nothing was read \
+         or written. Use a release build, or build with the default features"
     )))
 }
 
@@ -199,9 +152,9 @@ pub(crate) fn explain(error: &postgres::Error, host: &str) -> Option<String> {
     let text = error.to_string();
     if text.contains("server does not support TLS") {
         return Some(
-            "The server does not accept TLS connections, but the URI's sslmode requires TLS. Turn on \
+            "the server does not accept TLS connections, and the URI's sslmode requires TLS: turn on \
              ssl in the server's configuration, or use sslmode=prefer or disable if plain text is \
-             acceptable on this network."
+             acceptable on this network"
                 .to_string(),
         );
     }
@@ -258,16 +211,16 @@ mod rustls_tls {
         uri: &str,
     ) -> Result<Arc<WebPkiServerVerifier>, Error> {
         let unreadable = |why: String| {
-            Error::invalid(format!(
-                "The CA certificate file {} (sslrootcert of the database URI {uri}) cannot be used: \
-                 {why}. Name a PEM file that holds the certificate of the CA that signed the server's \
-                 certificate.",
+            Error::database(format!(
+                "cannot connect to the PostgreSQL database {uri}: the CA certificate file {} \
+                 (sslrootcert) cannot be used: {why}; nothing was read or written. Name a PEM file \
+                 that holds the certificate of the CA that signed the server's certificate",
                 ca.display()
             ))
         };
         let mut roots = RootCertStore::empty();
-        let certs = CertificateDer::pem_file_iter(ca).map_err(|e| unreadable(e.to_string()))?;
-        for cert in certs {
+        let pem = std::fs::read(ca).map_err(|e| unreadable(format!("it cannot be read ({e})")))?;
+        for cert in CertificateDer::pem_slice_iter(&pem) {
             let cert = cert.map_err(|e| unreadable(e.to_string()))?;
             roots
                 .add(cert)
@@ -399,19 +352,19 @@ mod rustls_tls {
             rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             ) => format!(
-                "The server's certificate is not issued for the host name {host} (sslmode=verify-full \
-                 checks that it is). Connect with a host name the certificate names, or use \
-                 sslmode=verify-ca to check only that the CA signed it."
+                "the server's certificate is not issued for the host name {host} (sslmode=verify-full \
+                 checks that it is): connect with a host name the certificate names, or use \
+                 sslmode=verify-ca to check only that the CA signed it"
             ),
             rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
-                "The server's certificate is not signed by the CA in sslrootcert. Name the CA \
-                 certificate that signed the server's certificate with sslrootcert=/path/to/ca.crt."
+                "the server's certificate is not signed by the CA in sslrootcert: name the CA \
+                 certificate that signed the server's certificate with sslrootcert=/path/to/ca.crt"
                     .to_string()
             }
             rustls::Error::InvalidCertificate(
                 CertificateError::Expired | CertificateError::ExpiredContext { .. },
-            ) => "The server's certificate has expired; the server needs a new one.".to_string(),
-            other => format!("The TLS handshake with the server failed: {other}."),
+            ) => "the server's certificate has expired: the server needs a new one".to_string(),
+            other => format!("the TLS handshake with the server failed: {other}"),
         })
     }
 }
@@ -420,9 +373,18 @@ mod rustls_tls {
 mod tests {
     use super::*;
 
-    fn planned(mode: &str, rootcert: Option<&str>, default: Option<&str>, socket: bool) -> Plan {
+    const MODES: [SslMode; 6] = [
+        SslMode::Disable,
+        SslMode::Allow,
+        SslMode::Prefer,
+        SslMode::Require,
+        SslMode::VerifyCa,
+        SslMode::VerifyFull,
+    ];
+
+    fn planned(mode: SslMode, rootcert: Option<&str>, default: Option<&str>, socket: bool) -> Plan {
         plan(
-            SslMode::parse(mode).unwrap(),
+            mode,
             rootcert.map(Path::new),
             default.map(Path::new),
             socket,
@@ -432,65 +394,64 @@ mod tests {
     }
 
     #[test]
-    fn every_mode_word_parses_and_names_itself() {
-        for word in SslMode::WORDS.split(", ") {
-            assert_eq!(SslMode::parse(word).unwrap().name(), word);
-        }
-        assert_eq!(SslMode::parse("verify_full"), None);
-    }
-
-    #[test]
     fn the_modes_follow_libpq() {
+        use SslMode::*;
         let ca = |p: &str| Plan::Required(Check::Chain(PathBuf::from(p)));
-        assert_eq!(planned("disable", Some("/ca"), None, false), Plan::Plain);
+        assert_eq!(planned(Disable, Some("/ca"), None, false), Plan::Plain);
         assert_eq!(
-            planned("prefer", Some("/ca"), None, false),
+            planned(Prefer, Some("/ca"), None, false),
             Plan::Opportunistic
         );
-        assert_eq!(planned("allow", None, None, false), Plan::Opportunistic);
+        assert_eq!(planned(Allow, None, None, false), Plan::Opportunistic);
         assert_eq!(
-            planned("require", None, None, false),
+            planned(Require, None, None, false),
             Plan::Required(Check::Nothing)
         );
         // libpq: require with a CA file present verifies the chain, as verify-ca.
-        assert_eq!(planned("require", Some("/ca"), None, false), ca("/ca"));
+        assert_eq!(planned(Require, Some("/ca"), None, false), ca("/ca"));
         assert_eq!(
-            planned("require", None, Some("/home/ca"), false),
+            planned(Require, None, Some("/home/ca"), false),
             ca("/home/ca")
         );
         assert_eq!(
-            planned("verify-ca", Some("/ca"), Some("/home/ca"), false),
+            planned(VerifyCa, Some("/ca"), Some("/home/ca"), false),
             ca("/ca")
         );
         assert_eq!(
-            planned("verify-full", None, Some("/home/ca"), false),
+            planned(VerifyFull, None, Some("/home/ca"), false),
             Plan::Required(Check::ChainAndHost(PathBuf::from("/home/ca")))
         );
     }
 
     #[test]
     fn a_unix_socket_never_uses_tls() {
-        for word in SslMode::WORDS.split(", ") {
-            assert_eq!(planned(word, None, None, true), Plan::Plain, "{word}");
+        for mode in MODES {
+            assert_eq!(planned(mode, None, None, true), Plan::Plain, "{mode:?}");
         }
     }
 
     #[test]
     fn verifying_without_a_ca_is_refused_naming_the_uri() {
-        let e = plan(
-            SslMode::VerifyFull,
-            None,
-            None,
-            false,
-            "postgresql://tl@db.example/team",
-        )
-        .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "The database URI postgresql://tl@db.example/team asks for sslmode=verify-full but names no \
-             CA certificate to check the server's certificate with. Add sslrootcert=/path/to/ca.crt (the \
-             PEM file of the CA that signed the server's certificate) to the URI, or put that file at \
-             ~/.postgresql/root.crt."
-        );
+        for mode in [SslMode::VerifyCa, SslMode::VerifyFull] {
+            let e = plan(
+                mode,
+                None,
+                None,
+                false,
+                "postgresql://tl@db.example:5432/team",
+            )
+            .unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "cannot connect to the PostgreSQL database postgresql://tl@db.example:5432/team: \
+                     sslmode={} checks the server's certificate, but the URI names no CA certificate \
+                     to check it with; nothing was read or written. Add sslrootcert=/path/to/ca.crt \
+                     (the PEM file of the CA that signed the server's certificate) to the URI, or put \
+                     that file at ~/.postgresql/root.crt",
+                    mode.as_str()
+                )
+            );
+        }
     }
 }

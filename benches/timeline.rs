@@ -281,6 +281,7 @@ fn engine_name(engine: Engine) -> &'static str {
     match engine {
         Engine::Sqlite => "sqlite",
         Engine::Json => "json",
+        Engine::Postgres => "postgres",
     }
 }
 
@@ -288,6 +289,8 @@ fn engine_ext(engine: Engine) -> &'static str {
     match engine {
         Engine::Sqlite => "db",
         Engine::Json => "json",
+        // Not a file: the file rows measure the two file engines only (see postgres.rs).
+        Engine::Postgres => unreachable!("the file rows never use a server"),
     }
 }
 

@@ -20,6 +20,8 @@ mod interchange;
 mod layout;
 mod mcp;
 #[cfg(unix)]
+mod pg_faults;
+#[cfg(unix)]
 mod pg_tls;
 mod provenance;
 mod reads;

@@ -110,14 +110,26 @@ impl PgStore {
     fn stored_version(&mut self) -> Result<Option<u64>> {
         let label = self.label();
         let schema = self.target.schema.clone();
+        let probe = |client: &mut postgres::Client| {
+            client
+                .query_one(
+                    "SELECT to_regclass(quote_ident($1) || '.state') IS NOT NULL",
+                    &[&schema],
+                )
+                .and_then(|r| r.try_get::<_, bool>(0))
+        };
+        // The first statement of every read and change: a connection that the server closed since
+        // the last call (a restart) is only seen here, so it is opened again once, and nothing was
+        // sent yet that could have been written.
+        let exists = match probe(self.client()?) {
+            Err(e) if connection_broke(&e) => {
+                self.client = None;
+                probe(self.client()?)
+            }
+            other => other,
+        }
+        .map_err(|e| failure(&label, "cannot read", e))?;
         let client = self.client()?;
-        let exists = client
-            .query_one(
-                "SELECT to_regclass(quote_ident($1) || '.state') IS NOT NULL",
-                &[&schema],
-            )
-            .and_then(|r| r.try_get::<_, bool>(0))
-            .map_err(|e| failure(&label, "cannot read", e))?;
         if !exists {
             return Ok(None);
         }
@@ -328,6 +340,13 @@ fn backoff(attempt: u32) -> Duration {
         .unwrap_or(0);
     let jitter = (u64::from(nanos) ^ u64::from(std::process::id())) % base;
     Duration::from_millis(base + jitter)
+}
+
+/// Whether `e` says the connection itself is gone (closed, or its socket failed), not a statement.
+fn connection_broke(e: &postgres::Error) -> bool {
+    e.is_closed()
+        || std::error::Error::source(e)
+            .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some())
 }
 
 /// A PostgreSQL error as a database error that names the database by its redacted URI.

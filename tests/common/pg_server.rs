@@ -256,21 +256,10 @@ impl Server {
     /// Runs SQL as the superuser over the socket; its output (unaligned, tuples only), or a panic
     /// with psql's error.
     pub fn psql(&self, db: &str, sql: &str) -> String {
-        let out = Command::new(self.bin.join("psql"))
-            .arg("-h")
-            .arg(&self.socket_dir)
-            .args([
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                ADMIN,
-                "-d",
-                db,
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-qAtc",
-                sql,
-            ])
+        let out = Command::new(self.psql_program())
+            .args(self.psql_args(db))
+            .arg("-c")
+            .arg(sql)
             .stdin(Stdio::null())
             .output()
             .unwrap();
@@ -280,6 +269,31 @@ impl Server {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).unwrap()
+    }
+
+    pub fn psql_program(&self) -> PathBuf {
+        self.bin.join("psql")
+    }
+
+    /// psql's arguments for `db` as the superuser over the socket, quiet, unaligned, tuples only.
+    pub fn psql_args(&self, db: &str) -> Vec<String> {
+        let socket = self.socket_dir.display().to_string();
+        let port = self.port.to_string();
+        [
+            "-h",
+            &socket,
+            "-p",
+            &port,
+            "-U",
+            ADMIN,
+            "-d",
+            db,
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-qAt",
+        ]
+        .map(String::from)
+        .to_vec()
     }
 
     /// A URI for `db` over the Unix socket, as the superuser.

@@ -279,7 +279,7 @@ impl PgStore {
             Ok(Outcome::Commit(result)) => {
                 tx.commit().map_err(|e| {
                     // A commit whose answer never came may or may not have happened.
-                    if e.is_closed() {
+                    if connection_broke(&e) {
                         Error::database(format!(
                             "the connection to {label} broke while the change was being committed, so whether it was written is unknown; run it again with the same idempotency key, which is safe"
                         ))
@@ -343,8 +343,14 @@ fn backoff(attempt: u32) -> Duration {
 }
 
 /// Whether `e` says the connection itself is gone (closed, or its socket failed), not a statement.
+/// The server ending the session (SQLSTATE class 57P: terminated by an administrator, a crash or a
+/// shutdown) counts as that too.
 fn connection_broke(e: &postgres::Error) -> bool {
     e.is_closed()
+        || matches!(
+            e.code().map(|c| c.code()),
+            Some("57P01" | "57P02" | "57P03")
+        )
         || std::error::Error::source(e)
             .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some())
 }
@@ -363,7 +369,7 @@ fn failure(label: &str, what: &str, e: postgres::Error) -> Error {
             "; the database role may not do this: grant it the privileges docs/storage.md lists"
         }
         Some("53100") => "; the server's disk is full: nothing was written",
-        _ if e.is_closed() => {
+        _ if connection_broke(&e) => {
             "; the connection to the server broke (it restarted or the network failed); nothing of this transaction was written, and the next call connects again"
         }
         _ => "",

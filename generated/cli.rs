@@ -11,7 +11,7 @@ pub fn command() -> clap::Command {
         .version(env!("CARGO_PKG_VERSION"))
         .subcommand_required(true)
         .arg_required_else_help(true)
-        .arg(Arg::new("db").long("db").value_name("PATH").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).value_hint(ValueHint::FilePath).help("The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory."))
+        .arg(Arg::new("db").long("db").value_name("PATH").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).value_hint(ValueHint::FilePath).help("The database file (a new file ending in .json is a JSON snapshot, any other a SQLite database), or a PostgreSQL database as a postgresql:// URI (docs/storage.md). Default: $TIMELINE_DB if set and non-empty, else ~/.timeline.json if it exists, else timeline/timeline.db in your data directory."))
         .arg(Arg::new("timeline").long("timeline").value_name("TL").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID."))
         .arg(Arg::new("idempotency-key").long("idempotency-key").value_name("KEY").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused."))
         .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches. [json, text]"))
@@ -201,15 +201,15 @@ pub fn command() -> clap::Command {
             )
             .subcommand(
                 Command::new("convert")
-                    .about("Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).")
+                    .about("Copy the database into a new file (its extension picks the engine: .json: JSON, else SQLite) or into a PostgreSQL database named by a postgresql:// URI.")
                     .override_usage("tl db convert [OPTIONS] --to <PATH>")
-                    .arg(Arg::new("to").long("to").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).value_hint(ValueHint::FilePath).help("The new database file; it must not exist yet. (required)"))
+                    .arg(Arg::new("to").long("to").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).value_hint(ValueHint::FilePath).help("The new database file, which must not exist yet, or a postgresql:// URI whose schema holds no Timeline tables yet. (required)"))
             )
             .subcommand(
                 Command::new("backup")
                     .about("Write a consistent copy of the database to a new file while other processes keep working.")
                     .override_usage("tl db backup [OPTIONS] --to <PATH>")
-                    .arg(Arg::new("to").long("to").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).value_hint(ValueHint::FilePath).help("The copy's file; it must not exist yet. The copy uses the same engine as the database. (required)"))
+                    .arg(Arg::new("to").long("to").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).value_hint(ValueHint::FilePath).help("The copy's file; it must not exist yet. The copy uses the same engine as the database (a PostgreSQL database's copy: the engine its name gives, .json: JSON, else SQLite). (required)"))
             )
         )
         .subcommand(

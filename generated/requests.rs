@@ -273,17 +273,17 @@ pub struct DbCheckArgs {
     pub repair: bool,
 }
 
-/// Arguments of `db_convert`: Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).
+/// Arguments of `db_convert`: Copy the database into a new file (its extension picks the engine: .json: JSON, else SQLite) or into a PostgreSQL database named by a postgresql:// URI.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DbConvertArgs {
-    /// The new database file; it must not exist yet.
+    /// The new database file, which must not exist yet, or a postgresql:// URI whose schema holds no Timeline tables yet.
     pub to: String,
 }
 
 /// Arguments of `db_backup`: Write a consistent copy of the database to a new file while other processes keep working.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DbBackupArgs {
-    /// The copy's file; it must not exist yet. The copy uses the same engine as the database.
+    /// The copy's file; it must not exist yet. The copy uses the same engine as the database (a PostgreSQL database's copy: the engine its name gives, .json: JSON, else SQLite).
     pub to: String,
 }
 
@@ -364,7 +364,7 @@ pub enum DatabaseRequest {
     DbInfo(DbInfoArgs),
     /// `db_check`: Check the database's integrity and report every problem; --repair rebuilds the search index.
     DbCheck(DbCheckArgs),
-    /// `db_convert`: Copy the database into a new file; its extension picks the engine (.json: JSON, else SQLite).
+    /// `db_convert`: Copy the database into a new file (its extension picks the engine: .json: JSON, else SQLite) or into a PostgreSQL database named by a postgresql:// URI.
     DbConvert(DbConvertArgs),
     /// `db_backup`: Write a consistent copy of the database to a new file while other processes keep working.
     DbBackup(DbBackupArgs),

@@ -74,7 +74,7 @@ Usage: tl-mcp [--db PATH]
 
 Options:
   --db PATH      The database file (a new file ending in .json is a JSON snapshot, any other a
-                 SQLite database). Default: the TIMELINE_DB environment variable when it is set
+                 SQLite database), or a PostgreSQL database as a postgresql:// URI. Default: the TIMELINE_DB environment variable when it is set
                  and not empty, else ~/.timeline.json if it exists, else timeline/timeline.db in
                  your data directory. The folder of --db or TIMELINE_DB must exist.
   -h, --help     Print this help and exit.

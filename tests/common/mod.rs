@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+pub mod postgres;
+
 /// The clock `Db::new` sets: TIMELINE_NOW=2026-01-01T00:00:00Z.
 pub const CLOCK: &str = "1767225600";
 
@@ -24,13 +26,16 @@ pub const TL_MCP: &str = env!("CARGO_BIN_EXE_tl-mcp");
 pub enum Engine {
     Json,
     Sqlite,
+    /// A schema of its own on the test process's PostgreSQL server (`postgres.rs`).
+    Postgres,
 }
 
 impl Engine {
+    /// The file name of a database of a file engine (PostgreSQL's is a URI: see `Db::new`).
     pub fn file_name(self) -> &'static str {
         match self {
             Engine::Json => "db.json",
-            Engine::Sqlite => "db.sqlite",
+            Engine::Sqlite | Engine::Postgres => "db.sqlite",
         }
     }
 }
@@ -72,11 +77,43 @@ macro_rules! on_both_engines {
     };
 }
 
+/// Every test inside runs three times, as `json::<name>`, `sqlite::<name>` and `postgres::<name>`,
+/// each with `Db::new` making a database of that engine. The PostgreSQL cases need the server
+/// programs (see `postgres.rs`): where they are missing, those cases say so once and pass (fail
+/// under CI=true).
+#[macro_export]
+macro_rules! on_every_engine {
+    ($( $(#[$meta:meta])* fn $name:ident() $body:block )*) => {
+        $crate::on_both_engines! { $( $(#[$meta])* fn $name() $body )* }
+        mod postgres {
+            #[allow(unused_imports)]
+            use super::*;
+            $( $(#[$meta])* fn $name() {
+                if $crate::common::postgres::server().is_none() {
+                    return;
+                }
+                $crate::common::use_engine($crate::common::Engine::Postgres);
+                $body
+            } )*
+        }
+    };
+}
+
 /// What a change alters, or `None` when there is no database. For the JSON snapshot (a name ending
 /// in `.json`), the file's bytes. For SQLite, whose bytes move between the file and its write-ahead
 /// log when a process closes, the whole database as the library reads it, in the snapshot format
 /// (every node, branch, idempotency record and audit entry).
 pub fn stored_state(path: &Path) -> Option<Vec<u8>> {
+    if timeline::store::is_uri(&path.to_string_lossy()) {
+        // A server database exists once its tables do.
+        let mut store = timeline::store::Store::open(path.to_path_buf()).expect("the URI opens");
+        store.format_version().expect("the server answers")?;
+        return Some(timeline::store::encode(
+            &store
+                .read(|tx| tx.load_database())
+                .expect("the database loads"),
+        ));
+    }
     if !path.exists() {
         return None;
     }
@@ -181,7 +218,12 @@ impl Db {
     /// A database of this thread's engine (see `use_engine`), not created yet.
     pub fn new() -> Db {
         let dir = TempDir::new();
-        let path = dir.path().join(engine().file_name());
+        let path = match engine() {
+            Engine::Postgres => PathBuf::from(
+                postgres::fresh_uri().expect("the PostgreSQL cases check for a server first"),
+            ),
+            engine => dir.path().join(engine.file_name()),
+        };
         Db {
             dir,
             path,
@@ -267,6 +309,9 @@ impl Db {
     }
 
     pub fn engine(&self) -> Engine {
+        if timeline::store::is_uri(&self.path.to_string_lossy()) {
+            return Engine::Postgres;
+        }
         if self.path.extension().is_some_and(|e| e == "json") {
             Engine::Json
         } else {

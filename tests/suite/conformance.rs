@@ -107,6 +107,7 @@ fn substitute(value: &Value, dir: &Path, engine: Engine) -> Value {
         Value::String(s) if s == "{{format_version}}" => match engine {
             Engine::Json => json!(spec().constants.format_version),
             Engine::Sqlite => json!(timeline::store::sqlite_schema_version()),
+            Engine::Postgres => json!(timeline::store::postgres_schema_version()),
         },
         Value::String(s) => {
             if let Some(path) = s
@@ -417,12 +418,12 @@ impl<'a> Runner<'a> {
     fn new(fe: FrontEnd, engine: Engine, case: &'a Case) -> Runner<'a> {
         let dir = TempDir::new();
         std::fs::create_dir_all(dir.path().join("home")).unwrap();
-        let db = dir.path().join(
-            case.value
-                .get("db_path")
-                .and_then(Value::as_str)
-                .unwrap_or(engine.file_name()),
-        );
+        let db = match (engine, case.value.get("db_path").and_then(Value::as_str)) {
+            (Engine::Postgres, None) => PathBuf::from(
+                common::postgres::fresh_uri().expect("run_all checks for a server first"),
+            ),
+            (_, path) => dir.path().join(path.unwrap_or(engine.file_name())),
+        };
         Runner {
             fe,
             engine,
@@ -860,6 +861,7 @@ fn check_error_form(
 enum Engine {
     Json,
     Sqlite,
+    Postgres,
 }
 
 impl Engine {
@@ -867,24 +869,36 @@ impl Engine {
         match self {
             Engine::Json => "json",
             Engine::Sqlite => "sqlite",
+            Engine::Postgres => "postgres",
         }
     }
 
     fn file_name(self) -> &'static str {
         match self {
             Engine::Json => "db.json",
-            Engine::Sqlite => "db.sqlite",
+            Engine::Sqlite | Engine::Postgres => "db.sqlite",
         }
     }
 }
 
+/// Cases about database files that a server database does not have, with why; each has its
+/// PostgreSQL counterpart in `store::postgres_*`.
+const FILE_CASES: &[(&str, &str)] = &[(
+    "db_info",
+    "its results name a file path and size; tests/suite/store.rs checks db info on PostgreSQL",
+)];
+
 fn run_all(fe: FrontEnd, engine: Engine) {
+    if engine == Engine::Postgres && common::postgres::server().is_none() {
+        return;
+    }
     let cases = load_cases();
     let filter = std::env::var("CONFORMANCE_CASE").ok();
     let mut failures = Vec::new();
     let mut ran = 0;
     for case in &cases {
         if !case.runs_on(fe)
+            || (engine == Engine::Postgres && FILE_CASES.iter().any(|(name, _)| *name == case.name))
             || filter
                 .as_ref()
                 .is_some_and(|f| !case.name.contains(f.as_str()))
@@ -936,6 +950,16 @@ fn every_case_passes_through_tl_mcp_on_json() {
 #[test]
 fn every_case_passes_through_tl_mcp_on_sqlite() {
     run_all(FrontEnd::Mcp, Engine::Sqlite);
+}
+
+#[test]
+fn every_case_passes_through_tl_on_postgres() {
+    run_all(FrontEnd::Cli, Engine::Postgres);
+}
+
+#[test]
+fn every_case_passes_through_tl_mcp_on_postgres() {
+    run_all(FrontEnd::Mcp, Engine::Postgres);
 }
 
 fn index() -> Value {

@@ -460,6 +460,7 @@ on_both_engines! {
         let target = db.dir.path().join(match common::engine() {
             common::Engine::Json => "converted.sqlite",
             common::Engine::Sqlite => "converted.json",
+            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
         });
         db.tl(&["db", "convert", "--to", &target.display().to_string()]).json();
         let mut converted = Db::new();
@@ -540,6 +541,7 @@ on_both_engines! {
         let other = match db.engine() {
             common::Engine::Json => "copy.db",
             common::Engine::Sqlite => "copy.json",
+            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
         };
         let copy = db.dir.path().join(other).display().to_string();
         let converted = db.tl(&["db", "convert", "--to", &copy]).json();

@@ -23,6 +23,7 @@ mod mcp;
 mod pg_faults;
 #[cfg(unix)]
 mod pg_tls;
+mod postgres;
 mod provenance;
 mod reads;
 mod shell;

@@ -142,6 +142,7 @@ on_both_engines! {
         let (other, same) = match common::engine() {
             common::Engine::Json => ("converted.sqlite", "back.json"),
             common::Engine::Sqlite => ("converted.json", "back.sqlite"),
+            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
         };
         let mut previous = db;
         for name in [other, same] {
@@ -183,6 +184,7 @@ on_both_engines! {
                 )
                 .unwrap();
             }
+            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
         }
         // n3 now holds its import record in its note, as databases written before provenance did.
         let record = current["timelines"][0]["nodes"][2]["provenance"].to_string();
@@ -196,6 +198,7 @@ on_both_engines! {
                 .unwrap()
                 .query_row("SELECT intent_note FROM nodes WHERE timeline = 0 AND id = 3", [], |r| r.get(0))
                 .unwrap(),
+            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
         };
         assert_eq!(old_note, record);
 
@@ -220,6 +223,7 @@ on_both_engines! {
                 assert_eq!(version(), schema);
                 schema
             }
+            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
         };
         // The next change writes the current format: the same database as before the downgrade,
         // plus that change.

@@ -29,6 +29,7 @@ fn chain(len: u64) -> Db {
     let json_path = match crate::common::engine() {
         Engine::Json => db.path.clone(),
         Engine::Sqlite => db.dir.path().join("fixture.json"),
+        Engine::Postgres => unreachable!("this test runs on the file engines only"),
     };
     std::fs::write(&json_path, snapshot.to_string()).unwrap();
     if crate::common::engine() == Engine::Sqlite {

@@ -2076,6 +2076,9 @@ fn s8_backup_is_consistent_while_other_processes_write() {
                 let name = match engine {
                     common::Engine::Json => format!("copy{i}.json"),
                     common::Engine::Sqlite => format!("copy{i}.db"),
+                    common::Engine::Postgres => {
+                        unreachable!("this test runs on the file engines only")
+                    }
                 };
                 let target = db.dir.path().join(name);
                 let result = db.tl(&["db", "backup", "--to", target.to_str().unwrap()]);
@@ -2109,6 +2112,7 @@ fn s8_backup_is_consistent_while_other_processes_write() {
         let wrong = db.dir.path().join(match engine {
             common::Engine::Json => "wrong.db",
             common::Engine::Sqlite => "wrong.json",
+            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
         });
         let run = db.tl(&["db", "backup", "--to", wrong.to_str().unwrap()]);
         assert_eq!(run.code, 2, "{run:?}");
@@ -2322,6 +2326,7 @@ mod read_only_and_links {
         match db.engine() {
             common::Engine::Json => "json",
             common::Engine::Sqlite => "sqlite",
+            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
         }
     }
 
@@ -2385,6 +2390,7 @@ mod read_only_and_links {
         let hint = match db.engine() {
             common::Engine::Json => "the file, its directory and its lock file",
             common::Engine::Sqlite => "the file and its directory",
+            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
         };
         json!({"error": format!("cannot change the database {p}: {why}. Nothing was written; reading it works. To change it, get write access to {hint}, or copy it to a writable place (cp \"{p}\" <new path>) and use the copy")}).to_string()
     }
@@ -2595,6 +2601,7 @@ mod read_only_and_links {
             let why = match db.engine() {
                 common::Engine::Json => format!("you may not create files in its directory {d} (a change writes the new snapshot there and renames it into place)"),
                 common::Engine::Sqlite => format!("you may not create files in its directory {d} (SQLite keeps its -wal and -shm files there while it changes the database)"),
+                common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
             };
             as_nobody(&db, &db.path, &tl, &["append", "--role", "user", "--text", "more"]).err(3, &change_refused(&db, &why));
             let fresh = db.dir.path().join(format!("new.{}", db.path.extension().unwrap().to_str().unwrap()));
@@ -2822,6 +2829,7 @@ mod first_write {
             let name = match db.engine() {
                 Engine::Json => "n.json",
                 Engine::Sqlite => "n.db",
+                Engine::Postgres => unreachable!("this test runs on the file engines only"),
             };
             let full = "the disk is full: free some space and try again";
             let sqlite_full = format!("database or disk is full; {full} (nothing was changed)");
@@ -2845,6 +2853,7 @@ mod first_write {
                         format!("cannot set up the database m/n.db: {sqlite_full}"),
                     ),
                 ],
+                Engine::Postgres => unreachable!("this test runs on the file engines only"),
             };
             for (fill, error) in &fills {
                 let out = on_small_tmpfs(
@@ -2870,6 +2879,7 @@ rm m/fill
                     // (The lock file is not a database; it stays so that writers keep one lock.)
                     Engine::Json => "left: fill n.json.lock",
                     Engine::Sqlite => "left: fill",
+                    Engine::Postgres => unreachable!("this test runs on the file engines only"),
                 };
                 let rest: Vec<&str> = lines.collect();
                 let timeline = |id: &str, messages: u64, updated: &str| {
@@ -2933,6 +2943,7 @@ rm m/fill
                         r#"{{"error":"the database {p} does not exist, but its backup {p}.bak does: the database was probably deleted or moved by mistake, so nothing was done. To restore the previous state: cp \"{p}.bak\" \"{p}\". To start a new database here instead, remove the backup first: rm \"{p}.bak\""}}"#
                     )
                 }
+                Engine::Postgres => unreachable!("this test runs on the file engines only"),
             };
             for args in [&["create"][..], &["append", "--role", "user", "--text", "x", "--tokens", "1"]] {
                 db.tl(args).err(3, &expected);
@@ -3068,6 +3079,7 @@ rm m/fill
                     vec![format!(".{name}.tmp-4000001-1"), format!(".{name}.bak-4000001-2")],
                     vec![],
                 ),
+                Engine::Postgres => unreachable!("this test runs on the file engines only"),
             };
             for file in dead.iter().chain(&kept) {
                 make(file, if file.contains("4000004") { 0 } else { 60 });

@@ -147,6 +147,7 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
                 .filter(|name| match engine {
                     Engine::Json => name.starts_with(".db.json."),
                     Engine::Sqlite => name.ends_with("-wal"),
+                    Engine::Postgres => unreachable!("this test runs on the file engines only"),
                 })
                 .map(|name| format!("{name} {attempts}"))
                 .collect();
@@ -242,6 +243,7 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
             std::fs::read(db.backup_path()).unwrap(),
         ],
         Engine::Sqlite => vec![db.bytes()],
+        Engine::Postgres => unreachable!("this test runs on the file engines only"),
     };
     for bytes in snapshots {
         let value: Value = serde_json::from_slice(&bytes).unwrap();
@@ -254,6 +256,7 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
     let expected: &[&str] = match engine {
         Engine::Json => &["db.json", "db.json.bak", "db.json.lock"],
         Engine::Sqlite => &["db.sqlite"],
+        Engine::Postgres => unreachable!("this test runs on the file engines only"),
     };
     assert_eq!(names, expected, "{}", context(""));
     eprintln!(
@@ -392,6 +395,7 @@ fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize) {
     let expected: &[&str] = match engine {
         Engine::Json => &["db.json", "db.json.lock", "input.json"],
         Engine::Sqlite => &["db.sqlite", "input.json"],
+        Engine::Postgres => unreachable!("this test runs on the file engines only"),
     };
     assert_eq!(names(), expected, "{}", context(""));
     eprintln!(

@@ -365,6 +365,7 @@ fn parent_damage(db: &Db, node: &str, parent: &str) -> String {
         common::Engine::Json => format!(
             "the database {p} cannot be used: invalid content (timeline tl0: node {node} has parent {parent} that is not older than it). Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file (cp \"{p}\" \"{p}.corrupt\"), then restore the previous snapshot: cp \"{p}.bak\" \"{p}\""
         ),
+        common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
     };
     json!({ "error": message }).to_string()
 }
@@ -379,6 +380,7 @@ fn parent_problem(db: &Db, node: &str, parent: &str) -> String {
         common::Engine::Json => format!(
             "invalid content (timeline tl0: node {node} has parent {parent} that is not older than it)"
         ),
+        common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
     }
 }
 
@@ -400,6 +402,7 @@ fn set_parent(db: &Db, n: u64, parent: u64) {
             node["parent"] = json!(format!("n{parent}"));
             std::fs::write(&db.path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
         }
+        common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
     }
 }
 

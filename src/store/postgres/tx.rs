@@ -238,7 +238,7 @@ impl Tx for PgTx<'_, '_> {
         let (stop, matches, value) = match find {
             PathFind::Depth(d) => ("AND n.depth > $3", "nodes.depth = $3", d),
             PathFind::OldestBare { deeper_than } => (
-                "AND n.depth > $3 + 1",
+                "AND n.depth > $3::bigint + 1",
                 "nodes.depth > $3 AND NOT nodes.pinned AND nodes.summary_kind IS NULL \
                  AND nodes.cover_count = 0 ORDER BY nodes.depth",
                 deeper_than,

@@ -662,7 +662,7 @@ fn started<T>(mut start: impl FnMut() -> std::io::Result<T>) -> T {
 }
 
 /// Private PostgreSQL servers: one of its own per fault test or benchmark, and the TLS server.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 pub mod pg_server;
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 pub mod pg_tls;

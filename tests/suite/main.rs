@@ -19,9 +19,10 @@ mod generated;
 mod interchange;
 mod layout;
 mod mcp;
-#[cfg(unix)]
+// Linux: the private servers run as nobody through setpriv, and the errors quoted are Linux's.
+#[cfg(target_os = "linux")]
 mod pg_faults;
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 mod pg_tls;
 mod postgres;
 mod provenance;

@@ -208,3 +208,173 @@ fn pg_faults_a_connection_dropped_during_the_commit_is_an_unknown_outcome_safe_t
     assert_eq!(texts(&uri), ["kept"]);
     session.close();
 }
+
+/// A TCP address on 127.0.0.1 that takes no connection and refuses none: a listener with a
+/// backlog of 0 whose queue is filled and never accepted, so the kernel drops further SYNs, as a
+/// firewall that drops packets does. The listener and the fillers live as long as the result.
+fn blackhole() -> (u16, Vec<std::net::TcpStream>, i32) {
+    // SAFETY: plain socket calls on a descriptor this function owns; errors are checked.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+        assert!(fd >= 0);
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        assert_eq!(libc::bind(fd, (&raw const addr).cast(), len), 0);
+        assert_eq!(libc::listen(fd, 0), 0);
+        let mut bound: libc::sockaddr_in = std::mem::zeroed();
+        let mut bound_len = len;
+        assert_eq!(
+            libc::getsockname(fd, (&raw mut bound).cast(), &mut bound_len),
+            0
+        );
+        let port = u16::from_be(bound.sin_port);
+        let target = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let mut fillers = Vec::new();
+        while fillers.len() < 16 {
+            match std::net::TcpStream::connect_timeout(&target, Duration::from_millis(300)) {
+                Ok(stream) => fillers.push(stream),
+                Err(_) => return (port, fillers, fd),
+            }
+        }
+        panic!("the listen queue of 127.0.0.1:{port} never filled");
+    }
+}
+
+#[test]
+fn pg_faults_an_unreachable_server_fails_within_connect_timeout_naming_the_uri() {
+    // No server is needed: nothing answers at these addresses.
+    let empty = TempDir::new();
+    let closed = pg_server::free_port();
+    let (black, _fillers, fd) = blackhole();
+    let reached = "check that the server is running and reachable at that address";
+    let cases = [
+        // A socket directory where no server runs.
+        (
+            format!("postgresql://ann@/team?host={}", empty.path().display()),
+            format!(
+                "postgresql://ann@:5432/team?host={}",
+                empty.path().display()
+            ),
+            format!(
+                "error connecting to server (No such file or directory (os error 2)); {reached} (Timeline waited at most 10 seconds: connect_timeout)"
+            ),
+        ),
+        // A TCP port nothing listens on.
+        (
+            format!("postgresql://ann:Secret-pw-1@127.0.0.1:{closed}/team"),
+            format!("postgresql://ann@127.0.0.1:{closed}/team"),
+            format!(
+                "error connecting to server (Connection refused (os error 111)); {reached} (Timeline waited at most 10 seconds: connect_timeout)"
+            ),
+        ),
+        // An address that never answers: only connect_timeout ends the wait (1 counts as 2 s).
+        (
+            format!("postgresql://ann:Secret-pw-1@127.0.0.1:{black}/team?connect_timeout=1"),
+            format!("postgresql://ann@127.0.0.1:{black}/team?connect_timeout=2"),
+            format!(
+                "error connecting to server (connection timed out); {reached} (Timeline waited at most 2 seconds: connect_timeout)"
+            ),
+        ),
+    ];
+    for (uri, shown, why) in cases {
+        let started = Instant::now();
+        let run = tl(&["--db", &uri, "log", "--timeline", "tl0"]);
+        // A guard against waiting for ever, far above the 2 or 10 s allowed.
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{uri}: {:?}",
+            started.elapsed()
+        );
+        run.err(
+            3,
+            &json!({"error": format!("cannot connect to the PostgreSQL database {shown}: {why}; nothing was read or written")})
+                .to_string(),
+        );
+    }
+    // SAFETY: the listener's descriptor, closed once.
+    unsafe { libc::close(fd) };
+}
+
+/// 16 `tl-mcp` sessions append at once, 4 to each of 4 timelines: every acknowledged append is
+/// there afterwards, node IDs are unique and each timeline's branch is one chain of all of them.
+#[test]
+fn pg_faults_sixteen_writers_over_four_timelines_lose_nothing() {
+    let Some(server) = server() else { return };
+    let uri = format!("{}&schema=many", server.socket_uri("faults"));
+    for i in 0..4 {
+        tl(&["--db", &uri, "create"]).ok(&format!(r#"{{"timeline_id":"tl{i}"}}"#));
+    }
+    const EACH: usize = 10;
+    let start = std::sync::Barrier::new(16);
+    let acknowledged: Vec<(usize, String, String)> = std::thread::scope(|scope| {
+        let writers: Vec<_> = (0..16)
+            .map(|w| {
+                let (start, uri) = (&start, &uri);
+                scope.spawn(move || {
+                    let mut session = mcp(uri);
+                    start.wait();
+                    let timeline = w % 4;
+                    let mut done = Vec::new();
+                    for k in 0..EACH {
+                        let text = format!("writer {w} message {k}");
+                        let answer = session.ok("timeline_append", json!({"timeline_id": format!("tl{timeline}"), "role": "user", "text": text}));
+                        done.push((timeline, answer["node"].as_str().unwrap().to_string(), text));
+                    }
+                    session.close();
+                    done
+                })
+            })
+            .collect();
+        writers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    assert_eq!(acknowledged.len(), 16 * EACH);
+    let dir = TempDir::new();
+    let snapshot = dir.path().join("copy.json");
+    tl(&[
+        "--db",
+        &uri,
+        "db",
+        "convert",
+        "--to",
+        snapshot.to_str().unwrap(),
+    ])
+    .json();
+    let db: Value = serde_json::from_str(&std::fs::read_to_string(&snapshot).unwrap()).unwrap();
+    for (t, timeline) in db["timelines"].as_array().unwrap().iter().enumerate() {
+        let nodes = timeline["nodes"].as_array().unwrap();
+        let ids: std::collections::BTreeSet<&str> =
+            nodes.iter().map(|n| n["id"].as_str().unwrap()).collect();
+        assert_eq!(
+            (nodes.len(), ids.len()),
+            (4 * EACH, 4 * EACH),
+            "tl{t}: node IDs are unique"
+        );
+        // Every acknowledged append of this timeline is there, under the ID it was given.
+        for (_, id, text) in acknowledged.iter().filter(|(tl, _, _)| *tl == t) {
+            let node = nodes
+                .iter()
+                .find(|n| n["id"] == *id.as_str())
+                .unwrap_or_else(|| panic!("tl{t} lost {id}"));
+            assert_eq!(node["text"], *text.as_str());
+        }
+        // Appends took turns: one chain from the head back to the root through every message.
+        let parent: std::collections::HashMap<&str, &str> = nodes
+            .iter()
+            .map(|n| (n["id"].as_str().unwrap(), n["parent"].as_str().unwrap()))
+            .collect();
+        let head = timeline["branches"][0]["head"].as_str().unwrap();
+        assert_eq!(head, format!("n{}", 4 * EACH));
+        let (mut at, mut steps) = (head, 0);
+        while at != "n0" {
+            at = parent[at];
+            steps += 1;
+        }
+        assert_eq!(steps, 4 * EACH, "tl{t}");
+    }
+    tl(&["--db", &uri, "db", "check"]).json();
+}

@@ -378,3 +378,41 @@ fn pg_faults_sixteen_writers_over_four_timelines_lose_nothing() {
     }
     tl(&["--db", &uri, "db", "check"]).json();
 }
+
+/// A server that takes the TCP connection and then says nothing (a hung server, a port that is not
+/// PostgreSQL's): the login is given up on after connect_timeout and one more second.
+#[test]
+fn pg_faults_a_server_that_never_answers_the_login_is_given_up_on() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts and keeps every connection open without a word, until the test process ends.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    for query in ["connect_timeout=2", "connect_timeout=2&sslmode=disable"] {
+        let uri = format!("postgresql://ann:Secret-pw-1@127.0.0.1:{port}/team?{query}");
+        let started = Instant::now();
+        let run = tl(&["--db", &uri, "timelines"]);
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{:?}",
+            started.elapsed()
+        );
+        // The redacted form puts sslmode before connect_timeout.
+        let shown = match query {
+            "connect_timeout=2" => {
+                format!("postgresql://ann@127.0.0.1:{port}/team?connect_timeout=2")
+            }
+            _ => {
+                format!("postgresql://ann@127.0.0.1:{port}/team?sslmode=disable&connect_timeout=2")
+            }
+        };
+        run.err(
+            3,
+            &json!({"error": format!("cannot connect to the PostgreSQL database {shown}: the server took the connection but did not finish TLS and the login within 2 seconds (connect_timeout, and one more second); check that this address is a PostgreSQL server and that it is not overloaded; nothing was read or written")}).to_string(),
+        );
+    }
+}

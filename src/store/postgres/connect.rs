@@ -4,6 +4,9 @@
 use super::target::{Host, PgTarget, SslMode};
 use super::tls;
 use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// How long one statement may run before the server cancels it, so that nothing waits for ever
 /// (a lock held by a stuck client, a runaway query).
@@ -53,7 +56,64 @@ pub(crate) fn connect(target: &PgTarget) -> Result<postgres::Client> {
     if let Some(password) = target.password() {
         config.password(password);
     }
-    tls::connect(&mut config, &tls, &uri)?.map_err(|e| connect_failure(target, e))
+    let timeout = target.connect_timeout;
+    let opened = within_deadline(timeout + LOGIN_GRACE, &uri, move |uri| {
+        tls::connect(&mut config, &tls, uri)
+    })?;
+    opened.map_err(|e| connect_failure(target, e))
+}
+
+/// What the login may take beyond `connect_timeout`, which the client crate applies to opening
+/// the socket only: the socket's own timeout fires first, and this ends a server that accepted the
+/// socket but never finished TLS or the login (libpq bounds the whole connection attempt).
+const LOGIN_GRACE: Duration = Duration::from_secs(1);
+
+/// At most this many connection attempts are left waiting for a server that stopped answering;
+/// beyond that a new attempt fails at once instead of adding a thread.
+const STALLED_MAX: usize = 4;
+
+/// Connection attempts still running on their own threads.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// `open(uri)` on a thread of its own, given up on after `deadline`. The client crate has no bound
+/// on the login, and a thread that waits is the one way to stop waiting for it; the thread ends
+/// when the server answers or closes, or with the process.
+fn within_deadline<T: Send + 'static>(
+    deadline: Duration,
+    uri: &str,
+    open: impl FnOnce(&str) -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let stalled = || {
+        Error::database(format!(
+            "cannot connect to the PostgreSQL database {uri}: the server took the connection but did not finish TLS and the login within {} seconds (connect_timeout, and one more second); check that this address is a PostgreSQL server and that it is not overloaded; nothing was read or written",
+            deadline.saturating_sub(LOGIN_GRACE).as_secs()
+        ))
+    };
+    if RUNNING.load(Ordering::SeqCst) > STALLED_MAX {
+        return Err(stalled());
+    }
+    let (sender, receiver) = mpsc::channel();
+    let owned = uri.to_string();
+    RUNNING.fetch_add(1, Ordering::SeqCst);
+    let spawned = std::thread::Builder::new()
+        .name("postgres-connect".into())
+        .spawn(move || {
+            let _ = sender.send(open(&owned));
+            RUNNING.fetch_sub(1, Ordering::SeqCst);
+        });
+    if let Err(e) = spawned {
+        RUNNING.fetch_sub(1, Ordering::SeqCst);
+        return Err(Error::database(format!(
+            "cannot connect to the PostgreSQL database {uri}: no thread could be started for it ({e}); nothing was read or written"
+        )));
+    }
+    match receiver.recv_timeout(deadline) {
+        Ok(result) => result,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(stalled()),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::internal(format!(
+            "the connection attempt to {uri} ended without an answer"
+        ))),
+    }
 }
 
 /// A connection that failed, naming the server by its redacted URI and saying what to check.

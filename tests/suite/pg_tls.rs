@@ -257,3 +257,37 @@ fn pg_tls_no_output_ever_shows_the_password() {
     let run = tl(&home, None, &["--db", &with_password, "db", "info"]);
     run.ok(&info(&uri, &version_of(&run)));
 }
+
+/// The privileges README lists: a role with CONNECT on the database and USAGE and CREATE on a
+/// schema an administrator made for it (and no CREATE on the database) can use Timeline there.
+#[test]
+fn pg_tls_a_role_with_usage_and_create_on_its_schema_is_enough() {
+    let Some(s) = pg_tls::server() else { return };
+    let home = TempDir::new();
+    s.server.psql(
+        "team",
+        "CREATE ROLE tl_limited LOGIN PASSWORD 'Limited-pw-9'",
+    );
+    s.server.psql("team", "CREATE SCHEMA limited");
+    s.server.psql(
+        "team",
+        "GRANT USAGE, CREATE ON SCHEMA limited TO tl_limited",
+    );
+    let uri = format!(
+        "postgresql://tl_limited@localhost:{}/{}?sslmode=verify-full&sslrootcert={}&schema=limited",
+        s.server.port,
+        pg_tls::DB,
+        s.ca()
+    );
+    tl(&home, Some("Limited-pw-9"), &["--db", &uri, "create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    let run = tl(&home, Some("Limited-pw-9"), &["--db", &uri, "db", "info"]);
+    run.ok(&info(&uri, &version_of(&run)));
+    // Without CREATE on the database, another schema cannot be made.
+    let other = uri.replace("schema=limited", "schema=elsewhere");
+    tl(&home, Some("Limited-pw-9"), &["--db", &other, "create"]).err(
+        3,
+        &format!(
+            r#"{{"error":"cannot set up the schema of the database {other}: permission denied for database team; the database role may not do this: grant it the privileges docs/storage.md lists"}}"#
+        ),
+    );
+}

@@ -160,7 +160,17 @@ impl PgStore {
         let run = |client: &mut postgres::Client| -> std::result::Result<(), postgres::Error> {
             let mut tx = client.transaction()?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
-            tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))?;
+            // CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema is
+            // there; a role given only USAGE and CREATE on a schema made for it must not need that.
+            let made: bool = tx
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
+                    &[&schema],
+                )?
+                .try_get(0)?;
+            if !made {
+                tx.batch_execute(&format!("CREATE SCHEMA {schema}"))?;
+            }
             let exists: bool = tx
                 .query_one(
                     "SELECT to_regclass(quote_ident($1) || '.state') IS NOT NULL",

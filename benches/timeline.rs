@@ -1959,6 +1959,9 @@ fn main() {
             bench.results.missing.push((*missing).clone());
         }
     }
+    if postgres::run(&bench) {
+        return;
+    }
     let sizes = sizes(smoke);
     let plan = bench.process_plan();
     let startup = sample(plan, || bench.tl_raw(&["--version"]));
@@ -2032,7 +2035,6 @@ fn main() {
             }
         );
     }
-    postgres::run(&bench);
     println!("\ntotal {}", fmt_secs(secs(started)));
     if flag("TIMELINE_BENCH_KEEP") {
         eprintln!("kept the working files in {}", work.display());

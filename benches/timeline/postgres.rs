@@ -1,4 +1,5 @@
-//! The PostgreSQL rows (issue 25, item 7), with `TIMELINE_BENCH_POSTGRES=1`: append throughput of 1,
+//! The PostgreSQL rows (issue 25, item 7), with `TIMELINE_BENCH_POSTGRES=1` (`=only`: these rows
+//! alone): append throughput of 1,
 //! 2, 4 and 8 concurrent `tl-mcp` writers on distinct timelines, on PostgreSQL and on SQLite (whose
 //! writers take turns), and `timeline_append` per call at 100 and 100k messages on both. The server
 //! is a private one started here (its socket only, fsync on, as in production), with the tests'
@@ -25,7 +26,15 @@ const WRITERS: [usize; 4] = [1, 2, 4, 8];
 /// Messages of each writer's timeline before it starts.
 const START: usize = 50;
 
-pub fn run(bench: &Bench) {
+/// The PostgreSQL rows, first in a run; `true` when `TIMELINE_BENCH_POSTGRES=only` asks for nothing
+/// else.
+pub fn run(bench: &Bench) -> bool {
+    let only = std::env::var("TIMELINE_BENCH_POSTGRES").is_ok_and(|v| v == "only");
+    measure_all(bench);
+    only
+}
+
+fn measure_all(bench: &Bench) {
     let heading = "\n### PostgreSQL (issue 25; targets: 8 writers on distinct timelines >= 3x one writer on PostgreSQL, `timeline_append` at 100k <= 1.2x at 100)\n";
     if !super::flag("TIMELINE_BENCH_POSTGRES") {
         println!("{heading}\nnot run: set TIMELINE_BENCH_POSTGRES=1 to measure PostgreSQL");

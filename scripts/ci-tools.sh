@@ -91,6 +91,20 @@ ci_actionlint() {
 # ci_browser: Debian's chromium and chromium-driver, which the HTML export's browser tests drive
 # (tests/suite/export/html.rs); installed with apt-get when /usr/bin/chromium or /usr/bin/chromedriver is
 # missing. Prints how long that took.
+# The PostgreSQL server programs (initdb, pg_ctl) the tests' PostgreSQL cases start a server with
+# (tests/common/postgres.rs; as root they run as the user nobody).
+ci_postgres() {
+  if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    echo "PostgreSQL server programs are installed: $(ls -d /usr/lib/postgresql/*/bin | tail -1)"
+    return 0
+  fi
+  local started=$SECONDS
+  echo "installing postgresql (apt-get)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } ||
+    ci_missing "postgresql" "Run (as root, Debian): apt-get update && apt-get install -y postgresql"
+  echo "installed postgresql in $((SECONDS - started)) s"
+}
+
 ci_browser() {
   if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
     echo "chromium and chromedriver are installed: $(/usr/bin/chromium --version 2>/dev/null)"

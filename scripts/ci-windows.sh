@@ -41,6 +41,9 @@ runs=(
 # Tests Wine cannot run, by name, with the reason (the same list is in docs/contributing.md); the
 # release workflow runs them on its Windows runner (.github/build-setup.yml).
 skips=(
+  # The PostgreSQL cases: no server runs under Wine, and the test server listens on a Unix socket.
+  postgres::
+  _on_postgres
   # Wine does not keep a file's DACL: reading it back gives one made up from the Unix mode.
   s4_database_backup_and_lock_are_owner_only_on_windows
   s8_sqlite_database_is_owner_only_on_windows

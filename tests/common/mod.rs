@@ -233,6 +233,27 @@ impl Db {
         }
     }
 
+    /// Replace the database by a snapshot as it was written (maybe with damaged derived fields,
+    /// which loading rebuilds): a file engine's file is overwritten with it (the JSON engine reads
+    /// it as it is; SQLite finds a JSON snapshot by its content); on PostgreSQL the snapshot is
+    /// converted into a new schema, which the database becomes.
+    pub fn replace_with_snapshot(&mut self, snapshot: &Value) {
+        let bytes = serde_json::to_vec_pretty(snapshot).unwrap();
+        if self.engine() != Engine::Postgres {
+            std::fs::write(&self.path, bytes).unwrap();
+            return;
+        }
+        let file = self.dir.path().join("replacement.json");
+        std::fs::write(&file, bytes).unwrap();
+        let uri = postgres::fresh_uri().expect("a server");
+        let mut cmd = self.command(TL);
+        cmd.arg("--db")
+            .arg(&file)
+            .args(["db", "convert", "--to", &uri]);
+        Run::from(output_of(&mut cmd)).json();
+        self.path = PathBuf::from(uri);
+    }
+
     /// Set an environment variable for every later run (e.g. TIMELINE_NOW).
     pub fn env(&mut self, key: &str, value: &str) -> &mut Db {
         self.env.retain(|(k, _)| k != key);

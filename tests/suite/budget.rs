@@ -101,7 +101,7 @@ fn tree() -> Db {
 }
 
 // Every test below runs on both storage engines (json::… and sqlite::…).
-on_both_engines! {
+on_every_engine! {
     #[test]
     fn b4_the_counterexample_is_infeasible_and_commits_nothing() {
         let db = counterexample();

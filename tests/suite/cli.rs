@@ -30,7 +30,7 @@ fn tl_in(dir: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> Run {
 }
 
 // Every test below runs on both storage engines (json::… and sqlite::…).
-on_both_engines! {
+on_every_engine! {
     /// G2, M1, M2, C1, C2: the README walk-through with exact outputs.
     #[test]
     fn walk_through_has_the_documented_shapes() {
@@ -774,7 +774,7 @@ mod first_contact {
     use super::*;
     use common::McpSession;
 
-    on_both_engines! {
+    on_every_engine! {
         /// `tl timelines` has a text view, and `--format` is accepted after the command as before it.
         #[test]
         fn timelines_has_a_text_view_before_or_after_the_command() {

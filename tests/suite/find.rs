@@ -114,7 +114,7 @@ fn corpus() -> Db {
     db
 }
 
-on_both_engines! {
+on_every_engine! {
     #[test]
     fn search_ranks_by_relevance_then_recency() {
         let db = corpus();
@@ -620,7 +620,7 @@ fn text_corpus() -> Db {
 mod text {
     use super::*;
 
-    on_both_engines! {
+    on_every_engine! {
         /// `--format text` views, identical on both engines, compared with golden files; before or after
         /// the command; never with colour when piped.
         #[test]

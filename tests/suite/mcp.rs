@@ -116,7 +116,7 @@ impl Rng {
 // ---- G7: the same operations through tl and tl-mcp give the same JSON ----
 
 // Every test below runs on both storage engines (json::… and sqlite::…).
-on_both_engines! {
+on_every_engine! {
     #[test]
     fn initialize_negotiates_each_known_version_and_answers_the_latest_for_unknown_ones() {
         let db = Db::new();
@@ -1395,7 +1395,7 @@ on_both_engines! {
         let (code, _, stderr) = server.finish();
         assert_eq!(code, 0);
         assert!(stderr.contains(&path), "{stderr}");
-        assert!(db.path.exists());
+        assert!(common::stored_state(&db.path).is_some());
         // --db wins over TIMELINE_DB.
         let other = db.dir.path().join("other.json");
         let mut cmd = db.command(TL_MCP);

@@ -24,6 +24,7 @@ use std::time::Duration;
 mod admin;
 pub(crate) mod connect;
 mod rows;
+mod search;
 pub(crate) mod target;
 mod tls;
 mod tx;
@@ -277,14 +278,20 @@ impl PgStore {
                 .start()
         };
         let mut tx = begin.map_err(|e| failure(&label, "cannot start a transaction on", e))?;
-        let outcome = f(&mut PgTx {
+        let mut pg = PgTx {
             tx: &mut tx,
             cache: &mut self.cache,
             name: &label,
             writing,
             retryable: &self.retryable,
             locked: Vec::new(),
-        });
+            pending: Default::default(),
+        };
+        let outcome = match f(&mut pg) {
+            Ok(Outcome::Commit(result)) => pg.flush().map(|()| Outcome::Commit(result)),
+            other => other,
+        };
+        drop(pg);
         match outcome {
             Ok(Outcome::Commit(result)) => {
                 tx.commit().map_err(|e| {

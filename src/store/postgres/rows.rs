@@ -155,10 +155,21 @@ impl PgTx<'_, '_> {
             "INSERT INTO search_postings (term, timeline, node) SELECT t, $2, $3 FROM unnest($1::text[]) AS t",
             &[&distinct, &sql(tl), &sql(row.id)],
         )?;
-        self.exec(
-            "UPDATE timelines SET search_docs = search_docs + 1, search_terms = search_terms + $2 WHERE id = $1",
-            &[&sql(tl), &(terms.len() as i64)],
-        )?;
+        let pending = self.pending.entry(tl).or_default();
+        pending.search_docs += 1;
+        pending.search_terms += terms.len() as i64;
+        Ok(())
+    }
+
+    /// Write the counters gathered in `pending`: one update per timeline. Before commit, and
+    /// before a statement that reads them from the rows (counts, lists, search statistics).
+    pub(super) fn flush(&mut self) -> Result<()> {
+        for (tl, p) in std::mem::take(&mut self.pending) {
+            self.exec(
+                "UPDATE timelines SET next_node = next_node + $2, cold_nodes = cold_nodes + $3, search_docs = search_docs + $4, search_terms = search_terms + $5 WHERE id = $1",
+                &[&sql(tl), &p.nodes, &p.cold, &p.search_docs, &p.search_terms],
+            )?;
+        }
         Ok(())
     }
 

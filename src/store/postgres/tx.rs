@@ -8,7 +8,7 @@ use super::{failure, newer_parent};
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Node, ROOT, Timeline};
-use crate::search::{Query, Scorer};
+use crate::search::Query;
 use crate::store::{
     Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx,
 };
@@ -28,6 +28,20 @@ pub(super) struct PgTx<'a, 'c> {
     pub(super) retryable: &'a Cell<bool>,
     /// The timelines whose rows this transaction has locked.
     pub(super) locked: Vec<u64>,
+    /// Counters of timeline rows this transaction has added to but not yet written (`flush`):
+    /// PostgreSQL keeps every version of a row a transaction updates, and an update finds the row
+    /// through them all, so one update per message of a long import or conversion would make the
+    /// transaction quadratic. Written once per timeline instead.
+    pub(super) pending: std::collections::BTreeMap<u64, Pending>,
+}
+
+/// What a transaction added to one timeline's counters.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Pending {
+    pub(super) nodes: i64,
+    pub(super) cold: i64,
+    pub(super) search_docs: i64,
+    pub(super) search_terms: i64,
 }
 
 impl PgTx<'_, '_> {
@@ -104,8 +118,13 @@ impl Tx for PgTx<'_, '_> {
         self.lock_timeline(tl)?;
         let text = format!("SELECT {TIMELINE_COLUMNS} FROM timelines WHERE id = $1");
         let row = self.query_opt(&text, &[&sql(tl)])?;
-        row.map(|r| read_timeline(&r).map_err(|e| self.fail(e)))
-            .transpose()
+        let mut row = row
+            .map(|r| read_timeline(&r).map_err(|e| self.fail(e)))
+            .transpose()?;
+        if let (Some(row), Some(p)) = (&mut row, self.pending.get(&tl)) {
+            row.next_node = row.next_node.wrapping_add(p.nodes as u64);
+        }
+        Ok(row)
     }
 
     fn create_timeline(
@@ -159,6 +178,7 @@ impl Tx for PgTx<'_, '_> {
     }
 
     fn timeline_list(&mut self) -> Result<Vec<(TimelineRow, u64)>> {
+        self.flush()?;
         let text = format!(
             "SELECT {TIMELINE_COLUMNS}, (SELECT count(*) FROM branches b WHERE b.timeline = t.id) FROM timelines t ORDER BY id"
         );
@@ -306,10 +326,9 @@ impl Tx for PgTx<'_, '_> {
             )));
         }
         self.put_node(tl, row)?;
-        self.exec(
-            "UPDATE timelines SET next_node = next_node + 1, cold_nodes = cold_nodes + $2 WHERE id = $1",
-            &[&sql(tl), &i64::from(row.node.cold)],
-        )?;
+        let pending = self.pending.entry(tl).or_default();
+        pending.nodes += 1;
+        pending.cold += i64::from(row.node.cold);
         Ok(())
     }
 
@@ -340,10 +359,7 @@ impl Tx for PgTx<'_, '_> {
                     &[&sql(tl), &sql(n), &cold],
                 )?;
                 let delta = if cold { moved as i64 } else { -(moved as i64) };
-                self.exec(
-                    "UPDATE timelines SET cold_nodes = cold_nodes + $2 WHERE id = $1",
-                    &[&sql(tl), &delta],
-                )?;
+                self.pending.entry(tl).or_default().cold += delta;
                 1
             }
         };
@@ -626,79 +642,7 @@ impl Tx for PgTx<'_, '_> {
     }
 
     fn search(&mut self, query: &Query, scope: &SearchScope) -> Result<Vec<SearchHit>> {
-        // The messages holding each phrase's first term (a range of the postings for a prefix),
-        // read once; the phrases are matched and BM25 computed here with crate::search's rules, as
-        // the JSON engine does, over statistics of the whole database (as FTS5's bm25()).
-        let (mut exact, mut low, mut high) = (Vec::new(), Vec::new(), Vec::new());
-        for phrase in &query.phrases {
-            let first = &phrase.terms[0];
-            if phrase.prefix && phrase.terms.len() == 1 {
-                low.push(first.clone());
-                high.push(prefix_end(first));
-            } else {
-                exact.push(first.clone());
-            }
-        }
-        let stats = self.query_opt(
-            "SELECT coalesce(sum(search_docs), 0)::bigint, coalesce(sum(search_terms), 0)::bigint FROM timelines",
-            &[],
-        )?;
-        let (rows, tokens) = match &stats {
-            Some(r) => (
-                get::<i64>(r, 0).map_err(|e| self.fail(e))?,
-                get::<i64>(r, 1).map_err(|e| self.fail(e))?,
-            ),
-            None => (0, 0),
-        };
-        let found = self.query(
-            "SELECT d.timeline, d.node, d.terms, n.role, n.cold, n.created_at FROM search_docs d \
-             JOIN nodes n ON n.timeline = d.timeline AND n.id = d.node \
-             WHERE (d.timeline, d.node) IN ( \
-               SELECT p.timeline, p.node FROM unnest($1::text[]) AS e(t) \
-                 JOIN search_postings p ON p.term = e.t COLLATE \"C\" \
-               UNION SELECT p.timeline, p.node FROM unnest($2::text[], $3::text[]) AS r(lo, hi) \
-                 JOIN search_postings p ON p.term >= r.lo COLLATE \"C\" \
-                   AND (r.hi = '' OR p.term < r.hi COLLATE \"C\"))",
-            &[&exact, &low, &high],
-        )?;
-        let mut hits = vec![0u64; query.phrases.len()];
-        let mut matched = Vec::new();
-        for r in &found {
-            let read = || -> std::result::Result<_, postgres::Error> {
-                Ok((
-                    unsql(get::<i64>(r, 0)?),
-                    unsql(get::<i64>(r, 1)?),
-                    get::<&str>(r, 2)?,
-                    get::<&str>(r, 3)?,
-                    get::<bool>(r, 4)?,
-                    get::<Option<i64>>(r, 5)?.map(unsql),
-                ))
-            };
-            let (timeline, node, terms, role, cold, created_at) =
-                read().map_err(|e| self.fail(e))?;
-            let words: Vec<&str> = terms.split(' ').collect();
-            let at = query.occurrences(&words);
-            for (hit, at) in hits.iter_mut().zip(&at) {
-                *hit += u64::from(!at.is_empty());
-            }
-            let in_scope = scope.timeline.is_none_or(|id| id == timeline)
-                && scope.role.is_none_or(|want| want.as_str() == role)
-                && scope.cold.is_none_or(|want| want == cold);
-            if in_scope && at.iter().all(|o| !o.is_empty()) {
-                let freq: Vec<usize> = at.iter().map(Vec::len).collect();
-                matched.push((timeline, node, words.len(), freq, created_at));
-            }
-        }
-        let scorer = Scorer::new(unsql(rows), unsql(tokens), &hits);
-        Ok(matched
-            .into_iter()
-            .map(|(timeline, node, length, freq, created_at)| SearchHit {
-                timeline,
-                node,
-                score: scorer.score(length, &freq),
-                created_at,
-            })
-            .collect())
+        super::search::search(self, query, scope)
     }
 
     fn load_timeline(&mut self, tl: u64) -> Result<Timeline> {
@@ -794,6 +738,7 @@ impl Tx for PgTx<'_, '_> {
     }
 
     fn counts(&mut self) -> Result<Counts> {
+        self.flush()?;
         let row = self.query_opt(
             "SELECT count(*), coalesce(sum(next_node - 1), 0)::bigint, coalesce(sum(cold_nodes), 0)::bigint FROM timelines",
             &[],
@@ -809,35 +754,5 @@ impl Tx for PgTx<'_, '_> {
             })
         };
         read().map_err(|e| self.fail(e))
-    }
-}
-
-/// The smallest text after every text that starts with `prefix`, in byte order (COLLATE "C"): the
-/// prefix with its last character raised by one. Empty (no upper bound) when no character can be.
-fn prefix_end(prefix: &str) -> String {
-    let mut chars: Vec<char> = prefix.chars().collect();
-    while let Some(last) = chars.pop() {
-        let mut next = last as u32 + 1;
-        // Skip the surrogate range, which holds no characters.
-        if (0xD800..0xE000).contains(&next) {
-            next = 0xE000;
-        }
-        if let Some(c) = char::from_u32(next) {
-            chars.push(c);
-            return chars.into_iter().collect();
-        }
-    }
-    String::new()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_prefix_ends_at_its_last_character_raised() {
-        assert_eq!(super::prefix_end("ab"), "ac");
-        assert_eq!(super::prefix_end("日"), "旦");
-        assert_eq!(super::prefix_end("a\u{10FFFF}"), "b");
-        assert_eq!(super::prefix_end("\u{D7FF}"), "\u{E000}");
-        assert_eq!(super::prefix_end("\u{10FFFF}"), "");
     }
 }

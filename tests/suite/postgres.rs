@@ -3,6 +3,8 @@
 //! backup and convert to and from the file engines, search that gives what SQLite gives. Every
 //! other behaviour runs on PostgreSQL through `on_every_engine!` in its own area. Each test returns
 //! at once (after one loud line) where the server programs are missing, and fails under CI=true.
+// The test server listens on a Unix socket (tests/common/postgres.rs), so these are Unix tests.
+#![cfg(unix)]
 
 use crate::common::{self, Db, TL, postgres};
 use serde_json::json;

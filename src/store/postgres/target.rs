@@ -458,12 +458,15 @@ mod tests {
     fn a_socket_directory_and_the_defaults() {
         let t = PgTarget::parse("postgres://bob@/notes?host=%2Ftmp%2Fpg").unwrap();
         assert_eq!(t.host, Host::Socket("/tmp/pg".into()));
-        assert_eq!((t.port, t.dbname.as_str()), (5432, "bob"));
+        assert_eq!((t.port, t.dbname.as_str()), (5432, "notes"));
         assert_eq!(
             (t.schema.as_str(), t.connect_timeout.as_secs()),
             ("timeline", 10)
         );
-        assert_eq!(t.redacted(), "postgresql://bob@:5432/bob?host=/tmp/pg");
+        assert_eq!(t.redacted(), "postgresql://bob@:5432/notes?host=/tmp/pg");
+        // No database named: the user's name, as libpq does.
+        let bare = PgTarget::parse("postgresql://bob@db.example").unwrap();
+        assert_eq!((bare.dbname.as_str(), bare.port), ("bob", 5432));
         let v6 = PgTarget::parse("postgresql://u@[::1]:5000/d").unwrap();
         assert_eq!((v6.host, v6.port), (Host::Tcp("::1".into()), 5000));
     }

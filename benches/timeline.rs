@@ -290,8 +290,6 @@ fn engine_ext(engine: Engine) -> &'static str {
         // (The rows here use files; a PostgreSQL database has no extension.)
         Engine::Sqlite | Engine::Postgres => "db",
         Engine::Json => "json",
-        // Not a file: the file rows measure the two file engines only (see postgres.rs).
-        Engine::Postgres => unreachable!("the file rows never use a server"),
     }
 }
 

@@ -53,6 +53,8 @@ mod fixed_costs;
 mod search_worst;
 #[path = "timeline/million.rs"]
 mod million;
+#[path = "timeline/postgres.rs"]
+mod postgres;
 
 /// Bump when the fixtures below change shape, so cached files are rebuilt.
 const FIXTURE_VERSION: u32 = 2;
@@ -1965,6 +1967,10 @@ fn main() {
             eprintln!("\n!!!!! {missing}: that column will be missing from the results !!!!!\n");
             bench.results.missing.push((*missing).clone());
         }
+    }
+    // The PostgreSQL rows (TIMELINE_BENCH_POSTGRES=1; alone with =only).
+    if postgres::run(&bench) {
+        return;
     }
     // Issue 24's rows at a million messages; alone with TIMELINE_BENCH_MILLION=1.
     if million::measure(&bench) {

@@ -681,3 +681,9 @@ fn started<T>(mut start: impl FnMut() -> std::io::Result<T>) -> T {
         }
     }
 }
+
+/// Private PostgreSQL servers: one of its own per fault test or benchmark, and the TLS server.
+#[cfg(target_os = "linux")]
+pub mod pg_server;
+#[cfg(target_os = "linux")]
+pub mod pg_tls;

@@ -19,6 +19,11 @@ mod generated;
 mod interchange;
 mod layout;
 mod mcp;
+// Linux: the private servers run as nobody through setpriv, and the errors quoted are Linux's.
+#[cfg(target_os = "linux")]
+mod pg_faults;
+#[cfg(target_os = "linux")]
+mod pg_tls;
 mod postgres;
 mod provenance;
 mod reads;

@@ -2,7 +2,11 @@
 //! here and nowhere else).
 
 use super::target::{Host, PgTarget, SslMode};
+use super::tls;
 use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// How long one statement may run before the server cancels it, so that nothing waits for ever
 /// (a lock held by a stuck client, a runaway query).
@@ -11,15 +15,15 @@ pub(crate) const STATEMENT_TIMEOUT_MS: u64 = 60_000;
 /// A connection to `target`'s database, with the session set up for Timeline: its schema first on
 /// the search path, statements bounded by `STATEMENT_TIMEOUT_MS`.
 pub(crate) fn connect(target: &PgTarget) -> Result<postgres::Client> {
-    if let Some(mode @ (SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull)) =
-        target.sslmode
-    {
-        return Err(Error::database(format!(
-            "cannot connect to {}: sslmode={} asks for TLS, which this build of Timeline does not speak yet; nothing was read or written. Connect over a Unix socket or a trusted network with sslmode=disable",
-            target.redacted(),
-            mode.as_str()
-        )));
-    }
+    let uri = target.redacted();
+    // TLS as libpq does it (`tls`): settled before anything is sent, so a missing CA file fails first.
+    let tls = tls::plan(
+        target.sslmode.unwrap_or(SslMode::Prefer),
+        target.sslrootcert.as_deref(),
+        tls::default_rootcert().as_deref(),
+        matches!(target.host, Host::Socket(_)),
+        &uri,
+    )?;
     let mut config = postgres::Config::new();
     match &target.host {
         Host::Tcp(host) => {
@@ -43,7 +47,6 @@ pub(crate) fn connect(target: &PgTarget) -> Result<postgres::Client> {
         .user(&target.user)
         .dbname(&target.dbname)
         .connect_timeout(target.connect_timeout)
-        .ssl_mode(postgres::config::SslMode::Disable)
         // The session's settings travel with the startup packet: no extra round trip.
         .options(&format!(
             "-c search_path={} -c statement_timeout={STATEMENT_TIMEOUT_MS}",
@@ -53,9 +56,64 @@ pub(crate) fn connect(target: &PgTarget) -> Result<postgres::Client> {
     if let Some(password) = target.password() {
         config.password(password);
     }
-    config
-        .connect(postgres::NoTls)
-        .map_err(|e| connect_failure(target, e))
+    let timeout = target.connect_timeout;
+    let opened = within_deadline(timeout + LOGIN_GRACE, &uri, move |uri| {
+        tls::connect(&mut config, &tls, uri)
+    })?;
+    opened.map_err(|e| connect_failure(target, e))
+}
+
+/// What the login may take beyond `connect_timeout`, which the client crate applies to opening
+/// the socket only: the socket's own timeout fires first, and this ends a server that accepted the
+/// socket but never finished TLS or the login (libpq bounds the whole connection attempt).
+const LOGIN_GRACE: Duration = Duration::from_secs(1);
+
+/// At most this many connection attempts are left waiting for a server that stopped answering;
+/// beyond that a new attempt fails at once instead of adding a thread.
+const STALLED_MAX: usize = 4;
+
+/// Connection attempts still running on their own threads.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// `open(uri)` on a thread of its own, given up on after `deadline`. The client crate has no bound
+/// on the login, and a thread that waits is the one way to stop waiting for it; the thread ends
+/// when the server answers or closes, or with the process.
+fn within_deadline<T: Send + 'static>(
+    deadline: Duration,
+    uri: &str,
+    open: impl FnOnce(&str) -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let stalled = || {
+        Error::database(format!(
+            "cannot connect to the PostgreSQL database {uri}: the server took the connection but did not finish TLS and the login within {} seconds (connect_timeout, and one more second); check that this address is a PostgreSQL server and that it is not overloaded; nothing was read or written",
+            deadline.saturating_sub(LOGIN_GRACE).as_secs()
+        ))
+    };
+    if RUNNING.load(Ordering::SeqCst) > STALLED_MAX {
+        return Err(stalled());
+    }
+    let (sender, receiver) = mpsc::channel();
+    let owned = uri.to_string();
+    RUNNING.fetch_add(1, Ordering::SeqCst);
+    let spawned = std::thread::Builder::new()
+        .name("postgres-connect".into())
+        .spawn(move || {
+            let _ = sender.send(open(&owned));
+            RUNNING.fetch_sub(1, Ordering::SeqCst);
+        });
+    if let Err(e) = spawned {
+        RUNNING.fetch_sub(1, Ordering::SeqCst);
+        return Err(Error::database(format!(
+            "cannot connect to the PostgreSQL database {uri}: no thread could be started for it ({e}); nothing was read or written"
+        )));
+    }
+    match receiver.recv_timeout(deadline) {
+        Ok(result) => result,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(stalled()),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::internal(format!(
+            "the connection attempt to {uri} ended without an answer"
+        ))),
+    }
 }
 
 /// A connection that failed, naming the server by its redacted URI and saying what to check.
@@ -66,10 +124,17 @@ fn connect_failure(target: &PgTarget, e: postgres::Error) -> Error {
             "the database {:?} does not exist on that server; Timeline creates its tables but not the database: create it (createdb {}) or name another",
             target.dbname, target.dbname
         ),
-        Some("28P01" | "28000") => {
+        Some("28P01") => {
             "the server refused the login: check the user name and the password (in the URI, PGPASSWORD or the password file)".to_string()
         }
-        _ => {
+        // pg_hba.conf said no: its reason names what to change (often TLS, or the user's host).
+        Some("28000") => format!(
+            "the server refused the connection ({}): check the user name, and whether the server requires TLS (sslmode) or accepts this user from this host",
+            e.as_db_error().map_or("no reason given", |d| d.message())
+        ),
+        _ => match tls::explain(&e, &host_name(target)) {
+            Some(why) => why,
+            None => {
             let text = e.to_string();
             let detail = std::error::Error::source(&e)
                 .map(|s| format!(" ({s})"))
@@ -78,11 +143,20 @@ fn connect_failure(target: &PgTarget, e: postgres::Error) -> Error {
                 "{text}{detail}; check that the server is running and reachable at that address (Timeline waited at most {} seconds: connect_timeout)",
                 target.connect_timeout.as_secs()
             )
-        }
+            }
+        },
     };
     Error::database(format!(
         "cannot connect to the PostgreSQL database {}: {hint}; nothing was read or written",
         target.redacted()
     ))
     .with_source(e)
+}
+
+/// The host as the URI names it, for messages about its certificate.
+fn host_name(target: &PgTarget) -> String {
+    match &target.host {
+        Host::Tcp(host) => host.clone(),
+        Host::Socket(dir) => dir.display().to_string(),
+    }
 }

@@ -26,6 +26,7 @@ pub(crate) mod connect;
 mod rows;
 mod search;
 pub(crate) mod target;
+mod tls;
 mod tx;
 
 pub use target::{PgTarget, is_uri};
@@ -110,14 +111,26 @@ impl PgStore {
     fn stored_version(&mut self) -> Result<Option<u64>> {
         let label = self.label();
         let schema = self.target.schema.clone();
+        let probe = |client: &mut postgres::Client| {
+            client
+                .query_one(
+                    "SELECT to_regclass(quote_ident($1) || '.state') IS NOT NULL",
+                    &[&schema],
+                )
+                .and_then(|r| r.try_get::<_, bool>(0))
+        };
+        // The first statement of every read and change: a connection that the server closed since
+        // the last call (a restart) is only seen here, so it is opened again once, and nothing was
+        // sent yet that could have been written.
+        let exists = match probe(self.client()?) {
+            Err(e) if connection_broke(&e) => {
+                self.client = None;
+                probe(self.client()?)
+            }
+            other => other,
+        }
+        .map_err(|e| failure(&label, "cannot read", e))?;
         let client = self.client()?;
-        let exists = client
-            .query_one(
-                "SELECT to_regclass(quote_ident($1) || '.state') IS NOT NULL",
-                &[&schema],
-            )
-            .and_then(|r| r.try_get::<_, bool>(0))
-            .map_err(|e| failure(&label, "cannot read", e))?;
         if !exists {
             return Ok(None);
         }
@@ -148,7 +161,17 @@ impl PgStore {
         let run = |client: &mut postgres::Client| -> std::result::Result<(), postgres::Error> {
             let mut tx = client.transaction()?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
-            tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))?;
+            // CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema is
+            // there; a role given only USAGE and CREATE on a schema made for it must not need that.
+            let made: bool = tx
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
+                    &[&schema],
+                )?
+                .try_get(0)?;
+            if !made {
+                tx.batch_execute(&format!("CREATE SCHEMA {schema}"))?;
+            }
             let exists: bool = tx
                 .query_one(
                     "SELECT to_regclass(quote_ident($1) || '.state') IS NOT NULL",
@@ -273,7 +296,7 @@ impl PgStore {
             Ok(Outcome::Commit(result)) => {
                 tx.commit().map_err(|e| {
                     // A commit whose answer never came may or may not have happened.
-                    if e.is_closed() {
+                    if connection_broke(&e) {
                         Error::database(format!(
                             "the connection to {label} broke while the change was being committed, so whether it was written is unknown; run it again with the same idempotency key, which is safe"
                         ))
@@ -336,6 +359,19 @@ fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(base + jitter)
 }
 
+/// Whether `e` says the connection itself is gone (closed, or its socket failed), not a statement.
+/// The server ending the session (SQLSTATE class 57P: terminated by an administrator, a crash or a
+/// shutdown) counts as that too.
+fn connection_broke(e: &postgres::Error) -> bool {
+    e.is_closed()
+        || matches!(
+            e.code().map(|c| c.code()),
+            Some("57P01" | "57P02" | "57P03")
+        )
+        || std::error::Error::source(e)
+            .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some())
+}
+
 /// A PostgreSQL error as a database error that names the database by its redacted URI.
 fn failure(label: &str, what: &str, e: postgres::Error) -> Error {
     let code = e.code().map(|c| c.code().to_string());
@@ -350,7 +386,7 @@ fn failure(label: &str, what: &str, e: postgres::Error) -> Error {
             "; the database role may not do this: grant it the privileges docs/storage.md lists"
         }
         Some("53100") => "; the server's disk is full: nothing was written",
-        _ if e.is_closed() => {
+        _ if connection_broke(&e) => {
             "; the connection to the server broke (it restarted or the network failed); nothing of this transaction was written, and the next call connects again"
         }
         _ => "",

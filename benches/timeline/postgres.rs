@@ -1,0 +1,223 @@
+//! The PostgreSQL rows (issue 25, item 7), with `TIMELINE_BENCH_POSTGRES=1` (`=only`: these rows
+//! alone): append throughput of 1,
+//! 2, 4 and 8 concurrent `tl-mcp` writers on distinct timelines, on PostgreSQL and on SQLite (whose
+//! writers take turns), and `timeline_append` per call at 100 and 100k messages on both. The server
+//! is a private one started here (its socket only, fsync on, as in production), with the tests'
+//! helper included by path.
+// The server helper runs on Linux only; elsewhere only the line saying so is used.
+#![cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, unused_imports, unused_variables)
+)]
+
+use super::{Bench, McpClient, chain, database, fmt_count, fmt_secs};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+use timeline::store::Store;
+
+#[cfg(target_os = "linux")]
+#[path = "../../tests/common/pg_server.rs"]
+mod pg_server;
+
+/// Writer counts of the throughput rows.
+const WRITERS: [usize; 4] = [1, 2, 4, 8];
+/// Messages of each writer's timeline before it starts.
+const START: usize = 50;
+
+/// The PostgreSQL rows, first in a run; `true` when `TIMELINE_BENCH_POSTGRES=only` asks for nothing
+/// else.
+pub fn run(bench: &Bench) -> bool {
+    let only = std::env::var("TIMELINE_BENCH_POSTGRES").is_ok_and(|v| v == "only");
+    measure_all(bench);
+    only
+}
+
+fn measure_all(bench: &Bench) {
+    let heading = "\n### PostgreSQL (issue 25; targets: 8 writers on distinct timelines >= 3x one writer on PostgreSQL, `timeline_append` at 100k <= 1.2x at 100)\n";
+    if !super::flag("TIMELINE_BENCH_POSTGRES") {
+        println!("{heading}\nnot run: set TIMELINE_BENCH_POSTGRES=1 to measure PostgreSQL");
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let root =
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pg-bench-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let options = pg_server::Options {
+            durable: true,
+            ..Default::default()
+        };
+        match pg_server::Server::start(&root, options) {
+            Ok(server) => measure(bench, &server, heading),
+            Err(why) => println!("{heading}\n!!!!! PostgreSQL rows not run: {why} !!!!!"),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    println!("{heading}\nnot run: the benchmark's PostgreSQL server runs on Linux only (setpriv)");
+}
+
+#[cfg(target_os = "linux")]
+fn measure(bench: &Bench, server: &pg_server::Server, heading: &str) {
+    server.psql("postgres", "CREATE DATABASE bench");
+    let uri = |schema: &str| format!("{}&schema={schema}", server.socket_uri("bench"));
+    let calls = if bench.smoke { 3 } else { 200 };
+
+    // Throughput: a fresh copy of 8 timelines of START messages for every writer count.
+    let mut throughput = Vec::new();
+    for &n in &WRITERS {
+        let file = fixture(
+            bench,
+            &format!("writers-{n}"),
+            (0..8)
+                .map(|i| chain(i, START, i as usize * START))
+                .collect(),
+        );
+        let pg = uri(&format!("writers_{n}"));
+        convert(bench, &file, &pg);
+        let on_pg = writers(bench, &pg, n, calls);
+        let on_sqlite = writers(bench, file.to_str().unwrap(), n, calls);
+        throughput.push((n, on_pg, on_sqlite));
+    }
+
+    // Per call at 100 and 100k messages, in interleaved rounds.
+    let sizes = if bench.smoke {
+        [100, 200]
+    } else {
+        [100, 100_000]
+    };
+    let mut targets = Vec::new();
+    for size in sizes {
+        let file = fixture(bench, &format!("chain-{size}"), vec![chain(0, size, 0)]);
+        let pg = uri(&format!("chain_{size}"));
+        convert(bench, &file, &pg);
+        targets.push((size, pg, file));
+    }
+    let mut lanes = Vec::new();
+    for (_, pg, file) in &targets {
+        for db in [pg.as_str(), file.to_str().unwrap()] {
+            let mut command = Command::new(&bench.tl_mcp);
+            command.arg("--db").arg(db);
+            let client = McpClient::spawn(command, "tl-mcp").expect("tl-mcp starts");
+            lanes.push(bench.mcp_lane(
+                client,
+                "timeline_append",
+                None,
+                |text| json!({"timeline_id": "tl0", "role": "user", "text": text}),
+            ));
+        }
+    }
+    let per_call = super::interleave(bench.call_plan(), &mut lanes);
+    drop(lanes);
+
+    println!("{heading}");
+    println!(
+        "| writers | PostgreSQL appends/s | SQLite appends/s | PostgreSQL / SQLite |\n| ---: | ---: | ---: | ---: |"
+    );
+    for (n, pg, sqlite) in &throughput {
+        println!(
+            "| {n} | {pg:.0} | {sqlite:.0} | {:.2}x |",
+            pg / sqlite.max(1e-9)
+        );
+    }
+    println!(
+        "\n| `timeline_append` per call | PostgreSQL (Unix socket) | SQLite |\n| --- | ---: | ---: |"
+    );
+    for (i, (size, _, _)) in targets.iter().enumerate() {
+        println!(
+            "| at {} messages | {} ({} runs) | {} ({} runs) |",
+            fmt_count(*size),
+            fmt_secs(per_call[2 * i].median),
+            per_call[2 * i].runs,
+            fmt_secs(per_call[2 * i + 1].median),
+            per_call[2 * i + 1].runs
+        );
+    }
+    let one = throughput[0].1;
+    let eight = throughput[throughput.len() - 1].1;
+    let scale = eight / one.max(1e-9);
+    let growth = per_call[2].median / per_call[0].median.max(1e-12);
+    let verdict = |met: bool| {
+        if bench.smoke {
+            "(smoke figure)"
+        } else if met {
+            "met"
+        } else {
+            "not met"
+        }
+    };
+    println!("\n| ratio | value | target |\n| --- | ---: | --- |");
+    println!(
+        "| PostgreSQL: 8 writers / 1 writer | {scale:.2}x | >= 3x: {} |",
+        verdict(scale >= 3.0)
+    );
+    println!(
+        "| PostgreSQL `timeline_append` at {} / at {} | {growth:.2}x | <= 1.2x: {} |",
+        fmt_count(sizes[1]),
+        fmt_count(sizes[0]),
+        verdict(growth <= 1.2)
+    );
+}
+
+/// A SQLite file of `timelines`, written through the library into the run's work directory.
+fn fixture(bench: &Bench, name: &str, timelines: Vec<timeline::model::Timeline>) -> PathBuf {
+    let path = bench.work.join(format!("pg-{name}.db"));
+    Store::create_from(&path, &database(timelines)).expect("write a benchmark database");
+    path
+}
+
+/// Copies the file at `from` into the (new) schema of the URI `to` with `tl db convert`.
+fn convert(bench: &Bench, from: &Path, to: &str) {
+    let out = Command::new(&bench.tl)
+        .arg("--db")
+        .arg(from)
+        .args(["db", "convert", "--to", to])
+        .output()
+        .expect("tl runs");
+    assert!(
+        out.status.success(),
+        "tl db convert --to {to}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Appends per second of `n` `tl-mcp` sessions on `db`, each appending `calls` messages to a
+/// timeline of its own, all started together once every session is connected and warm.
+fn writers(bench: &Bench, db: &str, n: usize, calls: usize) -> f64 {
+    let start = std::sync::Barrier::new(n + 1);
+    let text = super::append_text(0);
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..n)
+            .map(|i| {
+                let (start, text, tl_mcp) = (&start, &text, &bench.tl_mcp);
+                scope.spawn(move || {
+                    let mut command = Command::new(tl_mcp);
+                    command.arg("--db").arg(db);
+                    let mut client = McpClient::spawn(command, "tl-mcp").expect("tl-mcp starts");
+                    let args =
+                        json!({"timeline_id": format!("tl{i}"), "role": "user", "text": text});
+                    // The first call opens the connection and prepares the statements.
+                    client
+                        .call("timeline_append", args.clone())
+                        .expect("warm-up append");
+                    start.wait();
+                    for _ in 0..calls {
+                        client
+                            .call("timeline_append", args.clone())
+                            .expect("append");
+                    }
+                    Instant::now()
+                })
+            })
+            .collect();
+        start.wait();
+        let began = Instant::now();
+        let ended = threads
+            .into_iter()
+            .map(|t| t.join().expect("a writer"))
+            .max()
+            .expect("one writer");
+        (n * calls) as f64 / ended.duration_since(began).as_secs_f64().max(1e-9)
+    })
+}

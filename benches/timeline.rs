@@ -49,12 +49,12 @@ use timeline::store::{Engine, Store};
 
 #[path = "timeline/fixed_costs.rs"]
 mod fixed_costs;
-#[path = "timeline/search_worst.rs"]
-mod search_worst;
 #[path = "timeline/million.rs"]
 mod million;
 #[path = "timeline/postgres.rs"]
 mod postgres;
+#[path = "timeline/search_worst.rs"]
+mod search_worst;
 
 /// Bump when the fixtures below change shape, so cached files are rebuilt.
 const FIXTURE_VERSION: u32 = 2;

@@ -27,11 +27,11 @@ pub use count::VARIABLE as COUNT_READS_VARIABLE;
 pub use json::{DecodeError, decode, encode};
 pub use memory::MemTx;
 
-pub(crate) use sqlite::render_compiled_schema as render_sqlite_schema;
 /// Whether a `--db` value is a PostgreSQL connection URI rather than a file path.
 pub use postgres::is_uri;
 /// The schema version new PostgreSQL databases get.
 pub use postgres::schema_version as postgres_schema_version;
+pub(crate) use sqlite::render_compiled_schema as render_sqlite_schema;
 /// The schema version new SQLite databases get (and older ones are migrated to).
 pub use sqlite::schema_version as sqlite_schema_version;
 

@@ -37,8 +37,7 @@ pub fn server() -> Option<&'static TlsServer> {
 
 fn start() -> Result<TlsServer, String> {
     super::pg_server::programs()?;
-    let root =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pg-tls-{}", std::process::id()));
+    let root = super::postgres::scratch_dir("pg-tls");
     let _ = std::fs::remove_dir_all(&root);
     let certs = root.join("certs");
     std::fs::create_dir_all(&certs).map_err(|e| format!("{}: {e}", certs.display()))?;

@@ -102,12 +102,31 @@ fn start() -> Result<Server, String> {
     Err("the test server listens on a Unix socket, which this system does not have".into())
 }
 
+/// Where a private server of this test process lives: `name-<pid>` under target/tmp, or under the
+/// system's temporary directory when the unprivileged user the server runs as (`nobody`, as root)
+/// could not enter target/tmp, as in a checkout inside /root.
+#[cfg(unix)]
+pub fn scratch_dir(name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let searchable =
+        |dir: &Path| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0);
+    let base = if !as_root || target.ancestors().all(searchable) {
+        target.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    base.join(format!("{name}-{}", std::process::id()))
+}
+
 #[cfg(unix)]
 fn start() -> Result<Server, String> {
     let bin = programs()
         .ok_or("initdb and pg_ctl were not found (on PATH or in /usr/lib/postgresql/*/bin)")?;
     let root = unsafe { libc::geteuid() } == 0;
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pg-{}", std::process::id()));
+    let base = scratch_dir("pg");
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(&base).map_err(|e| format!("cannot create {}: {e}", base.display()))?;
     // As root: the programs run as nobody, who must own the directory.

@@ -16,9 +16,8 @@ fn server() -> Option<Server> {
         pg_server::missing("FAULT AND CONCURRENCY", &why);
         return None;
     }
-    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "pg-faults-{}-{}",
-        std::process::id(),
+    let root = crate::common::postgres::scratch_dir(&format!(
+        "pg-faults-{}",
         N.fetch_add(1, Ordering::Relaxed)
     ));
     let _ = std::fs::remove_dir_all(&root);

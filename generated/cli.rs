@@ -201,7 +201,7 @@ pub fn command() -> clap::Command {
             )
             .subcommand(
                 Command::new("convert")
-                    .about("Copy the database into a new file (its extension picks the engine: .json: JSON, else SQLite) or into a PostgreSQL database named by a postgresql:// URI.")
+                    .about("Copy the database into a new file (.json: JSON, else SQLite) or a PostgreSQL URI's database.")
                     .override_usage("tl db convert [OPTIONS] --to <PATH>")
                     .arg(Arg::new("to").long("to").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).value_hint(ValueHint::FilePath).help("The new database file, which must not exist yet, or a postgresql:// URI whose schema holds no Timeline tables yet. (required)"))
             )

@@ -273,7 +273,7 @@ pub struct DbCheckArgs {
     pub repair: bool,
 }
 
-/// Arguments of `db_convert`: Copy the database into a new file (its extension picks the engine: .json: JSON, else SQLite) or into a PostgreSQL database named by a postgresql:// URI.
+/// Arguments of `db_convert`: Copy the database into a new file (.json: JSON, else SQLite) or a PostgreSQL URI's database.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DbConvertArgs {
     /// The new database file, which must not exist yet, or a postgresql:// URI whose schema holds no Timeline tables yet.
@@ -364,7 +364,7 @@ pub enum DatabaseRequest {
     DbInfo(DbInfoArgs),
     /// `db_check`: Check the database's integrity and report every problem; --repair rebuilds the search index.
     DbCheck(DbCheckArgs),
-    /// `db_convert`: Copy the database into a new file (its extension picks the engine: .json: JSON, else SQLite) or into a PostgreSQL database named by a postgresql:// URI.
+    /// `db_convert`: Copy the database into a new file (.json: JSON, else SQLite) or a PostgreSQL URI's database.
     DbConvert(DbConvertArgs),
     /// `db_backup`: Write a consistent copy of the database to a new file while other processes keep working.
     DbBackup(DbBackupArgs),

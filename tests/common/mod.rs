@@ -671,13 +671,22 @@ pub fn spawn(cmd: &mut Command) -> std::process::Child {
     started(|| cmd.spawn())
 }
 
+/// `cmd`'s output, or why it could not start (tried again as [`output_of`] is).
+pub fn try_output_of(cmd: &mut Command) -> std::io::Result<std::process::Output> {
+    retried(|| cmd.output())
+}
+
 /// What `start` gives, tried up to six times while Wine fails it with ERROR_INTERNAL_ERROR.
-fn started<T>(mut start: impl FnMut() -> std::io::Result<T>) -> T {
+fn started<T>(start: impl FnMut() -> std::io::Result<T>) -> T {
+    retried(start).unwrap()
+}
+
+fn retried<T>(mut start: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
     let mut tries = 0;
     loop {
         match start() {
             Err(e) if e.raw_os_error() == Some(1359) && cfg!(windows) && tries < 5 => tries += 1,
-            other => return other.unwrap(),
+            other => return other,
         }
     }
 }

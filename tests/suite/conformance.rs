@@ -554,12 +554,12 @@ impl<'a> Runner<'a> {
         let outcome = match self.fe {
             FrontEnd::Cli => {
                 let argv = cli_argv(op, args, key);
-                let out = base_command(TL, self.dir.path(), &env)
-                    .arg("--db")
+                let mut cmd = base_command(TL, self.dir.path(), &env);
+                cmd.arg("--db")
                     .arg(&self.db)
                     .args(&argv)
-                    .stdin(Stdio::null())
-                    .output()
+                    .stdin(Stdio::null());
+                let out = crate::common::try_output_of(&mut cmd)
                     .map_err(|e| format!("cannot run tl: {e}"))?;
                 let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
                 let stderr = String::from_utf8_lossy(&out.stderr).into_owned();

@@ -168,6 +168,7 @@ pub fn run_with(
         .by_cli(&name)
         .ok_or_else(|| Error::invalid(format!("unknown command {name}")))?;
     let text = text_format(op, before, sub)?;
+    output_format_after_command(op, sub)?;
     // Local commands (completions, man, demo) read no database unless --db is given to the demo.
     let db = if op.local() {
         None
@@ -284,6 +285,38 @@ fn text_format(op: &Operation, before: Option<String>, sub: &ArgMatches) -> Resu
             crate::spec::validate::shorten(other)
         ))),
     }
+}
+
+/// `tl import --format text`: the value of the output option given after a command whose own
+/// `--format` means something else (what an import file holds): refused with the way to ask for the
+/// text view, not only the list of the command's own values.
+fn output_format_after_command(op: &Operation, sub: &ArgMatches) -> Result<(), Error> {
+    let Some(global) = spec().globals.iter().find(|g| g.name == "format") else {
+        return Ok(());
+    };
+    let Some(own) = op.params.iter().find(|p| p.flag() == global.cli_flag) else {
+        return Ok(());
+    };
+    if !global.applies_to(&op.name) {
+        return Ok(());
+    }
+    let Some(value) = sub.try_get_one::<String>(&global.cli_flag).ok().flatten() else {
+        return Ok(());
+    };
+    let own_values = spec()
+        .types
+        .get(&own.ty)
+        .map(|t| t.allowed.as_slice())
+        .unwrap_or_default();
+    if !global.values.iter().any(|v| v == value) || own_values.iter().any(|v| v == value) {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "invalid argument --{flag}: after the command, --{flag} is {cmd}'s own option and must be one of {}, got {value:?}; to print {cmd}'s result as {value}, put --{flag} before the command: tl --{flag} {value} {cmd} ...",
+        own_values.join(", "),
+        flag = global.cli_flag,
+        cmd = op.cli,
+    )))
 }
 
 /// The commands that run in `tl` itself (`local` in the spec): no store, no service.

@@ -774,6 +774,16 @@ mod first_contact {
     use super::*;
     use common::McpSession;
 
+    /// `tl import --format text`: after `import`, `--format` is what the file holds, so the answer
+    /// says where the output option goes; nothing is read or written.
+    #[test]
+    fn import_format_text_after_the_command_says_where_the_option_goes() {
+        let db = Db::new();
+        db.tl(&["import", "--format", "text", "--input", "export.json"]).err(2, r#"{"error":"invalid argument --format: after the command, --format is import's own option and must be one of chatgpt, claude, openai, anthropic, claude-code, codex, gemini-cli, llm, open-webui, librechat, got \"text\"; to print import's result as text, put --format before the command: tl --format text import ..."}"#);
+        db.tl(&["import", "--format", "yaml", "--input", "export.json"]).err(2, r#"{"error":"invalid argument --format: must be one of chatgpt, claude, openai, anthropic, claude-code, codex, gemini-cli, llm, open-webui, librechat, got \"yaml\""}"#);
+        assert!(!db.path.exists());
+    }
+
     on_every_engine! {
         /// `tl timelines` has a text view, and `--format` is accepted after the command as before it.
         #[test]

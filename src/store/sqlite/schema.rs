@@ -191,7 +191,9 @@ pub(super) fn verify_schema(
 
 /// The cookie SQLite changes with every change of the schema.
 pub(super) fn schema_cookie(conn: &Connection) -> rusqlite::Result<i32> {
-    conn.query_row("PRAGMA schema_version", [], |r| r.get(0))
+    // Cached: every transaction of a session reads it.
+    conn.prepare_cached("PRAGMA schema_version")?
+        .query_row([], |r| r.get(0))
 }
 
 /// Inside a transaction, before anything else: when the schema changed since it was last verified
@@ -223,13 +225,12 @@ pub(super) fn guard_schema(
 /// than it (part of any parent cycle), wherever it is. The partial index holds only such rows, so
 /// this costs one lookup whatever the size; `INDEXED BY` makes a plan without it an error.
 pub(super) fn refuse_newer_parents(conn: &Connection, path: &Path) -> Result<()> {
+    // Cached: every change of a session runs it, so it is parsed and planned once per connection.
     let found: Option<(i64, i64, i64)> = conn
-        .query_row(
+        .prepare_cached(
             "SELECT timeline, id, parent FROM nodes INDEXED BY nodes_with_newer_parent WHERE parent >= id AND id != 0 ORDER BY timeline, id LIMIT 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
-        .optional()
+        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional())
         .map_err(|e| failure(path, "cannot read", e))?;
     match found {
         None => Ok(()),

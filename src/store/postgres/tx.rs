@@ -3,7 +3,10 @@
 //! every timeline it reads (`FOR UPDATE`), and the state row when it allocates a timeline ID, so
 //! changes to one timeline are serialised and changes to different timelines are not.
 
-use super::rows::{NODE_COLUMNS, TIMELINE_COLUMNS, get, read_node, read_timeline, sql, unsql};
+use super::rows::{
+    NODE_COLUMNS, TIMELINE_COLUMNS, from_pg_text, get, read_node, read_timeline, sql, to_pg_text,
+    unsql,
+};
 use super::{failure, newer_parent};
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
@@ -137,7 +140,7 @@ impl Tx for PgTx<'_, '_> {
         let next = id.checked_add(1).ok_or_else(Error::overflow)?;
         self.exec(
             "INSERT INTO timelines (id, next_node, current_branch, title, created_at, updated_at) VALUES ($1, 0, $2, $3, $4, $4)",
-            &[&sql(id), &first_branch, &title, &sql(now)],
+            &[&sql(id), &first_branch, &title.map(to_pg_text), &sql(now)],
         )?;
         self.locked.push(id);
         self.insert_node(
@@ -612,7 +615,7 @@ impl Tx for PgTx<'_, '_> {
                     digest: get(r, 0)?,
                     source_key: get(r, 1)?,
                     timeline: crate::model::timeline_id(unsql(get(r, 2)?)),
-                    title: get(r, 3)?,
+                    title: get::<Option<String>>(r, 3)?.map(from_pg_text),
                 })
             })
             .collect::<std::result::Result<_, postgres::Error>>()

@@ -43,3 +43,28 @@ pub fn query_i64(db: &Db, sql: &str) -> i64 {
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
         .get(0)
 }
+
+/// Every row of the database's tables as text, in a fixed order: what must not change.
+pub fn rows(db: &Db) -> String {
+    let mut client = client(db);
+    let mut out = String::new();
+    for table in [
+        "state",
+        "timelines",
+        "nodes",
+        "branches",
+        "idempotency",
+        "audit",
+        "imports",
+    ] {
+        let sql = format!(
+            "SELECT coalesce(string_agg(t::text, E'\\n' ORDER BY t::text), '') FROM {table} t"
+        );
+        let text: String = client
+            .query_one(&sql, &[])
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .get(0);
+        out.push_str(&format!("{table}:\n{text}\n"));
+    }
+    out
+}

@@ -221,7 +221,11 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
     }
     // The engine's own check finds nothing wrong after the kills.
     if engine != Engine::Json {
-        let name = if engine == Engine::Sqlite { "sqlite" } else { "postgres" };
+        let name = if engine == Engine::Sqlite {
+            "sqlite"
+        } else {
+            "postgres"
+        };
         // json!: a Windows path's backslashes are escaped in JSON.
         db.tl(&["db", "check"])
             .ok(&serde_json::json!({"ok": true, "engine": name,
@@ -406,7 +410,9 @@ fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize) {
     let expected: &[&str] = match engine {
         Engine::Json => &["db.json", "db.json.lock", "input.json"],
         Engine::Sqlite => &["db.sqlite", "input.json"],
-        Engine::Postgres => unreachable!("a first write on a server leaves no file: file engines only"),
+        Engine::Postgres => {
+            unreachable!("a first write on a server leaves no file: file engines only")
+        }
     };
     assert_eq!(names(), expected, "{}", context(""));
     eprintln!(
@@ -466,7 +472,8 @@ fn sigkill_tl_mcp_mid_appends(engine: Engine, rounds: usize) {
     const BURST: usize = 20;
     let seed = seed();
     let mut rng = Rng(seed);
-    let context = |extra: &str| format!("seed {seed} (rerun with TIMELINE_CRASH_SEED={seed}){extra}");
+    let context =
+        |extra: &str| format!("seed {seed} (rerun with TIMELINE_CRASH_SEED={seed}){extra}");
     let db = Db::new();
     db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
     let burst = |mcp: &mut McpSession, round: usize| {
@@ -487,7 +494,9 @@ fn sigkill_tl_mcp_mid_appends(engine: Engine, rounds: usize) {
     for i in 0..BURST {
         let answer: Value = serde_json::from_str(&mcp.recv()).unwrap();
         assert_eq!(answer["id"], i, "{answer}");
-        let node = answer["result"]["structuredContent"]["node"].as_str().unwrap();
+        let node = answer["result"]["structuredContent"]["node"]
+            .as_str()
+            .unwrap();
         confirmed.push((node.to_string(), format!("round 0 message {i}")));
     }
     drop(mcp);
@@ -506,18 +515,37 @@ fn sigkill_tl_mcp_mid_appends(engine: Engine, rounds: usize) {
             let answer: Value = serde_json::from_str(line.trim_end())
                 .unwrap_or_else(|e| panic!("{e}: a torn answer {line:?}; {}", context("")));
             assert_eq!(answer["id"], answered, "{answer}");
-            assert_ne!(answer["result"]["isError"], true, "{answer} {}", context(""));
-            let node = answer["result"]["structuredContent"]["node"].as_str().unwrap();
-            confirmed.push((node.to_string(), format!("round {round} message {answered}")));
+            assert_ne!(
+                answer["result"]["isError"],
+                true,
+                "{answer} {}",
+                context("")
+            );
+            let node = answer["result"]["structuredContent"]["node"]
+                .as_str()
+                .unwrap();
+            confirmed.push((
+                node.to_string(),
+                format!("round {round} message {answered}"),
+            ));
             answered += 1;
         }
         answered_in_killed += answered;
         if answered < BURST {
             killed_mid_burst += 1;
         }
-        assert_all_there(&db, "tl0", &confirmed, &context(&format!(" after round {round} ({delay:?})")));
+        assert_all_there(
+            &db,
+            "tl0",
+            &confirmed,
+            &context(&format!(" after round {round} ({delay:?})")),
+        );
     }
-    let name = if engine == Engine::Sqlite { "sqlite" } else { "postgres" };
+    let name = if engine == Engine::Sqlite {
+        "sqlite"
+    } else {
+        "postgres"
+    };
     db.tl(&["db", "check"]).ok(
         &serde_json::json!({"ok": true, "engine": name, "path": db.path.display().to_string(), "problems": []})
             .to_string(),
@@ -554,7 +582,8 @@ fn s2_a_killed_server_loses_no_acknowledged_append_on_postgres() {
     db.path = format!("{}&schema=crash", server.socket_uri("crash")).into();
     const WRITERS: usize = 4;
     for w in 0..WRITERS {
-        db.tl(&["create"]).ok(&format!(r#"{{"timeline_id":"tl{w}"}}"#));
+        db.tl(&["create"])
+            .ok(&format!(r#"{{"timeline_id":"tl{w}"}}"#));
     }
     let stop = AtomicBool::new(false);
     let (outcomes, failures): (Vec<Vec<(String, String)>>, Vec<usize>) = std::thread::scope(|s| {
@@ -568,9 +597,18 @@ fn s2_a_killed_server_loses_no_acknowledged_append_on_postgres() {
                     while !stop.load(Ordering::SeqCst) {
                         i += 1;
                         let text = format!("writer {w} message {i}");
-                        let run = db.tl(&["--timeline", &timeline, "append", "--role", "user", "--text", &text]);
+                        let run = db.tl(&[
+                            "--timeline",
+                            &timeline,
+                            "append",
+                            "--role",
+                            "user",
+                            "--text",
+                            &text,
+                        ]);
                         if run.code == 0 {
-                            confirmed.push((run.json()["node"].as_str().unwrap().to_string(), text));
+                            confirmed
+                                .push((run.json()["node"].as_str().unwrap().to_string(), text));
                         } else {
                             // A clean error for people (connection refused, outcome unknown), no panic.
                             assert_eq!(run.code, 3, "{run:?}");

@@ -365,7 +365,9 @@ fn parent_damage(db: &Db, node: &str, parent: &str) -> String {
         common::Engine::Json => format!(
             "the database {p} cannot be used: invalid content (timeline tl0: node {node} has parent {parent} that is not older than it). Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file (cp \"{p}\" \"{p}.corrupt\"), then restore the previous snapshot: cp \"{p}.bak\" \"{p}\""
         ),
-        common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
+        common::Engine::Postgres => format!(
+            "the database {p} is damaged: timeline tl0: node {node} claims parent {parent}, which is not older than it; nothing was changed. Run tl db check, and restore a backup"
+        ),
     };
     json!({ "error": message }).to_string()
 }
@@ -373,18 +375,18 @@ fn parent_damage(db: &Db, node: &str, parent: &str) -> String {
 /// What `db check` reports of that node.
 fn parent_problem(db: &Db, node: &str, parent: &str) -> String {
     match db.engine() {
-        common::Engine::Sqlite => format!(
+        common::Engine::Sqlite | common::Engine::Postgres => format!(
             "the database {} is damaged: timeline tl0: node {node} has parent {parent} that is not older than it; run tl db check",
             db.path.display()
         ),
         common::Engine::Json => format!(
             "invalid content (timeline tl0: node {node} has parent {parent} that is not older than it)"
         ),
-        common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
     }
 }
 
-/// Give node `n` of tl0 the parent `parent` in the file itself, as another program could.
+/// Give node `n` of tl0 the parent `parent` in the file itself (on a server, in its row), as
+/// another program could.
 fn set_parent(db: &Db, n: u64, parent: u64) {
     match db.engine() {
         common::Engine::Sqlite => sqlite_exec(
@@ -402,11 +404,23 @@ fn set_parent(db: &Db, n: u64, parent: u64) {
             node["parent"] = json!(format!("n{parent}"));
             std::fs::write(&db.path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
         }
-        common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
+        common::Engine::Postgres => common::pg_raw::execute(
+            db,
+            &format!("UPDATE nodes SET parent = {parent} WHERE timeline = 0 AND id = {n}"),
+        ),
     }
 }
 
-on_both_engines! {
+/// What must not change: every file in the database's directory, and on a server every row.
+fn stored(db: &Db) -> (Vec<(String, Vec<u8>)>, String) {
+    let rows = match db.engine() {
+        common::Engine::Postgres => common::pg_raw::rows(db),
+        _ => String::new(),
+    };
+    (files(db.dir.path()), rows)
+}
+
+on_every_engine! {
     /// #21.6: a parent cycle (n2 → n3 → n2) or a node that is its own parent written into the
     /// file: `context`, `budget`, `append`, `log` and a `tl-mcp` call give the damage error at once
     /// (instead of walking the cycle until memory runs out), nothing changes, and `db check`
@@ -420,7 +434,7 @@ on_both_engines! {
                 db.append("user", text, 1);
             }
             set_parent(&db, n, parent);
-            let before = files(db.dir.path());
+            let before = stored(&db);
             let damage = parent_damage(&db, &format!("n{n}"), &format!("n{parent}"));
             for args in [
                 &["context", "--node", "n3"][..],
@@ -438,7 +452,7 @@ on_both_engines! {
             drop(mcp);
             tl_bounded(&db, &["db", "check"])
                 .err(3, &check_report(&db, &[parent_problem(&db, &format!("n{n}"), &format!("n{parent}"))]));
-            assert!(before == files(db.dir.path()), "n{n} -> n{parent}: the files changed");
+            assert!(before == stored(&db), "n{n} -> n{parent}: the database changed");
         }
     }
 
@@ -454,7 +468,7 @@ on_both_engines! {
             db.append("user", &format!("message {i}"), 1);
         }
         set_parent(&db, 3, 4);
-        let before = files(db.dir.path());
+        let before = stored(&db);
         let damage = parent_damage(&db, "n3", "n4");
         tl_bounded(&db, &["append", "--role", "user", "--text", "more"]).err(3, &damage);
         tl_bounded(
@@ -462,7 +476,7 @@ on_both_engines! {
             &["summarize", "--from", "n20", "--to", "n24", "--summary", "s", "--tokens", "1"],
         )
         .err(3, &damage);
-        assert!(before == files(db.dir.path()), "tl changed the files");
+        assert!(before == stored(&db), "tl changed the database");
         let mut mcp = McpSession::start(&db);
         let error = mcp
             .call(
@@ -472,11 +486,15 @@ on_both_engines! {
             .unwrap_err();
         assert_eq!(error, serde_json::from_str::<Value>(&damage).unwrap());
         drop(mcp);
+        if db.engine() == common::Engine::Postgres {
+            assert!(before == stored(&db), "tl-mcp changed the database");
+            return;
+        }
         // (The session is killed, so SQLite leaves its -wal and -shm; a write would be in the -wal.)
         let wal = format!("{}-wal", db.path.display());
         assert!(std::fs::read(wal).unwrap_or_default().is_empty(), "tl-mcp wrote to the -wal");
         let name = db.path.file_name().unwrap().to_string_lossy();
-        let (_, bytes) = before.iter().find(|(n, _)| *n == name).unwrap();
+        let (_, bytes) = before.0.iter().find(|(n, _)| *n == name).unwrap();
         assert!(std::fs::read(&db.path).unwrap() == *bytes, "tl-mcp changed the file");
     }
 }

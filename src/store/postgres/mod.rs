@@ -35,7 +35,10 @@ use tx::PgTx;
 /// Forward migrations, numbered like their files: `MIGRATIONS[v]` takes the schema from version `v`
 /// to `v + 1`; the schema version of this build is `MIGRATIONS.len()`. A released migration is
 /// never edited: a change of schema is a new file, appended here.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_first_schema.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_first_schema.sql"),
+    include_str!("migrations/0002_nodes_with_newer_parent.sql"),
+];
 
 /// The schema version this build writes.
 pub fn schema_version() -> u64 {
@@ -356,7 +359,10 @@ fn newer_schema(label: &str, version: u64) -> Error {
 /// Create the schema and its tables or migrate them to this build's version, in `tx`: under an
 /// advisory lock held to the end of the transaction, the version is read again and only what is
 /// missing runs. The version found (newer than this build's when another Timeline wrote it).
-fn migrate_schema(tx: &mut postgres::Transaction, schema: &str) -> std::result::Result<u64, postgres::Error> {
+fn migrate_schema(
+    tx: &mut postgres::Transaction,
+    schema: &str,
+) -> std::result::Result<u64, postgres::Error> {
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     // CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema is there; a
     // role given only USAGE and CREATE on a schema made for it must not need that.

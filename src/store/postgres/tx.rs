@@ -83,6 +83,19 @@ impl PgTx<'_, '_> {
                 "SELECT 1 FROM timelines WHERE id = $1 FOR UPDATE",
                 &[&sql(tl)],
             )?;
+            // A parent cycle anywhere in the timeline, even far above what this change reads, is
+            // refused before anything is written (one lookup in a partial index, mostly empty).
+            let damaged = self.query_opt(
+                "SELECT id, parent FROM nodes WHERE timeline = $1 AND parent >= id AND id != 0 ORDER BY id LIMIT 1",
+                &[&sql(tl)],
+            )?;
+            if let Some(row) = damaged {
+                let (n, parent): (i64, i64) = (
+                    get(&row, 0).map_err(|e| self.fail(e))?,
+                    get(&row, 1).map_err(|e| self.fail(e))?,
+                );
+                return Err(newer_parent(self.name, tl, unsql(n), unsql(parent)));
+            }
             self.locked.push(tl);
         }
         Ok(())

@@ -534,3 +534,82 @@ fn sqlite_depths_that_do_not_match_are_damage() {
         "the database {p} cannot be used: timeline tl0: its root n0 claims parent n0 and depth 9 (a root has neither). Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file and its -wal file (cp \"{p}\" \"{p}.corrupt\"), then restore a copy made with tl db backup, or salvage what SQLite can read (sqlite3 \"{p}\" .recover | sqlite3 recovered.db) and check it with tl --db recovered.db db check"
     )}).to_string());
 }
+
+/// On PostgreSQL, the schema belongs to the server's administrators, not to a file anyone can hand
+/// over: a trigger or view someone with the rights adds there runs as the server runs it (a hostile
+/// server is out of scope), so the foreign-object checks above are the file engines' (SQLite).
+/// What Timeline does guard against: a table of its schema altered by someone else (a column
+/// dropped) and a schema that a newer Timeline wrote are refused with a clear error, before
+/// anything is written, through both binaries.
+#[cfg(unix)]
+mod on_postgres {
+    use super::*;
+
+    fn pg_db() -> Option<Db> {
+        common::postgres::server()?;
+        common::use_engine(common::Engine::Postgres);
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db.append("user", "a secret", 2);
+        Some(db)
+    }
+
+    #[track_caller]
+    fn refused_untouched(db: &Db, error: &str) {
+        let before = common::pg_raw::rows(db);
+        let expected = json!({ "error": error }).to_string();
+        for args in [
+            &["append", "--role", "user", "--text", "more"][..],
+            &[
+                "summarize",
+                "--from",
+                "n1",
+                "--to",
+                "n1",
+                "--summary",
+                "s",
+                "--tokens",
+                "1",
+            ],
+        ] {
+            tl_bounded(db, args).err(3, &expected);
+        }
+        let mut mcp = McpSession::start(db);
+        let error = mcp
+            .call(
+                "timeline_append",
+                json!({"timeline_id": "tl0", "role": "user", "text": "more"}),
+            )
+            .unwrap_err();
+        assert_eq!(error, serde_json::from_str::<Value>(&expected).unwrap());
+        drop(mcp);
+        assert!(before == common::pg_raw::rows(db), "the rows changed");
+    }
+
+    #[test]
+    fn a_table_altered_by_someone_else_is_refused_untouched() {
+        let Some(db) = pg_db() else { return };
+        common::pg_raw::execute(&db, "ALTER TABLE nodes DROP COLUMN provenance");
+        refused_untouched(
+            &db,
+            &format!(
+                "cannot use the database {}: column nodes.provenance does not exist; the schema's tables are not as Timeline made them (someone else altered them), so Timeline does not use them and nothing was written. Restore the schema from a backup (tl db backup, or the server's own), or convert a backup into a new schema (tl db convert)",
+                db.path.display()
+            ),
+        );
+    }
+
+    #[test]
+    fn a_schema_of_a_newer_timeline_is_refused_untouched() {
+        let Some(db) = pg_db() else { return };
+        common::pg_raw::execute(&db, "UPDATE state SET schema_version = 99");
+        refused_untouched(
+            &db,
+            &format!(
+                "the database {} has schema version 99, newer than this version of Timeline reads ({}); nothing was changed. Use the release of Timeline that wrote it, or a newer one",
+                db.path.display(),
+                timeline::store::postgres_schema_version()
+            ),
+        );
+    }
+}

@@ -440,6 +440,11 @@ fn failure(label: &str, what: &str, e: postgres::Error) -> Error {
             "; the database role may not do this: grant it the privileges docs/storage.md lists"
         }
         Some("53100") => "; the server's disk is full: nothing was written",
+        // Undefined table, column or function, a wrong type: Timeline's statements match the
+        // tables its migrations make, so someone else changed them.
+        Some("42P01" | "42703" | "42883" | "42804") => {
+            "; the schema's tables are not as Timeline made them (someone else altered them), so Timeline does not use them and nothing was written. Restore the schema from a backup (tl db backup, or the server's own), or convert a backup into a new schema (tl db convert)"
+        }
         _ if connection_broke(&e) => {
             "; the connection to the server broke (it restarted or the network failed); nothing of this transaction was written, and the next call connects again"
         }

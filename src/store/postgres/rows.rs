@@ -358,3 +358,26 @@ pub(super) fn read_node(r: &Row) -> std::result::Result<NodeRow, String> {
         superseded_by: get::<Option<i64>>(r, 19).map_err(e)?.map(unsql),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{from_pg_text, to_pg_text};
+
+    #[test]
+    fn texts_with_nul_and_the_escape_survive_the_round_trip() {
+        for text in [
+            "plain",
+            "",
+            "a\0b",
+            "\0",
+            "\u{FDD0}",
+            "\u{FDD0}0",
+            "x\u{FDD0}\0\u{FDD0}\u{FDD0}y",
+        ] {
+            let stored = to_pg_text(text);
+            assert!(!stored.contains('\0'), "{stored:?}");
+            assert_eq!(from_pg_text(stored.into_owned()), text);
+        }
+        assert!(matches!(to_pg_text("plain"), std::borrow::Cow::Borrowed(_)));
+    }
+}

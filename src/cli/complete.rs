@@ -164,7 +164,10 @@ impl Context {
     /// and never changes the database.
     fn read<R>(&self, f: impl FnOnce(&mut dyn Tx) -> crate::error::Result<R>) -> Option<R> {
         let path = crate::service::db_path_for_reading(self.db.clone()).ok()?;
-        if !std::fs::metadata(&path).ok()?.is_file() {
+        // A server database (a URI) is no file; a read of one without Timeline's tables reads
+        // as empty and creates nothing.
+        let on_server = crate::store::is_uri(&path.to_string_lossy());
+        if !on_server && !std::fs::metadata(&path).ok()?.is_file() {
             return None;
         }
         Store::open_reading_only(path).ok()?.read(f).ok()

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+pub mod pg_raw;
 pub mod postgres;
 
 /// The clock `Db::new` sets: TIMELINE_NOW=2026-01-01T00:00:00Z.

@@ -58,7 +58,7 @@ const FIRST_REPORT: &str = r#"{"format":"claude-code","imported":1,"unchanged":0
 
 const MAIN_BEFORE: &str = r#"{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n7","role":"user","text":"Fix it, and say why in a comment.","tokens":9},{"node":"n8","role":"assistant","text":"Done, with a comment on the new temperature.","tokens":11}"#;
 
-on_both_engines! {
+on_every_engine! {
     /// One session, one timeline: the lines of one API response are one message (thinking, text
     /// and tool call), a progress event between a tool result and the answer is passed through, an
     /// edited prompt is a branch, the summary line titles it, the model is in the provenance, and
@@ -246,7 +246,7 @@ on_both_engines! {
                 other.display()
             ),
         );
-        assert!(!db.path.exists());
+        assert!(db.bytes().is_empty(), "the refused import created the database");
         let file = session_file(&projects);
         let mut text = std::fs::read_to_string(&file).unwrap();
         text.insert_str(0, "{not json\n");
@@ -272,7 +272,7 @@ fn resume(projects: &Path) -> PathBuf {
 mod resumed {
     use super::*;
 
-    on_both_engines! {
+    on_every_engine! {
         /// A session resumed into a new file joins the timeline of the session it resumed: the
         /// copied lines are recognised (no message twice), the new ones continue main. Grown, it
         /// adds only what it gained; in the other order, the earlier session's own messages (its
@@ -345,7 +345,7 @@ const CODEX_MAIN: &str = r#"{"node":"n1","role":"system","text":"You are Codex, 
 mod codex {
     use super::*;
 
-    on_both_engines! {
+    on_every_engine! {
         /// A Codex rollout is a linear timeline: developer instructions as a tagged system message,
         /// reasoning, tool calls and their output as tagged messages, the model of the turn in the
         /// provenance, the UI's event lines and unknown lines counted. When it grows (a compaction and a
@@ -398,7 +398,7 @@ mod codex {
 mod codex_compaction {
     use super::*;
 
-    on_both_engines! {
+    on_every_engine! {
         /// A compaction of a newer Codex (an empty `message`, the history that replaces the old one
         /// in `replacement_history`) is a summary of the path before it, its text that history's;
         /// read in one go, the summary is written as it is when the rollout grows into it.
@@ -450,7 +450,7 @@ mod codex_fork {
         ))
     }
 
-    on_both_engines! {
+    on_every_engine! {
         /// A fork (`forked_from_id`) is a branch `fork-N` of the session it came from, from the
         /// last message they share (its copy of the history is not imported twice); a session
         /// that only starts like it is a timeline of its own. A grown fork adds to its branch.
@@ -522,7 +522,7 @@ mod gemini {
 
     const FIRST: &str = r#"{"node":"n1","role":"user","text":"Name three kiln glazes.","tokens":6},{"node":"n2","role":"assistant","text":"[thinking] Glazes\nPick classic stoneware glazes.\n\nCeladon, tenmoku and shino.","tokens":20,"intent_tag":"thinking"}"#;
 
-    on_both_engines! {
+    on_every_engine! {
         /// A Gemini CLI session: a `$rewindTo` keeps the abandoned tail as a branch (the answer
         /// with its tool call and result), the messages after it continue from before the rewound
         /// prompt on main; thoughts are kept as thinking, the model in the provenance; `$set`, the
@@ -569,7 +569,7 @@ mod gemini {
 mod gemini_json {
     use super::*;
 
-    on_both_engines! {
+    on_every_engine! {
         /// An older Gemini CLI saved a session as one JSON object (`{sessionId, ..., messages}`):
         /// read the same way, its info record a tagged system message. Saved again with a new
         /// exchange, only that is added; a message recorded twice (as it grew) keeps its latest
@@ -639,7 +639,7 @@ mod llm {
         .unwrap();
     }
 
-    on_both_engines! {
+    on_every_engine! {
         /// Each llm conversation is a timeline (system prompt once, then prompt and response per
         /// logged exchange, the model in the provenance); logs.db is opened read-only and left
         /// as it was; an exchange logged later is added to its timeline, the rest unchanged.
@@ -727,7 +727,7 @@ mod llm_threads {
         .unwrap();
     }
 
-    on_both_engines! {
+    on_every_engine! {
         /// A thread and its fork are one timeline: the thread is main, the fork a branch from the
         /// message it forked at; parts become text (reasoning as thinking, a text that borrows a
         /// fragment keeps its literal text); each turn's model and time go on the messages it
@@ -790,7 +790,7 @@ mod webui {
         ])
     }
 
-    on_both_engines! {
+    on_every_engine! {
         /// An Open WebUI chat export: the history's tree, `currentId` as the head of main, a
         /// regenerated answer as a branch, each answer's model in the provenance. Imported twice,
         /// the second time adds nothing.
@@ -891,7 +891,7 @@ mod statuses {
             + "\n"
     }
 
-    on_both_engines! {
+    on_every_engine! {
         /// Imported again, a folder of sessions reports each with one status (issue 26, item 2): a
         /// new session is `new`, a grown one `updated` with the messages it added, one imported as
         /// it is `unchanged` (in `timelines`, nothing written), and one that cannot be imported is in

@@ -87,7 +87,7 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-on_both_engines! {
+on_every_engine! {
     #[test]
     fn node_ids_newest_first_in_each_shell_format() {
         let db = conversation();
@@ -236,11 +236,12 @@ on_both_engines! {
         let db = conversation();
         // A JSON snapshot copied from elsewhere has no lock file yet; completing creates none.
         let _ = std::fs::remove_file(format!("{}.lock", db.path.display()));
-        let before = files(db.dir.path());
+        // (The files first: reading the stored state opens the database.)
+        let before = (files(db.dir.path()), db.bytes());
         assert_eq!(bash(&db, &["context", "--node", ""]), ["n3", "n2", "n1"]);
         assert_eq!(bash(&db, &["switch", "--name", ""]), ["main", "alt"]);
         assert_eq!(bash(&db, &["--timeline", ""]), ["tl1", "tl0"]);
-        assert_eq!(files(db.dir.path()), before);
+        assert!((files(db.dir.path()), db.bytes()) == before, "completing changed the database");
     }
 
     #[test]
@@ -252,7 +253,27 @@ on_both_engines! {
         }
         assert_eq!(offered(&db, "bash", &["switch", "--name", ""]), "");
         assert!(files(db.dir.path()).is_empty(), "{:?}", files(db.dir.path()).keys());
-        for damaged in [&b"not a database"[..], b"{\"format_version\": 1,", b"", b"SQLite format 3\0 and then garbage"] {
+        assert!(db.bytes().is_empty(), "completing created the database");
+        let damaged: &[&[u8]] = match common::engine() {
+            // A damaged file, or on a server a schema that a newer Timeline wrote.
+            common::Engine::Postgres => {
+                db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+                db.append("user", "hello", 1);
+                assert_eq!(bash(&db, &words), ["n1"]);
+                let nodes = common::pg_raw::query_i64(&db, "SELECT count(*) FROM nodes");
+                common::pg_raw::execute(&db, "UPDATE state SET schema_version = 99");
+                let before = db.tl(&["timelines"]);
+                assert_eq!(before.code, 3, "{before:?}");
+                for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+                    assert_eq!(offered(&db, shell, &words), "", "{shell}");
+                }
+                assert_eq!(common::pg_raw::query_i64(&db, "SELECT schema_version FROM state"), 99);
+                assert_eq!(common::pg_raw::query_i64(&db, "SELECT count(*) FROM nodes"), nodes);
+                &[]
+            }
+            _ => &[&b"not a database"[..], b"{\"format_version\": 1,", b"", b"SQLite format 3\0 and then garbage"],
+        };
+        for &damaged in damaged {
             std::fs::write(&db.path, damaged).unwrap();
             let before = files(db.dir.path());
             for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {

@@ -1,5 +1,5 @@
-//! Import provenance is not user text (issue #21, item 7), through the real `tl` and `tl-mcp` on both
-//! storage engines: what an OpenAI or Anthropic export rebuilds comes only from the `provenance` an
+//! Import provenance is not user text (issue #21, item 7), through the real `tl` and `tl-mcp` on every
+//! storage engine: what an OpenAI or Anthropic export rebuilds comes only from the `provenance` an
 //! import wrote, never from an intent note or tag anyone can write; `node` shows it; `db convert`
 //! carries it both ways; databases written before it existed move their import notes into it only
 //! for the nodes an import record says the import created.
@@ -64,7 +64,7 @@ fn as_version_1(mut file: Value) -> Value {
     file
 }
 
-on_both_engines! {
+on_every_engine! {
     /// Import a request, export it identically; then append look-alike notes and a `continued` tag
     /// through `tl append` and through `tl-mcp` `timeline_append`: they are plain messages in every
     /// export, and an ordinary intent note in `node`.
@@ -139,19 +139,20 @@ on_both_engines! {
         drop(mcp);
         let exported = export(&db, "anthropic", "tl0", "n6");
 
+        // To another engine and back to a new database of this one (a file, or a new schema).
         let (other, same) = match common::engine() {
             common::Engine::Json => ("converted.sqlite", "back.json"),
             common::Engine::Sqlite => ("converted.json", "back.sqlite"),
-            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
+            common::Engine::Postgres => ("converted.sqlite", "a new schema"),
         };
         let mut previous = db;
         for name in [other, same] {
-            let target = previous.dir.path().join(name);
-            previous.tl(&["db", "convert", "--to", &target.display().to_string()]).json();
             let mut converted = Db::new();
             converted.env("TIMELINE_NOW", "1750000000");
-            std::fs::rename(&target, converted.dir.path().join(name)).unwrap();
-            converted.path = converted.dir.path().join(name);
+            if converted.engine() != common::Engine::Postgres {
+                converted.path = converted.dir.path().join(name);
+            }
+            previous.tl(&["db", "convert", "--to", &converted.path.display().to_string()]).json();
             converted.tl(&["node", "--node", "n3"]).ok(shown);
             assert_eq!(export(&converted, "anthropic", "tl0", "n6"), exported);
             converted.tl(&["db", "check"]).json();
@@ -164,7 +165,7 @@ on_both_engines! {
     /// anyone wrote, however it looks, a note.
     #[test]
     fn old_import_notes_move_into_provenance_only_for_imported_nodes() {
-        let db = db();
+        let mut db = db();
         db.tl(&["import", "--format", "openai", "--input", &fixture("openai-request.json")]).json();
         db.tl(&["append", "--role", "user", "--text", "hello", "--intent-tag", "system", "--intent-note", SYSTEM_INJECTION])
             .ok(r#"{"node":"n8"}"#);
@@ -185,7 +186,11 @@ on_both_engines! {
                 )
                 .unwrap();
             }
-            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
+            common::Engine::Postgres => {
+                // A PostgreSQL database was never written without provenance: what an older
+                // Timeline left is a version 1 snapshot, converted into a new schema.
+                db.replace_with_snapshot(&as_version_1(current.clone()));
+            }
         }
         // n3 now holds its import record in its note, as databases written before provenance did.
         let record = current["timelines"][0]["nodes"][2]["provenance"].to_string();
@@ -199,7 +204,13 @@ on_both_engines! {
                 .unwrap()
                 .query_row("SELECT intent_note FROM nodes WHERE timeline = 0 AND id = 3", [], |r| r.get(0))
                 .unwrap(),
-            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
+            // Converting read the old snapshot, which moved the note already.
+            common::Engine::Postgres => {
+                let moved = db.value();
+                let n3 = &moved["timelines"][0]["nodes"][2];
+                assert!(n3["intent"].get("note").is_none(), "{n3}");
+                n3["provenance"].to_string()
+            }
         };
         assert_eq!(old_note, record);
 
@@ -224,7 +235,11 @@ on_both_engines! {
                 assert_eq!(version(), schema);
                 schema
             }
-            common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
+            common::Engine::Postgres => {
+                let schema = json!(timeline::store::postgres_schema_version());
+                assert_eq!(version(), schema);
+                schema
+            }
         };
         // The next change writes the current format: the same database as before the downgrade,
         // plus that change.

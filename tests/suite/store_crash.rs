@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{Db, Engine, TL, use_engine};
+use common::{Db, Engine, McpSession, TL, use_engine};
 use serde_json::Value;
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -72,7 +72,17 @@ fn s2_sigkill_at_random_moments_never_loses_a_reported_append_sqlite() {
     sigkill_at_random_moments(Engine::Sqlite, 60);
 }
 
+/// On a server a killed client cannot leave a file half written; what is tested is that its
+/// transaction either committed whole or left nothing (fewer kills: each append connects anew).
+#[test]
+fn s2_sigkill_at_random_moments_never_loses_a_reported_append_on_postgres() {
+    sigkill_at_random_moments(Engine::Postgres, 30);
+}
+
 fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
+    if engine == Engine::Postgres && common::postgres::server().is_none() {
+        return;
+    }
     use_engine(engine);
     let kills_max_attempts = kills_wanted * 8;
     let seed = seed();
@@ -147,7 +157,8 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
                 .filter(|name| match engine {
                     Engine::Json => name.starts_with(".db.json."),
                     Engine::Sqlite => name.ends_with("-wal"),
-                    Engine::Postgres => unreachable!("this test runs on the file engines only"),
+                    // Nothing of a server database is in the directory.
+                    Engine::Postgres => false,
                 })
                 .map(|name| format!("{name} {attempts}"))
                 .collect();
@@ -208,11 +219,16 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
             );
         }
     }
-    // SQLite's own check finds nothing wrong after the kills.
-    if engine == Engine::Sqlite {
+    // The engine's own check finds nothing wrong after the kills.
+    if engine != Engine::Json {
+        let name = if engine == Engine::Sqlite {
+            "sqlite"
+        } else {
+            "postgres"
+        };
         // json!: a Windows path's backslashes are escaped in JSON.
         db.tl(&["db", "check"])
-            .ok(&serde_json::json!({"ok": true, "engine": "sqlite",
+            .ok(&serde_json::json!({"ok": true, "engine": name,
             "path": db.path.display().to_string(), "problems": []})
             .to_string());
     }
@@ -242,8 +258,7 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
             std::fs::read(&db.path).unwrap(),
             std::fs::read(db.backup_path()).unwrap(),
         ],
-        Engine::Sqlite => vec![db.bytes()],
-        Engine::Postgres => unreachable!("this test runs on the file engines only"),
+        Engine::Sqlite | Engine::Postgres => vec![db.bytes()],
     };
     for bytes in snapshots {
         let value: Value = serde_json::from_slice(&bytes).unwrap();
@@ -256,7 +271,7 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
     let expected: &[&str] = match engine {
         Engine::Json => &["db.json", "db.json.bak", "db.json.lock"],
         Engine::Sqlite => &["db.sqlite"],
-        Engine::Postgres => unreachable!("this test runs on the file engines only"),
+        Engine::Postgres => &[],
     };
     assert_eq!(names, expected, "{}", context(""));
     eprintln!(
@@ -268,19 +283,29 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
 
 #[test]
 fn s2_sigkill_during_a_first_write_leaves_no_database_or_a_whole_one_json() {
-    sigkill_during_first_writes(Engine::Json, 12);
+    sigkill_during_first_writes(Engine::Json, 12, 400);
 }
 
 #[test]
 fn s2_sigkill_during_a_first_write_leaves_no_database_or_a_whole_one_sqlite() {
-    sigkill_during_first_writes(Engine::Sqlite, 12);
+    sigkill_during_first_writes(Engine::Sqlite, 12, 400);
+}
+
+/// On a server: no tables, or tables holding the whole import (the schema is made in the import's
+/// transaction). Fewer, smaller imports: each row is a statement, so an import takes longer.
+#[test]
+fn s2_sigkill_during_a_first_write_leaves_no_database_or_a_whole_one_on_postgres() {
+    sigkill_during_first_writes(Engine::Postgres, 8, 100);
 }
 
 /// `tl import` into a database that does not exist yet, killed at random moments (#21 items 1 and
 /// 4; SQLite stages the new database beside its path, JSON writes a temporary snapshot): after every kill there is no database or one with the whole import, nothing at the path keeps
 /// the next first write from working, and once the dead writers' temporary files are old enough the
 /// next change removes them all.
-fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize) {
+fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize, messages_wanted: usize) {
+    if engine == Engine::Postgres && common::postgres::server().is_none() {
+        return;
+    }
     use_engine(engine);
     let seed = seed();
     let mut rng = Rng(seed);
@@ -288,8 +313,7 @@ fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize) {
         |extra: &str| format!("seed {seed} (rerun with TIMELINE_CRASH_SEED={seed}){extra}");
     let db = Db::new();
     let dir = db.dir.path().to_path_buf();
-    const MESSAGES: usize = 400;
-    let messages: Vec<Value> = (0..MESSAGES)
+    let messages: Vec<Value> = (0..messages_wanted)
         .map(|i| {
             serde_json::json!({
                 "role": if i % 2 == 0 { "user" } else { "assistant" },
@@ -312,9 +336,17 @@ fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize) {
     };
     // The database and what a clean write keeps beside it, removed between attempts.
     let remove_database = || {
+        if engine == Engine::Postgres {
+            let schema = common::pg_raw::schema(&db);
+            common::pg_raw::execute(&db, &format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
+        }
         for suffix in ["", ".bak", ".lock"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", db.path.display()));
         }
+    };
+    let exists = || match engine {
+        Engine::Postgres => common::stored_state(&db.path).is_some(),
+        _ => db.path.exists(),
     };
     let names = || -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(&dir)
@@ -364,11 +396,11 @@ fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize) {
         assert_eq!(listed.code, 0, "{listed:?} {}", context(&where_));
         let listed = listed.json();
         let timelines = listed.as_array().unwrap();
-        if db.path.exists() {
+        if exists() {
             assert_eq!(timelines.len(), 1, "{listed} {}", context(&where_));
             assert_eq!(
                 timelines[0]["messages"],
-                MESSAGES as u64,
+                messages_wanted as u64,
                 "{listed} {}",
                 context(&where_)
             );
@@ -395,11 +427,237 @@ fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize) {
     let expected: &[&str] = match engine {
         Engine::Json => &["db.json", "db.json.lock", "input.json"],
         Engine::Sqlite => &["db.sqlite", "input.json"],
-        Engine::Postgres => unreachable!("this test runs on the file engines only"),
+        // Nothing of a server database is in the directory.
+        Engine::Postgres => &["input.json"],
     };
     assert_eq!(names(), expected, "{}", context(""));
     eprintln!(
         "first-write crash test on {engine:?}: {kills} kills ({left_staged} left temporary files), {attempts} attempts, {}",
         context("")
+    );
+}
+
+/// Assert that every confirmed append (node ID, text) is on `timeline`'s current branch, in order.
+#[track_caller]
+fn assert_all_there(db: &Db, timeline: &str, confirmed: &[(String, String)], context: &str) {
+    let branches = db.tl(&["--timeline", timeline, "branches"]);
+    assert_eq!(branches.code, 0, "{branches:?} {context}");
+    let head = branches.json()[0]["head"].as_str().unwrap().to_string();
+    let run = db.tl(&["--timeline", timeline, "context", "--node", &head]);
+    assert_eq!(run.code, 0, "{run:?} {context}");
+    let messages: Vec<(String, String)> = run
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["node"].as_str().unwrap().to_string(),
+                m["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut last = 0;
+    for pair in confirmed {
+        let position = messages
+            .iter()
+            .position(|m| m == pair)
+            .unwrap_or_else(|| panic!("{pair:?} was acknowledged but is lost; {context}"));
+        assert!(position >= last, "{pair:?} is out of order; {context}");
+        last = position;
+    }
+}
+
+#[test]
+fn s2_sigkill_of_tl_mcp_mid_appends_never_loses_an_answered_one_on_postgres() {
+    sigkill_tl_mcp_mid_appends(Engine::Postgres, 12);
+}
+
+#[test]
+fn s2_sigkill_of_tl_mcp_mid_appends_never_loses_an_answered_one_sqlite() {
+    sigkill_tl_mcp_mid_appends(Engine::Sqlite, 12);
+}
+
+/// A `tl-mcp` session is sent a burst of appends and killed at a random moment of it: every
+/// append it answered is stored, in order, and the database checks clean (`db check`).
+fn sigkill_tl_mcp_mid_appends(engine: Engine, rounds: usize) {
+    if engine == Engine::Postgres && common::postgres::server().is_none() {
+        return;
+    }
+    use_engine(engine);
+    const BURST: usize = 20;
+    let seed = seed();
+    let mut rng = Rng(seed);
+    let context =
+        |extra: &str| format!("seed {seed} (rerun with TIMELINE_CRASH_SEED={seed}){extra}");
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    let burst = |mcp: &mut McpSession, round: usize| {
+        for i in 0..BURST {
+            mcp.send(
+                &serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
+                    "name": "timeline_append",
+                    "arguments": {"timeline_id": "tl0", "role": "user", "text": format!("round {round} message {i}")}}})
+                .to_string(),
+            );
+        }
+    };
+    // How long a whole burst takes here; kills are spread over 0..1.2 of that.
+    let start = Instant::now();
+    let mut mcp = McpSession::start(&db);
+    burst(&mut mcp, 0);
+    let mut confirmed = Vec::new();
+    for i in 0..BURST {
+        let answer: Value = serde_json::from_str(&mcp.recv()).unwrap();
+        assert_eq!(answer["id"], i, "{answer}");
+        let node = answer["result"]["structuredContent"]["node"]
+            .as_str()
+            .unwrap();
+        confirmed.push((node.to_string(), format!("round 0 message {i}")));
+    }
+    drop(mcp);
+    let span_us = (start.elapsed().as_micros() as u64 * 6 / 5).max(1000);
+    let (mut answered_in_killed, mut killed_mid_burst) = (0, 0);
+    for round in 1..=rounds {
+        let mut mcp = McpSession::start(&db);
+        burst(&mut mcp, round);
+        let delay = Duration::from_micros(rng.below(span_us));
+        std::thread::sleep(delay);
+        let _ = mcp.child.kill();
+        let _ = mcp.child.wait();
+        // What it answered before it died (its output ends with the kill).
+        let mut answered = 0;
+        while let Ok(line) = mcp.try_recv() {
+            let answer: Value = serde_json::from_str(line.trim_end())
+                .unwrap_or_else(|e| panic!("{e}: a torn answer {line:?}; {}", context("")));
+            assert_eq!(answer["id"], answered, "{answer}");
+            assert_ne!(
+                answer["result"]["isError"],
+                true,
+                "{answer} {}",
+                context("")
+            );
+            let node = answer["result"]["structuredContent"]["node"]
+                .as_str()
+                .unwrap();
+            confirmed.push((
+                node.to_string(),
+                format!("round {round} message {answered}"),
+            ));
+            answered += 1;
+        }
+        answered_in_killed += answered;
+        if answered < BURST {
+            killed_mid_burst += 1;
+        }
+        assert_all_there(
+            &db,
+            "tl0",
+            &confirmed,
+            &context(&format!(" after round {round} ({delay:?})")),
+        );
+    }
+    let name = if engine == Engine::Sqlite {
+        "sqlite"
+    } else {
+        "postgres"
+    };
+    db.tl(&["db", "check"]).ok(
+        &serde_json::json!({"ok": true, "engine": name, "path": db.path.display().to_string(), "problems": []})
+            .to_string(),
+    );
+    eprintln!(
+        "tl-mcp crash test on {engine:?}: {rounds} kills ({killed_mid_burst} before the burst was answered), {answered_in_killed} answers from killed sessions, {}",
+        context("")
+    );
+}
+
+/// The server itself is killed (`pg_ctl stop -m immediate`, as a power cut would stop it; fsync
+/// on) and started again, twice, while four `tl` writers append to their own timelines: every
+/// append that printed its result is there afterwards, in order; the others failed with the
+/// connection's error (exit 3), and the database checks clean. A private server: the restart
+/// must not disturb the other tests' shared one.
+#[cfg(target_os = "linux")]
+#[test]
+fn s2_a_killed_server_loses_no_acknowledged_append_on_postgres() {
+    use crate::common::pg_server::{self, Options, Server};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    if let Err(why) = pg_server::programs() {
+        pg_server::missing("CRASH", &why);
+        return;
+    }
+    let root = common::postgres::scratch_dir("pg-crash");
+    let _ = std::fs::remove_dir_all(&root);
+    let options = Options {
+        durable: true,
+        ..Options::default()
+    };
+    let server = Server::start(&root, options).unwrap();
+    server.psql("postgres", "CREATE DATABASE crash");
+    let mut db = Db::new();
+    db.path = format!("{}&schema=crash", server.socket_uri("crash")).into();
+    const WRITERS: usize = 4;
+    for w in 0..WRITERS {
+        db.tl(&["create"])
+            .ok(&format!(r#"{{"timeline_id":"tl{w}"}}"#));
+    }
+    let stop = AtomicBool::new(false);
+    let (outcomes, failures): (Vec<Vec<(String, String)>>, Vec<usize>) = std::thread::scope(|s| {
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let (db, stop) = (&db, &stop);
+                s.spawn(move || {
+                    let timeline = format!("tl{w}");
+                    let (mut confirmed, mut failed) = (Vec::new(), 0);
+                    let mut i = 0;
+                    while !stop.load(Ordering::SeqCst) {
+                        i += 1;
+                        let text = format!("writer {w} message {i}");
+                        let run = db.tl(&[
+                            "--timeline",
+                            &timeline,
+                            "append",
+                            "--role",
+                            "user",
+                            "--text",
+                            &text,
+                        ]);
+                        if run.code == 0 {
+                            confirmed
+                                .push((run.json()["node"].as_str().unwrap().to_string(), text));
+                        } else {
+                            // A clean error for people (connection refused, outcome unknown), no panic.
+                            assert_eq!(run.code, 3, "{run:?}");
+                            assert!(run.stderr.starts_with(r#"{"error":"#), "{run:?}");
+                            failed += 1;
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
+                    }
+                    (confirmed, failed)
+                })
+            })
+            .collect();
+        for _ in 0..2 {
+            std::thread::sleep(Duration::from_millis(700));
+            server.restart();
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        stop.store(true, Ordering::SeqCst);
+        writers.into_iter().map(|h| h.join().unwrap()).unzip()
+    });
+    for (w, confirmed) in outcomes.iter().enumerate() {
+        assert!(!confirmed.is_empty(), "writer {w} wrote nothing");
+        assert_all_there(&db, &format!("tl{w}"), confirmed, &format!("writer {w}"));
+    }
+    // (The URI as Timeline shows it, in its own order.)
+    let shown = db.tl(&["db", "info"]).json()["path"].clone();
+    db.tl(&["db", "check"]).ok(
+        &serde_json::json!({"ok": true, "engine": "postgres", "path": shown, "problems": []})
+            .to_string(),
+    );
+    eprintln!(
+        "server crash test: {} acknowledged appends, {} failed while the server was down",
+        outcomes.iter().map(Vec::len).sum::<usize>(),
+        failures.iter().sum::<usize>()
     );
 }

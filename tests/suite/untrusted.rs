@@ -365,7 +365,9 @@ fn parent_damage(db: &Db, node: &str, parent: &str) -> String {
         common::Engine::Json => format!(
             "the database {p} cannot be used: invalid content (timeline tl0: node {node} has parent {parent} that is not older than it). Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file (cp \"{p}\" \"{p}.corrupt\"), then restore the previous snapshot: cp \"{p}.bak\" \"{p}\""
         ),
-        common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
+        common::Engine::Postgres => format!(
+            "the database {p} is damaged: timeline tl0: node {node} claims parent {parent}, which is not older than it; nothing was changed. Run tl db check, and restore a backup"
+        ),
     };
     json!({ "error": message }).to_string()
 }
@@ -373,18 +375,18 @@ fn parent_damage(db: &Db, node: &str, parent: &str) -> String {
 /// What `db check` reports of that node.
 fn parent_problem(db: &Db, node: &str, parent: &str) -> String {
     match db.engine() {
-        common::Engine::Sqlite => format!(
+        common::Engine::Sqlite | common::Engine::Postgres => format!(
             "the database {} is damaged: timeline tl0: node {node} has parent {parent} that is not older than it; run tl db check",
             db.path.display()
         ),
         common::Engine::Json => format!(
             "invalid content (timeline tl0: node {node} has parent {parent} that is not older than it)"
         ),
-        common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
     }
 }
 
-/// Give node `n` of tl0 the parent `parent` in the file itself, as another program could.
+/// Give node `n` of tl0 the parent `parent` in the file itself (on a server, in its row), as
+/// another program could.
 fn set_parent(db: &Db, n: u64, parent: u64) {
     match db.engine() {
         common::Engine::Sqlite => sqlite_exec(
@@ -402,11 +404,23 @@ fn set_parent(db: &Db, n: u64, parent: u64) {
             node["parent"] = json!(format!("n{parent}"));
             std::fs::write(&db.path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
         }
-        common::Engine::Postgres => unreachable!("this test runs on the file engines only"),
+        common::Engine::Postgres => common::pg_raw::execute(
+            db,
+            &format!("UPDATE nodes SET parent = {parent} WHERE timeline = 0 AND id = {n}"),
+        ),
     }
 }
 
-on_both_engines! {
+/// What must not change: every file in the database's directory, and on a server every row.
+fn stored(db: &Db) -> (Vec<(String, Vec<u8>)>, String) {
+    let rows = match db.engine() {
+        common::Engine::Postgres => common::pg_raw::rows(db),
+        _ => String::new(),
+    };
+    (files(db.dir.path()), rows)
+}
+
+on_every_engine! {
     /// #21.6: a parent cycle (n2 → n3 → n2) or a node that is its own parent written into the
     /// file: `context`, `budget`, `append`, `log` and a `tl-mcp` call give the damage error at once
     /// (instead of walking the cycle until memory runs out), nothing changes, and `db check`
@@ -420,7 +434,7 @@ on_both_engines! {
                 db.append("user", text, 1);
             }
             set_parent(&db, n, parent);
-            let before = files(db.dir.path());
+            let before = stored(&db);
             let damage = parent_damage(&db, &format!("n{n}"), &format!("n{parent}"));
             for args in [
                 &["context", "--node", "n3"][..],
@@ -438,7 +452,7 @@ on_both_engines! {
             drop(mcp);
             tl_bounded(&db, &["db", "check"])
                 .err(3, &check_report(&db, &[parent_problem(&db, &format!("n{n}"), &format!("n{parent}"))]));
-            assert!(before == files(db.dir.path()), "n{n} -> n{parent}: the files changed");
+            assert!(before == stored(&db), "n{n} -> n{parent}: the database changed");
         }
     }
 
@@ -454,7 +468,7 @@ on_both_engines! {
             db.append("user", &format!("message {i}"), 1);
         }
         set_parent(&db, 3, 4);
-        let before = files(db.dir.path());
+        let before = stored(&db);
         let damage = parent_damage(&db, "n3", "n4");
         tl_bounded(&db, &["append", "--role", "user", "--text", "more"]).err(3, &damage);
         tl_bounded(
@@ -462,7 +476,7 @@ on_both_engines! {
             &["summarize", "--from", "n20", "--to", "n24", "--summary", "s", "--tokens", "1"],
         )
         .err(3, &damage);
-        assert!(before == files(db.dir.path()), "tl changed the files");
+        assert!(before == stored(&db), "tl changed the database");
         let mut mcp = McpSession::start(&db);
         let error = mcp
             .call(
@@ -472,11 +486,15 @@ on_both_engines! {
             .unwrap_err();
         assert_eq!(error, serde_json::from_str::<Value>(&damage).unwrap());
         drop(mcp);
+        if db.engine() == common::Engine::Postgres {
+            assert!(before == stored(&db), "tl-mcp changed the database");
+            return;
+        }
         // (The session is killed, so SQLite leaves its -wal and -shm; a write would be in the -wal.)
         let wal = format!("{}-wal", db.path.display());
         assert!(std::fs::read(wal).unwrap_or_default().is_empty(), "tl-mcp wrote to the -wal");
         let name = db.path.file_name().unwrap().to_string_lossy();
-        let (_, bytes) = before.iter().find(|(n, _)| *n == name).unwrap();
+        let (_, bytes) = before.0.iter().find(|(n, _)| *n == name).unwrap();
         assert!(std::fs::read(&db.path).unwrap() == *bytes, "tl-mcp changed the file");
     }
 }
@@ -515,4 +533,83 @@ fn sqlite_depths_that_do_not_match_are_damage() {
     tl_bounded(&db, &["context", "--node", "n2"]).err(3, &json!({"error": format!(
         "the database {p} cannot be used: timeline tl0: its root n0 claims parent n0 and depth 9 (a root has neither). Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file and its -wal file (cp \"{p}\" \"{p}.corrupt\"), then restore a copy made with tl db backup, or salvage what SQLite can read (sqlite3 \"{p}\" .recover | sqlite3 recovered.db) and check it with tl --db recovered.db db check"
     )}).to_string());
+}
+
+/// On PostgreSQL, the schema belongs to the server's administrators, not to a file anyone can hand
+/// over: a trigger or view someone with the rights adds there runs as the server runs it (a hostile
+/// server is out of scope), so the foreign-object checks above are the file engines' (SQLite).
+/// What Timeline does guard against: a table of its schema altered by someone else (a column
+/// dropped) and a schema that a newer Timeline wrote are refused with a clear error, before
+/// anything is written, through both binaries.
+#[cfg(unix)]
+mod on_postgres {
+    use super::*;
+
+    fn pg_db() -> Option<Db> {
+        common::postgres::server()?;
+        common::use_engine(common::Engine::Postgres);
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db.append("user", "a secret", 2);
+        Some(db)
+    }
+
+    #[track_caller]
+    fn refused_untouched(db: &Db, error: &str) {
+        let before = common::pg_raw::rows(db);
+        let expected = json!({ "error": error }).to_string();
+        for args in [
+            &["append", "--role", "user", "--text", "more"][..],
+            &[
+                "summarize",
+                "--from",
+                "n1",
+                "--to",
+                "n1",
+                "--summary",
+                "s",
+                "--tokens",
+                "1",
+            ],
+        ] {
+            tl_bounded(db, args).err(3, &expected);
+        }
+        let mut mcp = McpSession::start(db);
+        let error = mcp
+            .call(
+                "timeline_append",
+                json!({"timeline_id": "tl0", "role": "user", "text": "more"}),
+            )
+            .unwrap_err();
+        assert_eq!(error, serde_json::from_str::<Value>(&expected).unwrap());
+        drop(mcp);
+        assert!(before == common::pg_raw::rows(db), "the rows changed");
+    }
+
+    #[test]
+    fn a_table_altered_by_someone_else_is_refused_untouched() {
+        let Some(db) = pg_db() else { return };
+        common::pg_raw::execute(&db, "ALTER TABLE nodes DROP COLUMN provenance");
+        refused_untouched(
+            &db,
+            &format!(
+                "cannot use the database {}: column nodes.provenance does not exist; the schema's tables are not as Timeline made them (someone else altered them), so Timeline does not use them and nothing was written. Restore the schema from a backup (tl db backup, or the server's own), or convert a backup into a new schema (tl db convert)",
+                db.path.display()
+            ),
+        );
+    }
+
+    #[test]
+    fn a_schema_of_a_newer_timeline_is_refused_untouched() {
+        let Some(db) = pg_db() else { return };
+        common::pg_raw::execute(&db, "UPDATE state SET schema_version = 99");
+        refused_untouched(
+            &db,
+            &format!(
+                "the database {} has schema version 99, newer than this version of Timeline reads ({}); nothing was changed. Use the release of Timeline that wrote it, or a newer one",
+                db.path.display(),
+                timeline::store::postgres_schema_version()
+            ),
+        );
+    }
 }

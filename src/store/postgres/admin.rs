@@ -2,7 +2,7 @@
 //! database.
 
 use super::PgStore;
-use super::rows::{sql, unsql};
+use super::rows::{sql, to_pg_text, unsql};
 use super::tx::PgTx;
 use crate::error::{Error, Result};
 use crate::model::Database;
@@ -225,7 +225,7 @@ pub(super) fn create_from(store: &mut PgStore, db: &Database) -> Result<()> {
                     &sql(timeline.nodes.len() as u64),
                     &timeline.current_branch,
                     &cold,
-                    &timeline.title,
+                    &timeline.title.as_deref().map(to_pg_text),
                     &timeline.created_at.map(sql),
                     &timeline.updated_at.map(sql),
                 ],

@@ -35,7 +35,10 @@ use tx::PgTx;
 /// Forward migrations, numbered like their files: `MIGRATIONS[v]` takes the schema from version `v`
 /// to `v + 1`; the schema version of this build is `MIGRATIONS.len()`. A released migration is
 /// never edited: a change of schema is a new file, appended here.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_first_schema.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_first_schema.sql"),
+    include_str!("migrations/0002_nodes_with_newer_parent.sql"),
+];
 
 /// The schema version this build writes.
 pub fn schema_version() -> u64 {
@@ -140,17 +143,13 @@ impl PgStore {
             .map_err(|e| failure(&label, "cannot read", e))?;
         let version = u64::try_from(version).unwrap_or(u64::MAX);
         if version > schema_version() {
-            return Err(Error::database(format!(
-                "the database {label} has schema version {version}, newer than this version of Timeline reads ({}); nothing was changed. Use the release of Timeline that wrote it, or a newer one",
-                schema_version()
-            )));
+            return Err(newer_schema(&label, version));
         }
         Ok(Some(version))
     }
 
-    /// Create or migrate the schema, once, however many processes start together: under an advisory
-    /// lock held to the end of the transaction, the version is read again and only what is missing
-    /// runs.
+    /// Create or migrate the schema, once, however many processes start together (see `migrate`),
+    /// in a transaction of its own.
     fn ensure_schema(&mut self) -> Result<()> {
         if self.stored_version()? == Some(schema_version()) {
             return Ok(());
@@ -158,43 +157,11 @@ impl PgStore {
         let label = self.label();
         let schema = self.target.schema.clone();
         let client = self.client()?;
-        let run = |client: &mut postgres::Client| -> std::result::Result<(), postgres::Error> {
+        let run = |client: &mut postgres::Client| -> std::result::Result<u64, postgres::Error> {
             let mut tx = client.transaction()?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
-            // CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema is
-            // there; a role given only USAGE and CREATE on a schema made for it must not need that.
-            let made: bool = tx
-                .query_one(
-                    "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
-                    &[&schema],
-                )?
-                .try_get(0)?;
-            if !made {
-                tx.batch_execute(&format!("CREATE SCHEMA {schema}"))?;
-            }
-            let exists: bool = tx
-                .query_one(
-                    "SELECT to_regclass(quote_ident($1) || '.state') IS NOT NULL",
-                    &[&schema],
-                )?
-                .try_get(0)?;
-            let mut at = if exists {
-                let v: i64 = tx
-                    .query_one("SELECT schema_version FROM state WHERE id = 0", &[])?
-                    .try_get(0)?;
-                u64::try_from(v).unwrap_or(u64::MAX)
-            } else {
-                0
-            };
-            while at < schema_version() {
-                tx.batch_execute(MIGRATIONS[at as usize])?;
-                at += 1;
-            }
-            tx.execute(
-                "UPDATE state SET schema_version = $1 WHERE id = 0 AND schema_version < $1",
-                &[&(at as i64)],
-            )?;
-            tx.commit()
+            let at = migrate_schema(&mut tx, &schema)?;
+            tx.commit()?;
+            Ok(at)
         };
         run(client).map_err(|e| failure(&label, "cannot set up the schema of", e))?;
         // A newer version written meanwhile is refused here, as at any other start.
@@ -233,8 +200,8 @@ impl PgStore {
 
     pub fn write<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
         self.refuse_change_if_read_only()?;
-        self.ensure_schema()?;
-        self.in_transaction(true, |tx| f(tx))
+        let migrate = self.stored_version()? != Some(schema_version());
+        self.in_transaction_migrating(true, migrate, |tx| f(tx))
     }
 
     /// `write` for a change that may be run again: one that fails with a serialization failure or
@@ -245,11 +212,11 @@ impl PgStore {
         mut f: impl FnMut(&mut dyn Tx) -> Result<Outcome<R>>,
     ) -> Result<R> {
         self.refuse_change_if_read_only()?;
-        self.ensure_schema()?;
         let mut attempt = 0;
         loop {
             self.retryable.set(false);
-            match self.in_transaction(true, |tx| f(tx)) {
+            let migrate = self.stored_version()? != Some(schema_version());
+            match self.in_transaction_migrating(true, migrate, |tx| f(tx)) {
                 Err(_) if self.retryable.get() && attempt < RETRIES => {
                     attempt += 1;
                     std::thread::sleep(backoff(attempt));
@@ -265,7 +232,34 @@ impl PgStore {
         writing: bool,
         f: impl FnOnce(&mut PgTx) -> Result<Outcome<R>>,
     ) -> Result<R> {
+        self.in_transaction_migrating(writing, false, f)
+    }
+
+    /// `in_transaction`, creating or migrating the schema first in the same transaction when
+    /// `migrate`: a first change that fails (a refused import) leaves no tables behind, as it
+    /// leaves no file on the file engines.
+    fn in_transaction_migrating<R>(
+        &mut self,
+        writing: bool,
+        migrate: bool,
+        f: impl FnOnce(&mut PgTx) -> Result<Outcome<R>>,
+    ) -> Result<R> {
+        let result = self.in_transaction_inner(writing, migrate, f);
+        if migrate && result.is_err() {
+            // Statements prepared on tables the rollback removed must not be used again.
+            self.cache.clear();
+        }
+        result
+    }
+
+    fn in_transaction_inner<R>(
+        &mut self,
+        writing: bool,
+        migrate: bool,
+        f: impl FnOnce(&mut PgTx) -> Result<Outcome<R>>,
+    ) -> Result<R> {
         let label = self.label();
+        let schema = self.target.schema.clone();
         self.client()?;
         let client = self.client.as_mut().expect("connected above");
         let begin = if writing {
@@ -278,6 +272,14 @@ impl PgStore {
                 .start()
         };
         let mut tx = begin.map_err(|e| failure(&label, "cannot start a transaction on", e))?;
+        if migrate {
+            let found = migrate_schema(&mut tx, &schema)
+                .map_err(|e| failure(&label, "cannot set up the schema of", e))?;
+            if found > schema_version() {
+                // Another Timeline wrote a newer schema meanwhile: refused as at any other start.
+                return Err(newer_schema(&label, found));
+            }
+        }
         let mut pg = PgTx {
             tx: &mut tx,
             cache: &mut self.cache,
@@ -347,6 +349,58 @@ impl PgStore {
     }
 }
 
+fn newer_schema(label: &str, version: u64) -> Error {
+    Error::database(format!(
+        "the database {label} has schema version {version}, newer than this version of Timeline reads ({}); nothing was changed. Use the release of Timeline that wrote it, or a newer one",
+        schema_version()
+    ))
+}
+
+/// Create the schema and its tables or migrate them to this build's version, in `tx`: under an
+/// advisory lock held to the end of the transaction, the version is read again and only what is
+/// missing runs. The version found (newer than this build's when another Timeline wrote it).
+fn migrate_schema(
+    tx: &mut postgres::Transaction,
+    schema: &str,
+) -> std::result::Result<u64, postgres::Error> {
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    // CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema is there; a
+    // role given only USAGE and CREATE on a schema made for it must not need that.
+    let made: bool = tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
+            &[&schema],
+        )?
+        .try_get(0)?;
+    if !made {
+        tx.batch_execute(&format!("CREATE SCHEMA {schema}"))?;
+    }
+    let exists: bool = tx
+        .query_one(
+            "SELECT to_regclass(quote_ident($1) || '.state') IS NOT NULL",
+            &[&schema],
+        )?
+        .try_get(0)?;
+    let found = if exists {
+        let v: i64 = tx
+            .query_one("SELECT schema_version FROM state WHERE id = 0", &[])?
+            .try_get(0)?;
+        u64::try_from(v).unwrap_or(u64::MAX)
+    } else {
+        0
+    };
+    let mut at = found;
+    while at < schema_version() {
+        tx.batch_execute(MIGRATIONS[at as usize])?;
+        at += 1;
+    }
+    tx.execute(
+        "UPDATE state SET schema_version = $1 WHERE id = 0 AND schema_version < $1",
+        &[&(at as i64)],
+    )?;
+    Ok(found.max(at))
+}
+
 /// The pause before retry `attempt` (1, 2, ...): 10 ms doubled each time, plus up to as much again
 /// at random so that writers that collided do not collide again.
 fn backoff(attempt: u32) -> Duration {
@@ -386,6 +440,11 @@ fn failure(label: &str, what: &str, e: postgres::Error) -> Error {
             "; the database role may not do this: grant it the privileges docs/storage.md lists"
         }
         Some("53100") => "; the server's disk is full: nothing was written",
+        // Undefined table, column or function, a wrong type: Timeline's statements match the
+        // tables its migrations make, so someone else changed them.
+        Some("42P01" | "42703" | "42883" | "42804") => {
+            "; the schema's tables are not as Timeline made them (someone else altered them), so Timeline does not use them and nothing was written. Restore the schema from a backup (tl db backup, or the server's own), or convert a backup into a new schema (tl db convert)"
+        }
         _ if connection_broke(&e) => {
             "; the connection to the server broke (it restarted or the network failed); nothing of this transaction was written, and the next call connects again"
         }

@@ -25,6 +25,48 @@ pub(super) fn unsql(v: i64) -> u64 {
     v as u64
 }
 
+/// PostgreSQL's `text` cannot hold U+0000, which the file engines store (a message may contain
+/// it). Free text (a message's text, an intent note, a title) is stored with U+0000 written as
+/// U+FDD0 '0' and U+FDD0 itself doubled; U+FDD0 is a Unicode noncharacter, reserved for such
+/// internal use, so other texts are stored as they are.
+pub(super) fn to_pg_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(['\0', ESCAPE]) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\0' => out.extend([ESCAPE, '0']),
+            ESCAPE => out.extend([ESCAPE, ESCAPE]),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
+/// The text `to_pg_text` stored.
+pub(super) fn from_pg_text(stored: String) -> String {
+    if !stored.contains(ESCAPE) {
+        return stored;
+    }
+    let mut out = String::with_capacity(stored.len());
+    let mut chars = stored.chars();
+    while let Some(c) = chars.next() {
+        match (c, c == ESCAPE) {
+            (_, true) => match chars.next() {
+                Some('0') => out.push('\0'),
+                // U+FDD0 doubled; a lone one (written by something else) is kept.
+                Some(ESCAPE) | None => out.push(ESCAPE),
+                Some(other) => out.extend([ESCAPE, other]),
+            },
+            (c, false) => out.push(c),
+        }
+    }
+    out
+}
+
+const ESCAPE: char = '\u{FDD0}';
+
 impl PgTx<'_, '_> {
     /// The statement prepared once per connection (one round trip the first time, none after).
     fn statement(&mut self, text: &str) -> Result<postgres::Statement> {
@@ -96,10 +138,10 @@ impl PgTx<'_, '_> {
                 &sql(row.id),
                 &sql(node.parent),
                 &node.role.as_str(),
-                &node.text,
+                &to_pg_text(&node.text),
                 &sql(node.tokens),
                 &node.intent.as_ref().map(|i| i.tag.as_str()),
-                &node.intent.as_ref().and_then(|i| i.note.as_deref()),
+                &node.intent.as_ref().and_then(|i| i.note.as_deref()).map(to_pg_text),
                 &summary.map(|s| s.kind.as_str()),
                 &summary.map(|s| sql(s.from)),
                 &summary.map(|s| sql(s.to)),
@@ -190,7 +232,7 @@ impl PgTx<'_, '_> {
                 &record.digest,
                 &sql(timeline),
                 &sql(record.ts),
-                &record.title,
+                &record.title.as_deref().map(to_pg_text),
                 &json,
             ],
         )?;
@@ -246,7 +288,7 @@ pub(super) fn read_timeline(r: &Row) -> std::result::Result<TimelineRow, postgre
         id: unsql(get(r, 0)?),
         next_node: unsql(get(r, 1)?),
         current_branch: get(r, 2)?,
-        title: get(r, 3)?,
+        title: get::<Option<String>>(r, 3)?.map(from_pg_text),
         created_at: get::<Option<i64>>(r, 4)?.map(unsql),
         updated_at: get::<Option<i64>>(r, 5)?.map(unsql),
     })
@@ -265,7 +307,10 @@ pub(super) fn read_node(r: &Row) -> std::result::Result<NodeRow, String> {
         .map_err(e)?
         .map(|tag| Intent { tag, note: None });
     let intent = match (intent, get::<Option<String>>(r, 6).map_err(e)?) {
-        (Some(i), note) => Some(Intent { note, ..i }),
+        (Some(i), note) => Some(Intent {
+            note: note.map(from_pg_text),
+            ..i
+        }),
         (None, _) => None,
     };
     let summary = match get::<Option<String>>(r, 7).map_err(e)? {
@@ -297,7 +342,7 @@ pub(super) fn read_node(r: &Row) -> std::result::Result<NodeRow, String> {
         node: Node {
             parent: unsql(get(r, 1).map_err(e)?),
             role,
-            text: get(r, 3).map_err(e)?,
+            text: from_pg_text(get(r, 3).map_err(e)?),
             tokens: unsql(get(r, 4).map_err(e)?),
             created_at: get::<Option<i64>>(r, 20).map_err(e)?.map(unsql),
             intent,
@@ -312,4 +357,27 @@ pub(super) fn read_node(r: &Row) -> std::result::Result<NodeRow, String> {
         stale: get(r, 18).map_err(e)?,
         superseded_by: get::<Option<i64>>(r, 19).map_err(e)?.map(unsql),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{from_pg_text, to_pg_text};
+
+    #[test]
+    fn texts_with_nul_and_the_escape_survive_the_round_trip() {
+        for text in [
+            "plain",
+            "",
+            "a\0b",
+            "\0",
+            "\u{FDD0}",
+            "\u{FDD0}0",
+            "x\u{FDD0}\0\u{FDD0}\u{FDD0}y",
+        ] {
+            let stored = to_pg_text(text);
+            assert!(!stored.contains('\0'), "{stored:?}");
+            assert_eq!(from_pg_text(stored.into_owned()), text);
+        }
+        assert!(matches!(to_pg_text("plain"), std::borrow::Cow::Borrowed(_)));
+    }
 }

@@ -3,7 +3,10 @@
 //! every timeline it reads (`FOR UPDATE`), and the state row when it allocates a timeline ID, so
 //! changes to one timeline are serialised and changes to different timelines are not.
 
-use super::rows::{NODE_COLUMNS, TIMELINE_COLUMNS, get, read_node, read_timeline, sql, unsql};
+use super::rows::{
+    NODE_COLUMNS, TIMELINE_COLUMNS, from_pg_text, get, read_node, read_timeline, sql, to_pg_text,
+    unsql,
+};
 use super::{failure, newer_parent};
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
@@ -80,6 +83,19 @@ impl PgTx<'_, '_> {
                 "SELECT 1 FROM timelines WHERE id = $1 FOR UPDATE",
                 &[&sql(tl)],
             )?;
+            // A parent cycle anywhere in the timeline, even far above what this change reads, is
+            // refused before anything is written (one lookup in a partial index, mostly empty).
+            let damaged = self.query_opt(
+                "SELECT id, parent FROM nodes WHERE timeline = $1 AND parent >= id AND id != 0 ORDER BY id LIMIT 1",
+                &[&sql(tl)],
+            )?;
+            if let Some(row) = damaged {
+                let (n, parent): (i64, i64) = (
+                    get(&row, 0).map_err(|e| self.fail(e))?,
+                    get(&row, 1).map_err(|e| self.fail(e))?,
+                );
+                return Err(newer_parent(self.name, tl, unsql(n), unsql(parent)));
+            }
             self.locked.push(tl);
         }
         Ok(())
@@ -137,7 +153,7 @@ impl Tx for PgTx<'_, '_> {
         let next = id.checked_add(1).ok_or_else(Error::overflow)?;
         self.exec(
             "INSERT INTO timelines (id, next_node, current_branch, title, created_at, updated_at) VALUES ($1, 0, $2, $3, $4, $4)",
-            &[&sql(id), &first_branch, &title, &sql(now)],
+            &[&sql(id), &first_branch, &title.map(to_pg_text), &sql(now)],
         )?;
         self.locked.push(id);
         self.insert_node(
@@ -612,7 +628,7 @@ impl Tx for PgTx<'_, '_> {
                     digest: get(r, 0)?,
                     source_key: get(r, 1)?,
                     timeline: crate::model::timeline_id(unsql(get(r, 2)?)),
-                    title: get(r, 3)?,
+                    title: get::<Option<String>>(r, 3)?.map(from_pg_text),
                 })
             })
             .collect::<std::result::Result<_, postgres::Error>>()

@@ -142,7 +142,7 @@ const HOSTILE: &[&str] = &[
     "]]></style><style>body{display:none}</style>\u{2028}\u{2029}",
 ];
 
-crate::on_both_engines! {
+crate::on_every_engine! {
     #[test]
     fn html_is_one_file_without_urls_under_a_hash_only_policy() {
         let db = demo_db();

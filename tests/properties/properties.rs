@@ -999,7 +999,12 @@ fn window_action() -> impl Strategy<Value = Action> {
 
 /// One case of the window-planner property: every budget laid out alike by the window planner and
 /// the full scan, on the JSON engine's in-memory model and on `engine` (SQLite or PostgreSQL).
-fn window_case(actions: &[Action], archive: &[usize], maxes: &[u64], engine: crate::common::Engine) {
+fn window_case(
+    actions: &[Action],
+    archive: &[usize],
+    maxes: &[u64],
+    engine: crate::common::Engine,
+) {
     let (mut db, _) = build(actions);
     for &pick in archive {
         let others: Vec<String> = tl(&db)
@@ -1024,13 +1029,16 @@ fn window_case(actions: &[Action], archive: &[usize], maxes: &[u64], engine: cra
     let dir = crate::common::TempDir::new();
     let path = match engine {
         crate::common::Engine::Postgres => std::path::PathBuf::from(
-            crate::common::postgres::fresh_uri().expect("the PostgreSQL property checks for a server first"),
+            crate::common::postgres::fresh_uri()
+                .expect("the PostgreSQL property checks for a server first"),
         ),
         _ => dir.path().join("db.sqlite"),
     };
     timeline::store::Store::create_from(&path, &db).unwrap();
     let mut store = timeline::store::Store::open(path).unwrap();
-    store.read(|tx| Ok(compare_planners(tx, &db, maxes))).unwrap();
+    store
+        .read(|tx| Ok(compare_planners(tx, &db, maxes)))
+        .unwrap();
 }
 
 proptest! {

@@ -802,7 +802,8 @@ fn run_differential(actions: &[Action], engine: common::Engine) -> Result<(), Te
     let dir = TempDir::new();
     let path = match engine {
         common::Engine::Postgres => std::path::PathBuf::from(
-            common::postgres::fresh_uri().expect("the PostgreSQL property checks for a server first"),
+            common::postgres::fresh_uri()
+                .expect("the PostgreSQL property checks for a server first"),
         ),
         _ => dir.path().join("db.sqlite"),
     };

@@ -91,8 +91,10 @@ fn rows(db: &Db, args: &[&str]) -> (Value, Cost) {
     let run = db_counting.tl(args);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
-        run.stderr.lines().all(|l| l.starts_with("storage rows read: ")
-            || l.starts_with("storage statements sent: ")),
+        run.stderr
+            .lines()
+            .all(|l| l.starts_with("storage rows read: ")
+                || l.starts_with("storage statements sent: ")),
         "{run:?}"
     );
     let result = serde_json::from_str(&run.stdout).unwrap();
@@ -116,7 +118,6 @@ fn cost(stderr: &str) -> Cost {
 
 /// What every bounded operation costs at the head of a chain of `len` messages.
 fn reads_at_head(len: u64) -> Vec<(&'static str, Cost)> {
-
     let db = chain(len);
     let head = format!("n{len}");
     let budget = ["budget", "--node", &head, "--max", "4000"];

@@ -85,22 +85,23 @@ pub const SUPERUSER: &str = "timeline";
 
 /// The version the server programs report (`postgres -V`, without its "postgres (PostgreSQL) "):
 /// what `SHOW server_version` gives on the test server.
+#[cfg(unix)]
 pub fn program_version() -> Option<String> {
-    #[cfg(unix)]
-    {
-        let bin = super::pg_server::programs().ok()?;
-        let out = std::process::Command::new(bin.join("postgres"))
-            .arg("-V")
-            .output()
-            .ok()?;
-        let text = String::from_utf8(out.stdout).ok()?;
-        Some(
-            text.trim()
-                .strip_prefix("postgres (PostgreSQL) ")?
-                .to_string(),
-        )
-    }
-    #[cfg(not(unix))]
+    let bin = super::pg_server::programs().ok()?;
+    let out = std::process::Command::new(bin.join("postgres"))
+        .arg("-V")
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    Some(
+        text.trim()
+            .strip_prefix("postgres (PostgreSQL) ")?
+            .to_string(),
+    )
+}
+
+#[cfg(not(unix))]
+pub fn program_version() -> Option<String> {
     None
 }
 

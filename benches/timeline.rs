@@ -1968,7 +1968,7 @@ fn main() {
             bench.results.missing.push((*missing).clone());
         }
     }
-    // The PostgreSQL rows (TIMELINE_BENCH_POSTGRES=1; alone with =only).
+    // The PostgreSQL rows (skipped with TIMELINE_BENCH_POSTGRES=0; alone with =only).
     if postgres::run(&bench) {
         return;
     }

@@ -31,6 +31,13 @@ pub fn run<R>(tx: &mut dyn Tx, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Resu
     result
 }
 
+/// Print the statements one read or change sent to a database server, as the line after its
+/// `storage rows read: N`: `storage statements sent: N` (the PostgreSQL engine; the file engines
+/// send none).
+pub fn print_statements(n: u64) {
+    eprintln!("storage statements sent: {n}");
+}
+
 /// A transaction that counts the rows each read returns: one per row, timeline, node ID, branch or
 /// record, whether or not it exists (a lookup that finds nothing still costs an index probe).
 struct Counted<'a> {

@@ -692,8 +692,9 @@ fn retried<T>(mut start: impl FnMut() -> std::io::Result<T>) -> std::io::Result<
     }
 }
 
-/// Private PostgreSQL servers: one of its own per fault test or benchmark, and the TLS server.
-#[cfg(target_os = "linux")]
+/// PostgreSQL servers: the shared one of `postgres.rs`, one of its own per fault test or benchmark,
+/// and the TLS server.
+#[cfg(unix)]
 pub mod pg_server;
 #[cfg(target_os = "linux")]
 pub mod pg_tls;

@@ -1,7 +1,9 @@
-//! A private PostgreSQL server for one test or benchmark: initdb into a directory of its own, started
-//! with pg_ctl as an unprivileged user (initdb refuses root), stopped on drop and, should the process
-//! die first, by a watchdog shell that waits for it. Depends on nothing else in tests/common, so the
-//! benchmark includes it with `#[path]`.
+//! The one place that runs PostgreSQL's server programs for tests and the benchmark: initdb into a
+//! directory of its own, started with pg_ctl as an unprivileged user (initdb refuses root), stopped
+//! on drop and, should the process die first, by a watchdog shell that waits for it. The shared
+//! server of a test process (`postgres.rs`), the private ones of the fault and TLS tests and the
+//! benchmark's are all this. Depends on nothing else in tests/common, so the benchmark includes it
+//! with `#[path]`.
 #![allow(dead_code)]
 
 use std::net::TcpListener;
@@ -9,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The superuser initdb makes; the tests connect as it over the socket (trust) unless they say so.
-pub const ADMIN: &str = "timeline_admin";
+pub const ADMIN: &str = "timeline";
 
 /// Where the server listens besides its Unix socket, and with which certificate.
 #[derive(Default, Clone)]
@@ -71,6 +73,22 @@ pub fn programs() -> Result<PathBuf, String> {
     })
 }
 
+/// Where a private server of this process lives: `name-<pid>` under target/tmp, or under the
+/// system's temporary directory when the unprivileged user the server runs as (`nobody`, as root)
+/// could not enter target/tmp, as in a checkout inside /root.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let searchable =
+        |dir: &Path| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0);
+    let base = if unprivileged().is_none() || target.ancestors().all(searchable) {
+        target.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    base.join(format!("{name}-{}", std::process::id()))
+}
+
 /// A free TCP port on 127.0.0.1 (free when asked; the server takes it a moment later).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -90,6 +108,11 @@ fn unprivileged() -> Option<(u32, u32)> {
 impl Server {
     /// initdb and start a server under `root` (created; must not exist yet).
     pub fn start(root: &Path, options: Options) -> Result<Server, String> {
+        Server::start_on(root, options, free_port())
+    }
+
+    /// `start` with the port of its socket (and of TCP, if any) chosen by the caller.
+    pub fn start_on(root: &Path, options: Options, port: u16) -> Result<Server, String> {
         let bin = programs()?;
         let data = root.join("data");
         let socket_dir = root.join("sock");
@@ -99,7 +122,7 @@ impl Server {
             root: root.to_path_buf(),
             data,
             socket_dir,
-            port: free_port(),
+            port,
             bin,
             options,
         };
@@ -130,8 +153,15 @@ impl Server {
         Ok(server)
     }
 
-    /// A command that runs `program` as the server's user.
+    /// A command that runs `program` as the server's user (with the C locale's messages, and no
+    /// PGDATA of the caller's).
     fn as_server_user(&self, program: &Path) -> Command {
+        let mut cmd = self.as_server_user_in_env(program);
+        cmd.env_remove("PGDATA").env("LC_ALL", "C");
+        cmd
+    }
+
+    fn as_server_user_in_env(&self, program: &Path) -> Command {
         match unprivileged() {
             Some((uid, gid)) => {
                 let mut cmd = Command::new("setpriv");
@@ -199,12 +229,19 @@ impl Server {
     }
 
     fn pg_ctl_start(&self) -> Result<(), String> {
+        // Without durability, also no full-page images in the WAL: less to write, and a server
+        // that is only stopped (never an OS crash) loses nothing by it. 200 connections: a test
+        // process runs many tests, each with its own `tl-mcp` sessions, at once.
+        let durable = if self.options.durable {
+            "-c fsync=on"
+        } else {
+            "-c fsync=off -c full_page_writes=off"
+        };
         let mut settings = format!(
-            "-p {} -c listen_addresses='{}' -c unix_socket_directories='{}' -c fsync={} -c max_connections=100",
+            "-p {} -c listen_addresses='{}' -c unix_socket_directories='{}' {durable} -c max_connections=200",
             self.port,
             self.options.tcp.join(","),
             self.socket_dir.display(),
-            if self.options.durable { "on" } else { "off" }
         );
         if let Some((cert, key)) = &self.options.tls {
             settings.push_str(&format!(

@@ -1,6 +1,7 @@
 //! Bounded by construction (issue 24): the storage rows an operation reads, counted by the engines'
 //! `TIMELINE_COUNT_READS=1` (docs/contributing.md), are the same at the head of a 1,000-message
-//! path and of a 100,000-message one. A count, not a time, so the tests are exact on any machine.
+//! path and of a 100,000-message one; on PostgreSQL, so are the statements each sends to the server
+//! (issue 25, item 4). A count, not a time, so the tests are exact on any machine.
 
 use crate::common::{Db, Engine, McpSession, TL};
 use serde_json::{Value, json};
@@ -54,15 +55,33 @@ fn chain(len: u64) -> Db {
 /// The rows each transaction of the run read, from its `storage rows read: N` lines (tl-mcp also
 /// says what it serves).
 fn counted(stderr: &str) -> Vec<u64> {
+    lines(stderr, "storage rows read: ")
+}
+
+/// The statements each read or change sent to the server, from its `storage statements sent: N`
+/// lines (PostgreSQL only).
+fn sent(stderr: &str) -> Vec<u64> {
+    lines(stderr, "storage statements sent: ")
+}
+
+fn lines(stderr: &str, prefix: &str) -> Vec<u64> {
     stderr
         .lines()
-        .filter_map(|l| l.strip_prefix("storage rows read: "))
+        .filter_map(|l| l.strip_prefix(prefix))
         .map(|n| n.parse().unwrap())
         .collect()
 }
 
-/// Run `tl` with the counter on: its result and the rows its transactions read in all.
-fn rows(db: &Db, args: &[&str]) -> (Value, u64) {
+/// What one operation costs: the rows its transactions read and, on PostgreSQL, the statements
+/// they sent (none on the file engines), in all.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+struct Cost {
+    rows: u64,
+    statements: u64,
+}
+
+/// Run `tl` with the counter on: its result and what its transactions cost in all.
+fn rows(db: &Db, args: &[&str]) -> (Value, Cost) {
     let mut db_counting = Db {
         dir: crate::common::TempDir::new(),
         path: db.path.clone(),
@@ -74,15 +93,31 @@ fn rows(db: &Db, args: &[&str]) -> (Value, u64) {
     assert!(
         run.stderr
             .lines()
-            .all(|l| l.starts_with("storage rows read: ")),
+            .all(|l| l.starts_with("storage rows read: ")
+                || l.starts_with("storage statements sent: ")),
         "{run:?}"
     );
     let result = serde_json::from_str(&run.stdout).unwrap();
-    (result, counted(&run.stderr).iter().sum())
+    (result, cost(&run.stderr))
 }
 
-/// What every bounded operation reads at the head of a chain of `len` messages.
-fn reads_at_head(len: u64) -> Vec<(&'static str, u64)> {
+fn cost(stderr: &str) -> Cost {
+    let cost = Cost {
+        rows: counted(stderr).iter().sum(),
+        statements: sent(stderr).iter().sum(),
+    };
+    // Every read and change of a server engine says what it sent; a file engine sends nothing.
+    let on_server = crate::common::engine() == Engine::Postgres;
+    assert_eq!(
+        sent(stderr).len(),
+        if on_server { counted(stderr).len() } else { 0 },
+        "{stderr}"
+    );
+    cost
+}
+
+/// What every bounded operation costs at the head of a chain of `len` messages.
+fn reads_at_head(len: u64) -> Vec<(&'static str, Cost)> {
     let db = chain(len);
     let head = format!("n{len}");
     let budget = ["budget", "--node", &head, "--max", "4000"];
@@ -115,13 +150,21 @@ fn reads_at_head(len: u64) -> Vec<(&'static str, u64)> {
     };
     mcp_db.env("TIMELINE_COUNT_READS", "1");
     let mut mcp = McpSession::start(&mcp_db);
-    let before = counted(&mcp.stderr()).len();
+    let startup = mcp.stderr();
+    let before = (counted(&startup).len(), sent(&startup).len());
     let args = json!({ "timeline_id": "tl0", "node": head, "max_tokens": 4000 });
     let via_mcp = mcp.ok("timeline_context_budget", args.clone());
     assert_eq!(via_mcp["summaries_created"], first["summaries_created"]);
     mcp.ok("timeline_context_budget", args);
     let (_, _, stderr) = mcp.finish();
-    let mcp_rows = counted(&stderr)[before..].to_vec();
+    let mcp_rows = counted(&stderr)[before.0..].to_vec();
+    let mcp_sent = sent(&stderr)[before.1..].to_vec();
+    let on_server = crate::common::engine() == Engine::Postgres;
+    assert_eq!(mcp_sent.len(), if on_server { mcp_rows.len() } else { 0 });
+    let mcp_cost = |i: usize| Cost {
+        rows: mcp_rows[i],
+        statements: mcp_sent.get(i).copied().unwrap_or(0),
+    };
     let (log, log_rows) = rows(&db, &["log", "--limit", "20"]);
     assert_eq!(log["messages"].as_array().unwrap().len(), 20);
     let (found, search_rows) = rows(&db, &["search", "--query", "needle"]);
@@ -132,8 +175,8 @@ fn reads_at_head(len: u64) -> Vec<(&'static str, u64)> {
         ("budget --dry-run", dry_rows),
         ("budget (creates its placeholder)", first_rows),
         ("budget (again)", again_rows),
-        ("context_budget (first)", mcp_rows[0]),
-        ("context_budget (again)", mcp_rows[1]),
+        ("context_budget (first)", mcp_cost(0)),
+        ("context_budget (again)", mcp_cost(1)),
         ("log", log_rows),
         ("search", search_rows),
         ("diff", diff_rows),

@@ -157,13 +157,13 @@ pub(super) fn repair(store: &mut PgStore) -> Result<Vec<String>> {
     }
     store.refuse_change_if_read_only()?;
     store.in_transaction(true, |tx| {
-        tx.tx
-            .batch_execute(
+        tx.round_trip(|t| {
+            t.batch_execute(
                 "LOCK TABLE timelines, search_docs, search_postings IN EXCLUSIVE MODE; \
                  DELETE FROM search_docs; DELETE FROM search_postings; \
                  UPDATE timelines SET search_docs = 0, search_terms = 0",
             )
-            .map_err(|e| tx.fail(e))?;
+        })?;
         for id in tx.timeline_ids(usize::MAX)? {
             let timeline = tx.load_timeline(id)?;
             for n in 0..timeline.nodes.len() as u64 {

@@ -63,6 +63,22 @@ pub struct PgStore {
     server_version: Option<String>,
     reads_only: bool,
     retryable: Cell<bool>,
+    /// Statements sent since the current read or change began (`TIMELINE_COUNT_READS=1`).
+    sent: Sent,
+}
+
+/// The count of statements sent to the server (queries, executes, prepares, BEGIN and COMMIT: one
+/// round trip each), which `TIMELINE_COUNT_READS=1` prints after every read and change so that
+/// tests can show an operation's round trips do not grow with the database. Every statement of a
+/// transaction passes through `PgTx::round_trip`, which counts it; the few the store sends itself
+/// (the schema probe, BEGIN, COMMIT) are counted where they are sent.
+#[derive(Default)]
+pub(super) struct Sent(Cell<u64>);
+
+impl Sent {
+    pub(super) fn one(&self) {
+        self.0.set(self.0.get().saturating_add(1));
+    }
 }
 
 impl PgStore {
@@ -75,6 +91,7 @@ impl PgStore {
             server_version: None,
             reads_only: false,
             retryable: Cell::new(false),
+            sent: Sent::default(),
         }
     }
 
@@ -125,18 +142,21 @@ impl PgStore {
         // The first statement of every read and change: a connection that the server closed since
         // the last call (a restart) is only seen here, so it is opened again once, and nothing was
         // sent yet that could have been written.
+        self.sent.one();
         let exists = match probe(self.client()?) {
             Err(e) if connection_broke(&e) => {
                 self.client = None;
+                self.sent.one();
                 probe(self.client()?)
             }
             other => other,
         }
         .map_err(|e| failure(&label, "cannot read", e))?;
-        let client = self.client()?;
         if !exists {
             return Ok(None);
         }
+        self.sent.one();
+        let client = self.client()?;
         let version = client
             .query_one("SELECT schema_version FROM state WHERE id = 0", &[])
             .and_then(|r| r.try_get::<_, i64>(0))
@@ -188,20 +208,35 @@ impl PgStore {
     }
 
     pub fn read<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Result<R> {
-        if self.stored_version()?.is_none() {
-            // No tables yet: read as an empty database, as a missing file reads.
-            return f(&mut MemTx {
-                db: &mut Database::default(),
-                engine: Engine::Postgres,
-            });
-        }
-        self.in_transaction(false, |tx| f(tx).map(Outcome::Unchanged))
+        self.counting(|store| {
+            if store.stored_version()?.is_none() {
+                // No tables yet: read as an empty database, as a missing file reads.
+                return f(&mut MemTx {
+                    db: &mut Database::default(),
+                    engine: Engine::Postgres,
+                });
+            }
+            store.in_transaction(false, |tx| f(tx).map(Outcome::Unchanged))
+        })
     }
 
     pub fn write<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>) -> Result<R> {
-        self.refuse_change_if_read_only()?;
-        let migrate = self.stored_version()? != Some(schema_version());
-        self.in_transaction_migrating(true, migrate, |tx| f(tx))
+        self.counting(|store| {
+            store.refuse_change_if_read_only()?;
+            let migrate = store.stored_version()? != Some(schema_version());
+            store.in_transaction_migrating(true, migrate, |tx| f(tx))
+        })
+    }
+
+    /// Run one read or change, printing the statements it sent when `TIMELINE_COUNT_READS=1`
+    /// (after the rows line of `count::run`, as `storage statements sent: N`).
+    fn counting<R>(&mut self, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        self.sent.0.set(0);
+        let result = f(self);
+        if super::count::enabled() {
+            super::count::print_statements(self.sent.0.get());
+        }
+        result
     }
 
     /// `write` for a change that may be run again: one that fails with a serialization failure or
@@ -211,19 +246,21 @@ impl PgStore {
         &mut self,
         mut f: impl FnMut(&mut dyn Tx) -> Result<Outcome<R>>,
     ) -> Result<R> {
-        self.refuse_change_if_read_only()?;
-        let mut attempt = 0;
-        loop {
-            self.retryable.set(false);
-            let migrate = self.stored_version()? != Some(schema_version());
-            match self.in_transaction_migrating(true, migrate, |tx| f(tx)) {
-                Err(_) if self.retryable.get() && attempt < RETRIES => {
-                    attempt += 1;
-                    std::thread::sleep(backoff(attempt));
+        self.counting(|store| {
+            store.refuse_change_if_read_only()?;
+            let mut attempt = 0;
+            loop {
+                store.retryable.set(false);
+                let migrate = store.stored_version()? != Some(schema_version());
+                match store.in_transaction_migrating(true, migrate, |tx| f(tx)) {
+                    Err(_) if store.retryable.get() && attempt < RETRIES => {
+                        attempt += 1;
+                        std::thread::sleep(backoff(attempt));
+                    }
+                    other => return other,
                 }
-                other => return other,
             }
-        }
+        })
     }
 
     /// Run `f` in one transaction (see the module's comment) and commit what it says to commit.
@@ -262,6 +299,7 @@ impl PgStore {
         let schema = self.target.schema.clone();
         self.client()?;
         let client = self.client.as_mut().expect("connected above");
+        self.sent.one();
         let begin = if writing {
             client.build_transaction().start()
         } else {
@@ -286,6 +324,7 @@ impl PgStore {
             name: &label,
             writing,
             retryable: &self.retryable,
+            sent: &self.sent,
             locked: Vec::new(),
             pending: Default::default(),
         };
@@ -294,6 +333,8 @@ impl PgStore {
             other => other,
         };
         drop(pg);
+        // COMMIT or ROLLBACK.
+        self.sent.one();
         match outcome {
             Ok(Outcome::Commit(result)) => {
                 tx.commit().map_err(|e| {

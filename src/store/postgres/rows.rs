@@ -68,29 +68,39 @@ pub(super) fn from_pg_text(stored: String) -> String {
 const ESCAPE: char = '\u{FDD0}';
 
 impl PgTx<'_, '_> {
+    /// Every statement of a transaction goes to the server through here: one round trip, counted
+    /// (`TIMELINE_COUNT_READS=1`), its error named.
+    pub(super) fn round_trip<T>(
+        &mut self,
+        send: impl FnOnce(&mut postgres::Transaction<'_>) -> std::result::Result<T, postgres::Error>,
+    ) -> Result<T> {
+        self.sent.one();
+        send(self.tx).map_err(|e| self.fail(e))
+    }
+
     /// The statement prepared once per connection (one round trip the first time, none after).
     fn statement(&mut self, text: &str) -> Result<postgres::Statement> {
         if let Some(s) = self.cache.get(text) {
             return Ok(s.clone());
         }
-        let s = self.tx.prepare(text).map_err(|e| self.fail(e))?;
+        let s = self.round_trip(|tx| tx.prepare(text))?;
         self.cache.insert(text.to_string(), s.clone());
         Ok(s)
     }
 
     pub(super) fn query(&mut self, text: &str, params: Params) -> Result<Vec<Row>> {
         let s = self.statement(text)?;
-        self.tx.query(&s, params).map_err(|e| self.fail(e))
+        self.round_trip(|tx| tx.query(&s, params))
     }
 
     pub(super) fn query_opt(&mut self, text: &str, params: Params) -> Result<Option<Row>> {
         let s = self.statement(text)?;
-        self.tx.query_opt(&s, params).map_err(|e| self.fail(e))
+        self.round_trip(|tx| tx.query_opt(&s, params))
     }
 
     pub(super) fn exec(&mut self, text: &str, params: Params) -> Result<u64> {
         let s = self.statement(text)?;
-        self.tx.execute(&s, params).map_err(|e| self.fail(e))
+        self.round_trip(|tx| tx.execute(&s, params))
     }
 
     /// The first column of every row, as IDs.

@@ -29,6 +29,8 @@ pub(super) struct PgTx<'a, 'c> {
     /// Set when a statement failed with a serialization failure or deadlock: the caller may run
     /// the whole transaction again.
     pub(super) retryable: &'a Cell<bool>,
+    /// Counts every statement sent (`PgTx::round_trip`).
+    pub(super) sent: &'a super::Sent,
     /// The timelines whose rows this transaction has locked.
     pub(super) locked: Vec<u64>,
     /// Counters of timeline rows this transaction has added to but not yet written (`flush`):

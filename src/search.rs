@@ -385,7 +385,8 @@ impl Query {
 
 /// The text of a message's terms as the SQLite engine stores it: terms joined by single spaces.
 pub fn indexed_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    // Most texts index to about their own length; a long word indexes to 64 characters only.
+    let mut out = String::with_capacity(text.len().min(4096));
     cut(text, Mode::Text, &mut |term, _, _| {
         if !out.is_empty() {
             out.push(' ');

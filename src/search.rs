@@ -151,54 +151,52 @@ enum Mode {
 
 /// The terms of a message text, in order.
 pub fn terms(text: &str) -> Vec<Term> {
-    cut(text, Mode::Text).0
+    let mut out = Vec::new();
+    cut(text, Mode::Text, &mut |term, start, end| {
+        out.push(Term {
+            text: term.to_string(),
+            start,
+            end,
+        })
+    });
+    out
 }
 
-/// Cut `text` into terms. In `Query` mode a CJK run at the very end keeps only its pairs (a
-/// one-character run keeps that character); the flag says whether the last term came from such a
-/// one-character run, which then matches as a prefix.
-fn cut(text: &str, mode: Mode) -> (Vec<Term>, bool) {
-    let mut out = Vec::new();
+/// Cut `text` into terms, handing each to `emit` (its text, and the bytes of `text` it came from).
+/// In `Query` mode a CJK run at the very end keeps only its pairs (a one-character run keeps that
+/// character); the result says whether the last term came from such a one-character run, which
+/// then matches as a prefix. A sink rather than a list: indexing every imported message joins the
+/// terms into one string without a string per term.
+fn cut(text: &str, mode: Mode, emit: &mut dyn FnMut(&str, usize, usize)) -> bool {
     let mut word = String::new();
     let mut word_chars = 0;
     let mut word_span: Option<(usize, usize)> = None;
     let mut run: Vec<(usize, usize)> = Vec::new();
     let mut single_at_end = false;
-    let flush_word = |out: &mut Vec<Term>,
+    let flush_word = |emit: &mut dyn FnMut(&str, usize, usize),
                       word: &mut String,
                       word_chars: &mut usize,
                       span: &mut Option<(usize, usize)>| {
         if let Some((start, end)) = span.take()
             && !word.is_empty()
         {
-            out.push(Term {
-                text: std::mem::take(word),
-                start,
-                end,
-            });
+            emit(word, start, end);
         }
         word.clear();
         *word_chars = 0;
     };
-    let flush_run = |out: &mut Vec<Term>, run: &mut Vec<(usize, usize)>, last: bool| {
-        for pair in run.windows(2) {
-            out.push(Term {
-                text: text[pair[0].0..pair[1].1].to_string(),
-                start: pair[0].0,
-                end: pair[1].1,
-            });
-        }
-        if let Some(&(start, end)) = run.last()
-            && (!last || run.len() == 1)
-        {
-            out.push(Term {
-                text: text[start..end].to_string(),
-                start,
-                end,
-            });
-        }
-        run.clear();
-    };
+    let flush_run =
+        |emit: &mut dyn FnMut(&str, usize, usize), run: &mut Vec<(usize, usize)>, last: bool| {
+            for pair in run.windows(2) {
+                emit(&text[pair[0].0..pair[1].1], pair[0].0, pair[1].1);
+            }
+            if let Some(&(start, end)) = run.last()
+                && (!last || run.len() == 1)
+            {
+                emit(&text[start..end], start, end);
+            }
+            run.clear();
+        };
     for (at, c) in text.char_indices() {
         let end = at + c.len_utf8();
         match class(c) {
@@ -209,7 +207,7 @@ fn cut(text: &str, mode: Mode) -> (Vec<Term>, bool) {
             }
             Class::Word => {
                 if !run.is_empty() {
-                    flush_run(&mut out, &mut run, false);
+                    flush_run(emit, &mut run, false);
                 }
                 if word_chars < MAX_TERM_CHARS {
                     let before = word.len();
@@ -224,37 +222,33 @@ fn cut(text: &str, mode: Mode) -> (Vec<Term>, bool) {
                 }
             }
             Class::Cjk => {
-                flush_word(&mut out, &mut word, &mut word_chars, &mut word_span);
+                flush_word(emit, &mut word, &mut word_chars, &mut word_span);
                 run.push((at, end));
             }
             Class::Emoji => {
-                flush_word(&mut out, &mut word, &mut word_chars, &mut word_span);
+                flush_word(emit, &mut word, &mut word_chars, &mut word_span);
                 if !run.is_empty() {
-                    flush_run(&mut out, &mut run, false);
+                    flush_run(emit, &mut run, false);
                 }
-                out.push(Term {
-                    text: c.to_string(),
-                    start: at,
-                    end,
-                });
+                emit(&text[at..end], at, end);
             }
             Class::Separator => {
-                flush_word(&mut out, &mut word, &mut word_chars, &mut word_span);
+                flush_word(emit, &mut word, &mut word_chars, &mut word_span);
                 if !run.is_empty() {
                     // In a query, a run ends the word only if nothing follows it.
                     let last = mode == Mode::Query && !has_term_after(&text[end..]);
                     single_at_end = last && run.len() == 1;
-                    flush_run(&mut out, &mut run, last);
+                    flush_run(emit, &mut run, last);
                 }
             }
         }
     }
-    flush_word(&mut out, &mut word, &mut word_chars, &mut word_span);
+    flush_word(emit, &mut word, &mut word_chars, &mut word_span);
     if !run.is_empty() {
         single_at_end = mode == Mode::Query && run.len() == 1;
-        flush_run(&mut out, &mut run, mode == Mode::Query);
+        flush_run(emit, &mut run, mode == Mode::Query);
     }
-    (out, single_at_end)
+    single_at_end
 }
 
 fn has_term_after(rest: &str) -> bool {
@@ -320,10 +314,13 @@ impl Query {
                 }
                 _ => after,
             };
-            let (terms, single_at_end) = cut(body, Mode::Query);
+            let mut terms = Vec::new();
+            let single_at_end = cut(body, Mode::Query, &mut |term, _, _| {
+                terms.push(term.to_string())
+            });
             if !terms.is_empty() {
                 phrases.push(Phrase {
-                    terms: terms.into_iter().map(|t| t.text).collect(),
+                    terms,
                     prefix: prefix || single_at_end,
                 });
             }
@@ -388,11 +385,15 @@ impl Query {
 
 /// The text of a message's terms as the SQLite engine stores it: terms joined by single spaces.
 pub fn indexed_text(text: &str) -> String {
-    terms(text)
-        .into_iter()
-        .map(|t| t.text)
-        .collect::<Vec<_>>()
-        .join(" ")
+    // Most texts index to about their own length; a long word indexes to 64 characters only.
+    let mut out = String::with_capacity(text.len().min(4096));
+    cut(text, Mode::Text, &mut |term, _, _| {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(term);
+    });
+    out
 }
 
 /// FTS5's `bm25()` with its constants (k1 = 1.2, b = 0.75), computed the same way: over every indexed
@@ -654,6 +655,26 @@ mod tests {
         }
         // Overlapping occurrences count.
         assert_eq!(q("\"a a\"").occurrences(&words("a a a")), [vec![0, 1]]);
+    }
+
+    #[test]
+    fn the_indexed_text_is_the_terms_joined() {
+        for text in [
+            "",
+            "  ",
+            "Café ＡＢＣ e-mail",
+            "今年的预算很紧 and 预算",
+            "a🎉b 👍🏽 x\u{0301}y",
+            &"long".repeat(40),
+            "İstanbul ǅ",
+        ] {
+            let joined = terms(text)
+                .into_iter()
+                .map(|t| t.text)
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert_eq!(indexed_text(text), joined, "{text:?}");
+        }
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! release binary as a whole process, or one `tl-mcp` session, with its peak memory: the maximum
 //! resident set of the process (for `tl`, `wait4`'s `ru_maxrss` or its `VmHWM` in
 //! `/proc/<pid>/status`, see `wait_peak`; for `tl-mcp`, its `VmHWM` at the end of the session).
-//! `TIMELINE_BENCH_MILLION=1` runs only these rows; `TIMELINE_BENCH_QUICK=1` leaves them out.
+//! `TIMELINE_BENCH_MILLION=1` runs only these rows, `TIMELINE_BENCH_IMPORT=1` only the import;
+//! `TIMELINE_BENCH_QUICK=1` leaves them out.
 
 use super::*;
 
@@ -34,6 +35,19 @@ struct Row {
 /// Run the rows of this module (unless `TIMELINE_BENCH_QUICK` is set); true when
 /// `TIMELINE_BENCH_MILLION` asks for them alone, so the caller measures nothing else.
 pub(super) fn measure(bench: &Bench) -> bool {
+    // The import row alone (TIMELINE_BENCH_IMPORT=1): a minute, where the million rows take several.
+    if flag("TIMELINE_BENCH_IMPORT") {
+        let load_before = load_average();
+        let import = bench.chatgpt_import(if bench.smoke { 200 } else { IMPORT_MESSAGES });
+        println!(
+            "\n## ChatGPT import only (issue 24 item 7; {}; load average {load_before} before, {} after)",
+            if bench.smoke { "smoke pass" } else { "release" },
+            load_average()
+        );
+        import.print(bench.smoke);
+        let _ = fs::remove_dir_all(&bench.work);
+        return true;
+    }
     let only = flag("TIMELINE_BENCH_MILLION");
     if !only && flag("TIMELINE_BENCH_QUICK") {
         return false;

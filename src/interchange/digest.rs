@@ -42,30 +42,64 @@ impl Sink {
 
     /// A string (also an object's key) as JSON, escaped as `Value::to_string` escapes it.
     pub fn str(&self, text: &str) {
-        let _ = serde_json::to_writer(Writer(self), text);
+        let _ = serde_json::to_writer(&mut Writer::new(self), text);
     }
 
     /// A whole value, as `Value::to_string` writes it.
     pub fn value(&self, value: &Value) {
-        let _ = serde_json::to_writer(Writer(self), value);
+        let _ = serde_json::to_writer(&mut Writer::new(self), value);
     }
 
     fn number<T: serde::Serialize>(&self, number: T) {
-        let _ = serde_json::to_writer(Writer(self), &number);
+        let _ = serde_json::to_writer(&mut Writer::new(self), &number);
     }
 }
 
-/// Writes into a [`Sink`] (writing never fails).
-struct Writer<'s>(&'s Sink);
+/// Writes into a [`Sink`] (writing never fails) through a buffer on the stack: serde_json writes a
+/// value a quote, a colon and a comma at a time, and one hasher call per piece cost more than the
+/// hashing itself in an import of many small messages.
+struct Writer<'s> {
+    sink: &'s Sink,
+    buffer: [u8; 512],
+    len: usize,
+}
+
+impl<'s> Writer<'s> {
+    fn new(sink: &'s Sink) -> Writer<'s> {
+        Writer {
+            sink,
+            buffer: [0; 512],
+            len: 0,
+        }
+    }
+}
 
 impl std::io::Write for Writer<'_> {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.bytes(bytes);
+        if self.len + bytes.len() > self.buffer.len() {
+            self.flush()?;
+        }
+        if bytes.len() >= self.buffer.len() {
+            self.sink.bytes(bytes);
+        } else {
+            self.buffer[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+            self.len += bytes.len();
+        }
         Ok(bytes.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
+        if self.len > 0 {
+            self.sink.bytes(&self.buffer[..self.len]);
+            self.len = 0;
+        }
         Ok(())
+    }
+}
+
+impl Drop for Writer<'_> {
+    fn drop(&mut self) {
+        let _ = std::io::Write::flush(self);
     }
 }
 

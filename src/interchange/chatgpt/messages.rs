@@ -13,7 +13,8 @@ pub(super) fn str_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
 
 /// One ChatGPT message as a Timeline message, or `None` when it has no text (counted as skipped).
 pub(super) fn render(message: &Map<String, Value>, key: &str, kinds: &mut Kinds) -> Option<Msg> {
-    let author = message.get("author").cloned().unwrap_or(Value::Null);
+    // Borrowed, not cloned: the content holds the text, and only an intent needs a copy.
+    let author = message.get("author").unwrap_or(&Value::Null);
     let original_role = author.get("role").and_then(Value::as_str).unwrap_or("user");
     let (role, foreign_role) = match original_role {
         "user" => (Role::User, None),
@@ -22,7 +23,7 @@ pub(super) fn render(message: &Map<String, Value>, key: &str, kinds: &mut Kinds)
         // Tool output is input to the model, as in Anthropic's API: a user message, tagged.
         other => (Role::User, Some(other)),
     };
-    let content = message.get("content").cloned().unwrap_or(Value::Null);
+    let content = message.get("content").unwrap_or(&Value::Null);
     let content_type = content
         .get("content_type")
         .and_then(Value::as_str)
@@ -54,8 +55,8 @@ pub(super) fn render(message: &Map<String, Value>, key: &str, kinds: &mut Kinds)
             r.text(&texts.join("\n"));
         }
         "code" => {
-            let language = str_of(&content, "language").filter(|l| *l != "unknown");
-            let text = str_of(&content, "text").unwrap_or_default();
+            let language = str_of(content, "language").filter(|l| *l != "unknown");
+            let text = str_of(content, "text").unwrap_or_default();
             r.part(
                 "code",
                 format!("```{}\n{text}\n```", language.unwrap_or_default()),
@@ -65,14 +66,14 @@ pub(super) fn render(message: &Map<String, Value>, key: &str, kinds: &mut Kinds)
             &mut r,
             "execution_output",
             "[execution output]",
-            str_of(&content, "text"),
+            str_of(content, "text"),
         ),
         "tether_browsing_display" => {
-            let text = str_of(&content, "summary").or_else(|| str_of(&content, "result"));
+            let text = str_of(content, "summary").or_else(|| str_of(content, "result"));
             labelled(&mut r, "browsing", "[browsing]", text)
         }
         "tether_quote" => {
-            let source = [str_of(&content, "title"), str_of(&content, "url")]
+            let source = [str_of(content, "title"), str_of(content, "url")]
                 .into_iter()
                 .flatten()
                 .collect::<Vec<_>>()
@@ -81,22 +82,22 @@ pub(super) fn render(message: &Map<String, Value>, key: &str, kinds: &mut Kinds)
                 &mut r,
                 "quote",
                 &format!("[quote: {source}]"),
-                str_of(&content, "text"),
+                str_of(content, "text"),
             )
         }
         "system_error" => {
-            let name = str_of(&content, "name").unwrap_or("error");
+            let name = str_of(content, "name").unwrap_or("error");
             labelled(
                 &mut r,
                 "error",
                 &format!("[error: {name}]"),
-                str_of(&content, "text"),
+                str_of(content, "text"),
             )
         }
         "user_editable_context" => {
             let text = [
-                str_of(&content, "user_profile"),
-                str_of(&content, "user_instructions"),
+                str_of(content, "user_profile"),
+                str_of(content, "user_instructions"),
             ]
             .into_iter()
             .flatten()
@@ -113,7 +114,7 @@ pub(super) fn render(message: &Map<String, Value>, key: &str, kinds: &mut Kinds)
             &mut r,
             "memory",
             "[memory]",
-            str_of(&content, "model_set_context"),
+            str_of(content, "model_set_context"),
         ),
         "thoughts" => {
             let thoughts: Vec<String> = content
@@ -142,11 +143,11 @@ pub(super) fn render(message: &Map<String, Value>, key: &str, kinds: &mut Kinds)
             &mut r,
             "reasoning",
             "[reasoning]",
-            str_of(&content, "content"),
+            str_of(content, "content"),
         ),
         other => {
             // A content type this build does not know: its name and every string it holds.
-            let text = strings_in(&content);
+            let text = strings_in(content);
             labelled(
                 &mut r,
                 other,

@@ -265,12 +265,18 @@ impl PgStore {
     }
 
     pub fn read<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Result<R> {
-        if self.stored_version()?.is_none() {
-            // No tables yet: read as an empty database, as a missing file reads.
-            return f(&mut MemTx {
-                db: &mut Database::default(),
-                engine: Engine::Postgres,
-            });
+        match self.stored_version()? {
+            None => {
+                // No tables yet: read as an empty database, as a missing file reads.
+                return f(&mut MemTx {
+                    db: &mut Database::default(),
+                    engine: Engine::Postgres,
+                });
+            }
+            // An older schema is migrated first, as SQLite migrates an older file when it opens
+            // it: this build's queries need its columns. (Reading only, it is read as it is.)
+            Some(v) if v < schema_version() && !self.reads_only => self.ensure_schema()?,
+            Some(_) => {}
         }
         self.in_transaction(false, |tx| f(tx).map(Outcome::Unchanged))
     }

@@ -1,9 +1,9 @@
-// The SQLite schema of version 7: what its migrations create (see src/store/sqlite/schema.rs).
+// The SQLite schema of version 8: what its migrations create (see src/store/sqlite/schema.rs).
 // Generated from src/store/sqlite/migrations/; do not edit. Regenerate with: cargo test --test suite generated::
 &[
     ("table", "state", "state", Some("CREATE TABLE state (\n    id INTEGER PRIMARY KEY CHECK (id = 0),\n    next_timeline INTEGER NOT NULL\n)")),
     ("table", "timelines", "timelines", Some("CREATE TABLE timelines (\n    id INTEGER PRIMARY KEY,\n    next_node INTEGER NOT NULL,\n    current_branch TEXT NOT NULL,\n    cold_nodes INTEGER NOT NULL DEFAULT 0,\n    title TEXT,\n    created_at INTEGER,\n    updated_at INTEGER\n)")),
-    ("table", "nodes", "nodes", Some("CREATE TABLE nodes (\n    timeline INTEGER NOT NULL,\n    id INTEGER NOT NULL,\n    parent INTEGER NOT NULL,\n    role TEXT NOT NULL,\n    text TEXT NOT NULL,\n    tokens INTEGER NOT NULL,\n    intent_tag TEXT,\n    intent_note TEXT,\n    summary_kind TEXT,\n    summary_from INTEGER,\n    summary_to INTEGER,\n    derived_from TEXT,\n    supersedes INTEGER,\n    version INTEGER,\n    request_digest BLOB,\n    cold INTEGER NOT NULL DEFAULT 0,\n    pinned INTEGER NOT NULL DEFAULT 0,\n    prefix_tokens INTEGER NOT NULL,\n    depth INTEGER NOT NULL,\n    cover_count INTEGER NOT NULL DEFAULT 0,\n    stale INTEGER NOT NULL DEFAULT 0,\n    superseded_by INTEGER,\n    created_at INTEGER, provenance TEXT,\n    PRIMARY KEY (timeline, id)\n)")),
+    ("table", "nodes", "nodes", Some("CREATE TABLE nodes (\n    timeline INTEGER NOT NULL,\n    id INTEGER NOT NULL,\n    parent INTEGER NOT NULL,\n    role TEXT NOT NULL,\n    text TEXT NOT NULL,\n    tokens INTEGER NOT NULL,\n    intent_tag TEXT,\n    intent_note TEXT,\n    summary_kind TEXT,\n    summary_from INTEGER,\n    summary_to INTEGER,\n    derived_from TEXT,\n    supersedes INTEGER,\n    version INTEGER,\n    request_digest BLOB,\n    cold INTEGER NOT NULL DEFAULT 0,\n    pinned INTEGER NOT NULL DEFAULT 0,\n    prefix_tokens INTEGER NOT NULL,\n    depth INTEGER NOT NULL,\n    cover_count INTEGER NOT NULL DEFAULT 0,\n    stale INTEGER NOT NULL DEFAULT 0,\n    superseded_by INTEGER,\n    created_at INTEGER, provenance TEXT, jump INTEGER NOT NULL DEFAULT 0, path_min_tokens INTEGER NOT NULL DEFAULT 0,\n    PRIMARY KEY (timeline, id)\n)")),
     ("index", "sqlite_autoindex_nodes_1", "nodes", None),
     ("index", "nodes_by_parent", "nodes", Some("CREATE INDEX nodes_by_parent ON nodes (timeline, parent, id)")),
     ("index", "nodes_by_range_start", "nodes", Some("CREATE INDEX nodes_by_range_start ON nodes (timeline, summary_from, id) WHERE summary_from IS NOT NULL")),
@@ -30,4 +30,6 @@
     ("table", "search_index_config", "search_index_config", None),
     ("index", "imports_by_digest", "imports", Some("CREATE INDEX imports_by_digest ON imports (format, source_key, digest, seq)")),
     ("index", "nodes_with_newer_parent", "nodes", Some("CREATE INDEX nodes_with_newer_parent ON nodes (timeline, id) WHERE parent >= id AND id != 0")),
+    ("index", "nodes_pinned", "nodes", Some("CREATE INDEX nodes_pinned ON nodes (timeline, id) WHERE pinned = 1")),
+    ("index", "nodes_by_real_start", "nodes", Some("CREATE INDEX nodes_by_real_start ON nodes (timeline, summary_from) WHERE summary_kind = 'real'")),
 ]

@@ -19,6 +19,7 @@
 mod count;
 mod fault;
 mod json;
+mod jumps;
 mod memory;
 mod postgres;
 mod sqlite;

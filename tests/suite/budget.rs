@@ -1112,3 +1112,63 @@ on_every_engine! {
             .ok(COUNTEREXAMPLE_AT_65);
     }
 }
+
+/// (id, jump, path_min_tokens) of every node of tl0 in a SQLite file.
+fn path_columns(path: &std::path::Path) -> Vec<(i64, i64, i64)> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT id, jump, path_min_tokens FROM nodes WHERE timeline = 0 ORDER BY id")
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// Schema 8 (issue 24): every node stores its skew-binary jump pointer and the smallest tokens on
+/// its path, written at insert; a file of schema 7 gets the same values from its migration, its
+/// budgets do not change, and `db check` names a stored value that differs from the history.
+#[test]
+fn sqlite_path_columns_are_written_at_insert_migrated_and_checked() {
+    common::use_engine(common::Engine::Sqlite);
+    let db = Db::created_at(NOW);
+    for i in 0..12u64 {
+        db.append("user", &format!("m{i}"), 50 - 3 * i + (i % 3) * 9);
+    }
+    db.tl(&["pin", "--node", "n4"]).ok(r#"{"pinned":"n4"}"#);
+    // A branch from n5, so that some jumps go along another path than the head's.
+    db.tl(&["fork", "--node", "n5", "--name", "side"])
+        .ok(r#"{"branch":"side","head":"n5"}"#);
+    db.tl(&["switch", "--name", "side"])
+        .ok(r#"{"current_branch":"side"}"#);
+    db.append("user", "side", 7);
+    let fresh = path_columns(&db.path);
+    // n0, the chain n1..n12 (depth = ID), then n13 below n5.
+    let jumps: Vec<i64> = fresh.iter().map(|c| c.1).collect();
+    assert_eq!(jumps, [0, 0, 1, 0, 3, 4, 3, 0, 7, 8, 7, 10, 11, 3]);
+    let mins: Vec<i64> = fresh.iter().map(|c| c.2).collect();
+    assert_eq!(mins, [0, 50, 50, 50, 41, 41, 41, 32, 32, 32, 23, 23, 23, 7]);
+    let budget = ["budget", "--node", "n12", "--max", "200", "--dry-run"];
+    let before = db.tl(&budget).json();
+    {
+        let conn = rusqlite::Connection::open(&db.path).unwrap();
+        conn.execute_batch(
+            "DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; PRAGMA user_version = 7;",
+        )
+        .unwrap();
+    }
+    assert_eq!(db.tl(&budget).json(), before);
+    assert_eq!(path_columns(&db.path), fresh);
+    db.tl(&["db", "check"]).json();
+    {
+        let conn = rusqlite::Connection::open(&db.path).unwrap();
+        conn.execute_batch("UPDATE nodes SET jump = 2 WHERE timeline = 0 AND id = 9")
+            .unwrap();
+    }
+    let check = db.tl(&["db", "check"]);
+    assert_eq!(check.code, 3, "{check:?}");
+    assert!(
+        check.stderr.contains("timeline tl0: the stored path columns of n9 (jump n2, smallest tokens on its path 32) differ from what its history gives; rebuild the database with tl db convert"),
+        "{check:?}"
+    );
+}

@@ -374,3 +374,43 @@ fn search_finds_what_sqlite_finds_in_the_same_order() {
         }
     }
 }
+
+/// Schema 2 (issue 24): a schema of version 1 gets every node's jump pointer and path-min tokens
+/// from its migration, the same values the inserts write, and budgets do not change.
+#[test]
+fn the_path_columns_migration_fills_what_inserts_write() {
+    let Some(db) = pg_db() else { return };
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    for i in 0..9u64 {
+        db.append("user", &format!("m{i}"), 40 - 3 * i + (i % 3) * 9);
+    }
+    db.tl(&["pin", "--node", "n3"]).ok(r#"{"pinned":"n3"}"#);
+    let schema = schema_of(&db);
+    let mut client = raw_client();
+    let columns = |client: &mut ::postgres::Client| -> Vec<(i64, i64, i64)> {
+        client
+            .query(
+                &format!("SELECT id, jump, path_min_tokens FROM {schema}.nodes ORDER BY id"),
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect()
+    };
+    let fresh = columns(&mut client);
+    let jumps: Vec<i64> = fresh.iter().map(|c| c.1).collect();
+    assert_eq!(jumps, [0, 0, 1, 0, 3, 4, 3, 0, 7, 8]);
+    let budget = ["budget", "--node", "n9", "--max", "150", "--dry-run"];
+    let before = db.tl(&budget).json();
+    client
+        .batch_execute(&format!(
+            "DROP INDEX {schema}.nodes_pinned; DROP INDEX {schema}.nodes_by_real_start; \
+             ALTER TABLE {schema}.nodes DROP COLUMN jump, DROP COLUMN path_min_tokens; \
+             UPDATE {schema}.state SET schema_version = 2"
+        ))
+        .unwrap();
+    assert_eq!(db.tl(&budget).json(), before);
+    assert_eq!(columns(&mut client), fresh);
+    assert_eq!(db.tl(&["db", "check"]).json()["ok"], json!(true));
+}

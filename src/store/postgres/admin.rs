@@ -41,6 +41,10 @@ pub(super) fn check(store: &mut PgStore) -> Result<Vec<String>> {
                         }
                     }
                 }
+                for timeline in &db.timelines {
+                    let stored = tx.path_columns(timeline.id)?;
+                    problems.extend(crate::store::jumps::problems(timeline, &stored));
+                }
                 problems.extend(search_problems(tx, &db)?);
                 if let Err(problem) = crate::store::json::decode(&crate::store::json::encode(&db)) {
                     problems.push(problem.to_string());

@@ -12,6 +12,7 @@
 //! `target` parses the URI, `connect` opens connections, `tx` is the `Tx` implementation, `rows`
 //! maps values and rows, `admin` holds `db check`, repair, backup and convert.
 
+use super::jumps;
 use super::memory::MemTx;
 use super::{Engine, Outcome, Tx};
 use crate::error::{Error, Result};
@@ -38,7 +39,45 @@ use tx::PgTx;
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_first_schema.sql"),
     include_str!("migrations/0002_nodes_with_newer_parent.sql"),
+    MIGRATION_PATH_JUMPS,
 ];
+
+/// The migration after which every existing node's path columns are filled (`fill_path_columns`).
+const MIGRATION_PATH_JUMPS: &str = include_str!("migrations/0003_path_jumps.sql");
+
+/// Give every existing node its path columns (src/store/jumps.rs): one read of the nodes in insert
+/// order, then one update per timeline from arrays. O(n), once, when a schema reaches version 3.
+fn fill_path_columns(tx: &mut postgres::Transaction) -> std::result::Result<(), postgres::Error> {
+    let rows = tx.query(
+        "SELECT timeline, id, parent, tokens FROM nodes ORDER BY timeline, id",
+        &[],
+    )?;
+    let rows: Vec<(i64, i64, i64, i64)> = rows
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
+        .collect::<std::result::Result<_, postgres::Error>>()?;
+    for timeline in rows.chunk_by(|a, b| a.0 == b.0) {
+        // Nodes are numbered 0.. in insert order; past a gap (a damaged database) the rows keep
+        // the defaults, which `db check` names.
+        let nodes: Vec<(u64, u64)> = timeline
+            .iter()
+            .enumerate()
+            .take_while(|(i, r)| r.1 == *i as i64)
+            .map(|(_, r)| (r.2.max(0) as u64, r.3.max(0) as u64))
+            .collect();
+        let derived = jumps::derive(&nodes);
+        let ids: Vec<i64> = timeline.iter().take(derived.len()).map(|r| r.1).collect();
+        let jumps: Vec<i64> = derived.iter().map(|d| rows::sql(d.0)).collect();
+        let mins: Vec<i64> = derived.iter().map(|d| rows::sql(d.1)).collect();
+        tx.execute(
+            "UPDATE nodes SET jump = u.j, path_min_tokens = u.m \
+             FROM unnest($2::bigint[], $3::bigint[], $4::bigint[]) AS u(id, j, m) \
+             WHERE nodes.timeline = $1 AND nodes.id = u.id",
+            &[&timeline[0].0, &ids, &jumps, &mins],
+        )?;
+    }
+    Ok(())
+}
 
 /// The schema version this build writes.
 pub fn schema_version() -> u64 {
@@ -209,12 +248,18 @@ impl PgStore {
 
     pub fn read<R>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Result<R> {
         self.counting(|store| {
-            if store.stored_version()?.is_none() {
-                // No tables yet: read as an empty database, as a missing file reads.
-                return f(&mut MemTx {
-                    db: &mut Database::default(),
-                    engine: Engine::Postgres,
-                });
+            match store.stored_version()? {
+                None => {
+                    // No tables yet: read as an empty database, as a missing file reads.
+                    return f(&mut MemTx {
+                        db: &mut Database::default(),
+                        engine: Engine::Postgres,
+                    });
+                }
+                // An older schema is migrated first, as SQLite migrates an older file when it opens
+                // it: this build's queries need its columns. (Reading only, it is read as it is.)
+                Some(v) if v < schema_version() && !store.reads_only => store.ensure_schema()?,
+                Some(_) => {}
             }
             store.in_transaction(false, |tx| f(tx).map(Outcome::Unchanged))
         })
@@ -433,6 +478,9 @@ fn migrate_schema(
     let mut at = found;
     while at < schema_version() {
         tx.batch_execute(MIGRATIONS[at as usize])?;
+        if MIGRATIONS[at as usize] == MIGRATION_PATH_JUMPS {
+            fill_path_columns(tx)?;
+        }
         at += 1;
     }
     tx.execute(

@@ -104,6 +104,80 @@ impl PgTx<'_, '_> {
     }
 }
 
+/// One step of a walk to depth `{d}` (a parameter or column): the jump pointer when it stays at
+/// or below that depth, the parent otherwise; always to an older node.
+const JUMP_STEP: &str = "CASE WHEN n.jump < n.id AND j.depth >= {d} THEN n.jump ELSE n.parent END \
+     FROM up JOIN nodes n ON n.timeline = $1 AND n.id = up.at \
+     JOIN nodes j ON j.timeline = $1 AND j.id = n.jump \
+     WHERE n.depth > {d} AND n.parent < n.id";
+
+impl PgTx<'_, '_> {
+    /// The ancestor-or-self of `n` at depth `d`, in O(log n) rows (`None` when there is none).
+    fn at_depth(&mut self, tl: u64, n: u64, d: u64) -> Result<Option<NodeRow>> {
+        let step = JUMP_STEP.replace("{d}", "$3");
+        let text = format!(
+            "WITH RECURSIVE up(at) AS (SELECT $2::bigint UNION ALL SELECT {step}) \
+             SELECT {NODE_COLUMNS} FROM nodes WHERE nodes.timeline = $1 AND nodes.depth = $3 \
+               AND nodes.id = (SELECT min(at) FROM up)"
+        );
+        let d = i64::try_from(d).unwrap_or(i64::MAX);
+        Ok(self.node_rows(tl, &text, &[&sql(tl), &sql(n), &d])?.pop())
+    }
+
+    /// (id, jump, path_min_tokens) of every node of timeline `tl`, by ID (`db check`).
+    pub(super) fn path_columns(&mut self, tl: u64) -> Result<Vec<(u64, u64, u64)>> {
+        let rows = self.query(
+            "SELECT id, jump, path_min_tokens FROM nodes WHERE timeline = $1 ORDER BY id",
+            &[&sql(tl)],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    unsql(r.try_get::<_, i64>(0)?),
+                    unsql(r.try_get::<_, i64>(1)?),
+                    unsql(r.try_get::<_, i64>(2)?),
+                ))
+            })
+            .collect::<std::result::Result<_, postgres::Error>>()
+            .map_err(|e| self.fail(e))
+    }
+
+    /// The smallest tokens of a message on root→n (stored with `n`).
+    fn path_min_tokens(&mut self, tl: u64, n: u64) -> Result<u64> {
+        let ids = self.ids(
+            "SELECT path_min_tokens FROM nodes WHERE timeline = $1 AND id = $2",
+            &[&sql(tl), &sql(n)],
+        )?;
+        Ok(ids.first().copied().unwrap_or(0))
+    }
+
+    /// A pinned message or the start of a real summary on root→n (`n` at `depth`): every such
+    /// node of the timeline no deeper than `n` is a candidate, and each is on the path when the
+    /// jump walk from `n` to its depth lands on it. One query; its cost is the candidates times
+    /// O(log n), not the path.
+    fn pin_or_real_start_on_path(
+        &mut self,
+        tl: u64,
+        n: u64,
+        depth: u64,
+    ) -> Result<Option<NodeRow>> {
+        let step = JUMP_STEP.replace("{d}", "up.d");
+        let text = format!(
+            "WITH RECURSIVE cand(c, d) AS ( \
+               SELECT id, depth FROM nodes WHERE timeline = $1 AND pinned AND id <= $2 AND depth <= $3 \
+               UNION SELECT f.id, f.depth FROM nodes s JOIN nodes f ON f.timeline = $1 AND f.id = s.summary_from \
+                 WHERE s.timeline = $1 AND s.summary_kind = 'real' AND s.summary_from <= $2 AND f.depth <= $3), \
+             up(c, d, at) AS (SELECT c, d, $2::bigint FROM cand \
+               UNION ALL SELECT up.c, up.d, {step}) \
+             SELECT {NODE_COLUMNS} FROM nodes WHERE nodes.timeline = $1 AND nodes.id = \
+               (SELECT c FROM up WHERE at = c ORDER BY c DESC LIMIT 1)"
+        );
+        Ok(self
+            .node_rows(tl, &text, &[&sql(tl), &sql(n), &sql(depth)])?
+            .pop())
+    }
+}
+
 impl Tx for PgTx<'_, '_> {
     fn engine(&self) -> Engine {
         Engine::Postgres
@@ -273,6 +347,24 @@ impl Tx for PgTx<'_, '_> {
     }
 
     fn find_on_path(&mut self, tl: u64, n: u64, find: PathFind) -> Result<Option<NodeRow>> {
+        // Depth and obstacles follow the jump pointers (src/store/jumps.rs): O(log n) rows each,
+        // where a walk up the parent links read the whole path above a budget's window.
+        match find {
+            // (The root is never on "root→n, root excluded".)
+            PathFind::Depth(0) => return Ok(None),
+            PathFind::Depth(d) => return self.at_depth(tl, n, d),
+            PathFind::Obstacle { tokens } if n != ROOT => {
+                let Some(row) = self.node(tl, n)? else {
+                    return Ok(None);
+                };
+                if self.path_min_tokens(tl, n)? > tokens {
+                    return self.pin_or_real_start_on_path(tl, n, row.depth);
+                }
+                // Some message is small enough: the walk below finds one (the caller then plans
+                // on the whole path, which reads all of it anyway).
+            }
+            _ => {}
+        }
         let (stop, matches, value) = match find {
             PathFind::Depth(d) => ("AND n.depth > $3", "nodes.depth = $3", d),
             PathFind::OldestBare { deeper_than } => (

@@ -75,6 +75,10 @@ impl SqliteStore {
                         }
                     }
                 }
+                for timeline in &db.timelines {
+                    let stored = sql_tx.path_columns(timeline.id)?;
+                    problems.extend(crate::store::jumps::problems(timeline, &stored));
+                }
                 problems.extend(sql_tx.check_search_index(&db, read_only)?);
                 // The values themselves, by the checks a snapshot's load applies (a non-empty
                 // intent tag, ...): what db convert could not write otherwise.

@@ -17,7 +17,11 @@ pub(super) const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_imports_by_digest.sql"),
     include_str!("migrations/0006_nodes_with_newer_parent.sql"),
     include_str!("migrations/0007_search_docs_created_at.sql"),
+    MIGRATION_PATH_JUMPS,
 ];
+
+/// The migration after which every existing node's path columns are filled (`fill_path_columns`).
+pub(super) const MIGRATION_PATH_JUMPS: &str = include_str!("migrations/0008_path_jumps.sql");
 
 /// The migration after which the search index is filled from the messages already written.
 pub(super) const MIGRATION_SEARCH_INDEX: &str = include_str!("migrations/0003_search_index.sql");
@@ -48,6 +52,42 @@ INSERT INTO search_index (rowid, terms)
     ORDER BY d.doc;
 "#;
 
+/// Give every existing node its path columns (src/store/jumps.rs): one pass over the nodes in
+/// insert order, then one update by key per node. O(n), once, when a file reaches schema 8.
+fn fill_path_columns(conn: &Connection) -> rusqlite::Result<()> {
+    let mut rows: Vec<(i64, i64, i64, i64)> = Vec::new();
+    {
+        let mut stmt =
+            conn.prepare("SELECT timeline, id, parent, tokens FROM nodes ORDER BY timeline, id")?;
+        let mut q = stmt.query([])?;
+        while let Some(r) = q.next()? {
+            rows.push((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?));
+        }
+    }
+    let mut update = conn.prepare(
+        "UPDATE nodes SET jump = ?3, path_min_tokens = ?4 WHERE timeline = ?1 AND id = ?2",
+    )?;
+    for timeline in rows.chunk_by(|a, b| a.0 == b.0) {
+        // Nodes are numbered 0.. in insert order; a gap (a damaged file) ends the derivation at
+        // the gap, and `db check` names the rows past it.
+        let nodes: Vec<(u64, u64)> = timeline
+            .iter()
+            .enumerate()
+            .take_while(|(i, r)| r.1 == *i as i64)
+            .map(|(_, r)| (r.2.max(0) as u64, r.3.max(0) as u64))
+            .collect();
+        for (r, (jump, min)) in timeline.iter().zip(crate::store::jumps::derive(&nodes)) {
+            update.execute(rusqlite::params![
+                r.0,
+                r.1,
+                super::rows::sql(jump),
+                super::rows::sql(min)
+            ])?;
+        }
+    }
+    Ok(())
+}
+
 /// The schema version this build writes.
 pub fn schema_version() -> u64 {
     MIGRATIONS.len() as u64
@@ -67,6 +107,9 @@ impl SqliteStore {
                 if migration == MIGRATION_SEARCH_INDEX {
                     // The index starts out holding every message written before it existed.
                     conn.execute_batch(FILL_SEARCH_INDEX)?;
+                }
+                if migration == MIGRATION_PATH_JUMPS {
+                    fill_path_columns(conn)?;
                 }
                 at += 1;
             }

@@ -87,8 +87,15 @@ impl SqlTx<'_> {
             )
             .to_vec()
         });
+        // The path columns (src/store/jumps.rs) come from the parent's row, read by key.
         self.exec(
-            "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+            "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance, jump, path_min_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, \
+               coalesce((SELECT CASE WHEN p.depth - jp.depth = jp.depth - jjp.depth THEN jp.jump ELSE p.id END \
+                 FROM nodes p JOIN nodes jp ON jp.timeline = ?1 AND jp.id = p.jump \
+                 JOIN nodes jjp ON jjp.timeline = ?1 AND jjp.id = jp.jump \
+                 WHERE p.timeline = ?1 AND p.id = ?3 AND ?2 <> 0), 0), \
+               coalesce((SELECT CASE WHEN p.id = 0 THEN ?6 ELSE min(p.path_min_tokens, ?6) END \
+                 FROM nodes p WHERE p.timeline = ?1 AND p.id = ?3 AND ?2 <> 0), 0))",
             params![
                 sql(tl),
                 sql(row.id),

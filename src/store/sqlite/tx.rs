@@ -43,6 +43,80 @@ impl SqlTx<'_> {
     }
 }
 
+/// One step of a walk to depth `?3` (a bound parameter or column): the jump pointer when it
+/// stays at or below that depth, the parent otherwise; always to an older node.
+const JUMP_STEP: &str = "CASE WHEN n.jump < n.id AND j.depth >= {d} THEN n.jump ELSE n.parent END \
+     FROM up JOIN nodes n ON n.timeline = ?1 AND n.id = up.at \
+     JOIN nodes j ON j.timeline = ?1 AND j.id = n.jump \
+     WHERE n.depth > {d} AND n.parent < n.id";
+
+impl SqlTx<'_> {
+    /// The ancestor-or-self of `n` at depth `d`, in O(log n) rows (`None` when there is none).
+    fn at_depth(&self, tl: u64, n: u64, d: u64) -> Result<Option<NodeRow>> {
+        let step = JUMP_STEP.replace("{d}", "?3");
+        let query = format!(
+            "WITH RECURSIVE up(at) AS (SELECT ?2 UNION ALL SELECT {step}) \
+             SELECT {NODE_COLUMNS} FROM nodes WHERE timeline = ?1 AND depth = ?3 \
+               AND id = (SELECT min(at) FROM up)"
+        );
+        let d = i64::try_from(d).unwrap_or(i64::MAX);
+        self.conn
+            .prepare_cached(&query)
+            .and_then(|mut s| {
+                s.query_row(params![sql(tl), sql(n), d], read_node)
+                    .optional()
+            })
+            .map_err(|e| self.fail(e))
+    }
+
+    /// (id, jump, path_min_tokens) of every node of timeline `tl`, by ID (`db check`).
+    pub(super) fn path_columns(&self, tl: u64) -> Result<Vec<(u64, u64, u64)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, jump, path_min_tokens FROM nodes WHERE timeline = ?1 ORDER BY id")
+            .map_err(|e| self.fail(e))?;
+        stmt.query_map(params![sql(tl)], |r| {
+            Ok((unsql(r.get(0)?), unsql(r.get(1)?), unsql(r.get(2)?)))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.fail(e))
+    }
+
+    /// The smallest tokens of a message on root→n (stored with `n`).
+    fn path_min_tokens(&self, tl: u64, n: u64) -> Result<u64> {
+        self.conn
+            .prepare_cached("SELECT path_min_tokens FROM nodes WHERE timeline = ?1 AND id = ?2")
+            .and_then(|mut s| s.query_row(params![sql(tl), sql(n)], |r| r.get::<_, i64>(0)))
+            .map(unsql)
+            .map_err(|e| self.fail(e))
+    }
+
+    /// A pinned message or the start of a real summary on root→n (`n` at `depth`): every such
+    /// node of the timeline no deeper than `n` is a candidate, and each is on the path when the
+    /// jump walk from `n` to its depth lands on it. One query; its cost is the candidates times
+    /// O(log n), not the path.
+    fn pin_or_real_start_on_path(&self, tl: u64, n: u64, depth: u64) -> Result<Option<NodeRow>> {
+        let step = JUMP_STEP.replace("{d}", "up.d");
+        let query = format!(
+            "WITH RECURSIVE cand(c, d) AS ( \
+               SELECT id, depth FROM nodes WHERE timeline = ?1 AND pinned = 1 AND id <= ?2 AND depth <= ?3 \
+               UNION SELECT f.id, f.depth FROM nodes s JOIN nodes f ON f.timeline = ?1 AND f.id = s.summary_from \
+                 WHERE s.timeline = ?1 AND s.summary_kind = 'real' AND s.summary_from <= ?2 AND f.depth <= ?3), \
+             up(c, d, at) AS (SELECT c, d, ?2 FROM cand \
+               UNION ALL SELECT up.c, up.d, {step}) \
+             SELECT {NODE_COLUMNS} FROM nodes WHERE timeline = ?1 AND id = \
+               (SELECT c FROM up WHERE at = c ORDER BY c DESC LIMIT 1)"
+        );
+        self.conn
+            .prepare_cached(&query)
+            .and_then(|mut s| {
+                s.query_row(params![sql(tl), sql(n), sql(depth)], read_node)
+                    .optional()
+            })
+            .map_err(|e| self.fail(e))
+    }
+}
+
 impl Tx for SqlTx<'_> {
     fn engine(&self) -> Engine {
         Engine::Sqlite
@@ -218,20 +292,23 @@ impl Tx for SqlTx<'_> {
     }
 
     fn find_on_path(&mut self, tl: u64, n: u64, find: PathFind) -> Result<Option<NodeRow>> {
-        // The path's first message is a child of the root no newer than n (a parent is older than
-        // its child). When the timeline has only one such child, it is that one: two index entries
-        // instead of a walk up the whole path (a budget at the head of a long chain asks this).
-        if find == PathFind::Depth(1) && n != ROOT {
-            let firsts = self.ids(
-                "SELECT id FROM nodes WHERE timeline = ?1 AND parent = 0 AND id > 0 AND id <= ?2 ORDER BY id LIMIT 2",
-                params![sql(tl), sql(n)],
-            )?;
-            if let [only] = firsts[..]
-                && let Some(row) = self.node(tl, only)?
-                && row.depth == 1
-            {
-                return Ok(Some(row));
+        // Depth and obstacles follow the jump pointers (src/store/jumps.rs): O(log n) rows each,
+        // where a walk up the parent links read the whole path above a budget's window.
+        match find {
+            // (The root is never on "root→n, root excluded".)
+            PathFind::Depth(0) => return Ok(None),
+            PathFind::Depth(d) => return self.at_depth(tl, n, d),
+            PathFind::Obstacle { tokens } if n != ROOT => {
+                let Some(row) = self.node(tl, n)? else {
+                    return Ok(None);
+                };
+                if self.path_min_tokens(tl, n)? > tokens {
+                    return self.pin_or_real_start_on_path(tl, n, row.depth);
+                }
+                // Some message is small enough: the walk below finds one (the caller then plans
+                // on the whole path, which reads all of it anyway).
             }
+            _ => {}
         }
         // The walk runs inside the database and reads each node of it once: the step that reads a
         // node also tests it (`hit`) and says whether the walk goes on above it (`go`). A search for

@@ -1,0 +1,102 @@
+//! The path columns every stored node gets at insert (schema 8 on SQLite, 2 on PostgreSQL; issue
+//! 24), so that a budget at the head of a long path reads O(log n) rows above its window instead
+//! of walking the path:
+//!
+//! - `jump`: a skew-binary jump pointer (Myers 1983). Following `jump` while its depth is at least
+//!   the one sought, and `parent` otherwise, reaches the ancestor at any depth in O(log depth)
+//!   steps; each step goes to an older node, so a walk ends even on a damaged file.
+//! - `path_min_tokens`: the smallest `tokens` of the messages root→node (root excluded), which
+//!   says in one row whether any message above a window is small enough to change its layout.
+//!
+//! Both are fixed at insert (a node's parent never changes), like `prefix_tokens` and `depth`. The
+//! engines compute them in SQL from the parent's row; this module derives them from a timeline's
+//! nodes for the migrations that fill existing rows and for `db check`, which compares.
+
+use crate::model::ROOT;
+
+/// The jump pointer of a child of `parent`, from the parent's depth, its jump, and that jump's
+/// depth and jump's depth.
+pub fn jump_of_child(parent: u64, parent_depth: u64, jp: (u64, u64), jjp_depth: u64) -> u64 {
+    let (jp_jump, jp_depth) = jp;
+    if parent_depth.wrapping_sub(jp_depth) == jp_depth.wrapping_sub(jjp_depth) {
+        jp_jump
+    } else {
+        parent
+    }
+}
+
+/// (jump, path_min_tokens) of every node of a timeline whose nodes are numbered 0.. in insert
+/// order (each parent older than its child), given each node's parent and tokens. The root gets
+/// (0, 0). A parent that is not older (a damaged file) is treated as the root.
+pub fn derive(nodes: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut depth: Vec<u64> = Vec::with_capacity(nodes.len());
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(nodes.len());
+    for (i, &(parent, tokens)) in nodes.iter().enumerate() {
+        if i == ROOT as usize || parent as usize >= i {
+            depth.push(0);
+            out.push((ROOT, 0));
+            continue;
+        }
+        let p = parent as usize;
+        let jp = out[p].0 as usize;
+        let jjp = out[jp].0 as usize;
+        let jump = jump_of_child(parent, depth[p], (out[jp].0, depth[jp]), depth[jjp]);
+        let min = if parent == ROOT {
+            tokens
+        } else {
+            out[p].1.min(tokens)
+        };
+        depth.push(depth[p] + 1);
+        out.push((jump, min));
+    }
+    out
+}
+
+/// What `db check` reports when the stored path columns of `timeline` (id, jump,
+/// path_min_tokens of each row, by ID) differ from what its nodes give.
+pub fn problems(timeline: &crate::model::Timeline, stored: &[(u64, u64, u64)]) -> Vec<String> {
+    let nodes: Vec<(u64, u64)> = timeline
+        .nodes
+        .iter()
+        .map(|n| (n.parent, n.tokens))
+        .collect();
+    let expected = derive(&nodes);
+    let mut problems = Vec::new();
+    for &(id, jump, min) in stored {
+        if expected.get(id as usize) != Some(&(jump, min)) {
+            problems.push(format!(
+                "timeline tl{}: the stored path columns of n{id} (jump n{jump}, smallest tokens on its path {min}) differ from what its history gives; rebuild the database with tl db convert",
+                timeline.id
+            ));
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a chain, the jumps follow the skew-binary pattern and every ancestor is reached in
+    /// O(log depth) steps.
+    #[test]
+    fn jumps_reach_any_depth_in_logarithmic_steps() {
+        let n = 5000usize;
+        let nodes: Vec<(u64, u64)> = (0..n as u64)
+            .map(|i| (i.saturating_sub(1), 1000 - i % 7))
+            .collect();
+        let d = derive(&nodes);
+        assert_eq!(&d[..5], &[(0, 0), (0, 999), (1, 998), (0, 997), (3, 996)]);
+        assert_eq!(d[n - 1].1, 994);
+        for target in [1u64, 2, 17, 2500, 4998] {
+            let (mut at, mut steps) = (n as u64 - 1, 0);
+            while at > target {
+                let j = d[at as usize].0;
+                at = if j >= target { j } else { at - 1 };
+                steps += 1;
+            }
+            assert_eq!(at, target);
+            assert!(steps <= 3 * 13, "{steps} steps to depth {target}");
+        }
+    }
+}

@@ -1906,6 +1906,26 @@ fn flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
+/// The filters that each ask for one topic's rows alone.
+const ONLY_FILTERS: [&str; 5] = [
+    "TIMELINE_BENCH_MILLION",
+    "TIMELINE_BENCH_IMPORT",
+    "TIMELINE_BENCH_APPEND",
+    "TIMELINE_BENCH_SEARCH",
+    "TIMELINE_BENCH_POSTGRES=only",
+];
+
+/// Whether a filter other than `mine` asks for its own rows alone, so that `mine`'s rows stay out.
+fn another_topic_alone(mine: &str) -> bool {
+    ONLY_FILTERS
+        .iter()
+        .filter(|f| **f != mine)
+        .any(|f| match f.split_once('=') {
+            Some((name, value)) => std::env::var(name).is_ok_and(|v| v == value),
+            None => flag(f),
+        })
+}
+
 /// The storage versions the fixtures depend on: SQLite schema and JSON format.
 fn storage_key(dir: &Path) -> String {
     let probe = dir.join(format!(".probe-{}.db", std::process::id()));

@@ -36,7 +36,7 @@ struct Row {
 /// `TIMELINE_BENCH_MILLION` asks for them alone, so the caller measures nothing else.
 pub(super) fn measure(bench: &Bench) -> bool {
     // The import row alone (TIMELINE_BENCH_IMPORT=1): a minute, where the million rows take several.
-    if flag("TIMELINE_BENCH_IMPORT") {
+    if flag("TIMELINE_BENCH_IMPORT") && !super::another_topic_alone("TIMELINE_BENCH_IMPORT") {
         let load_before = load_average();
         let import = bench.chatgpt_import(if bench.smoke { 200 } else { IMPORT_MESSAGES });
         println!(
@@ -49,7 +49,9 @@ pub(super) fn measure(bench: &Bench) -> bool {
         return true;
     }
     let only = flag("TIMELINE_BENCH_MILLION");
-    if !only && flag("TIMELINE_BENCH_QUICK") {
+    if super::another_topic_alone("TIMELINE_BENCH_MILLION")
+        || (!only && flag("TIMELINE_BENCH_QUICK"))
+    {
         return false;
     }
     let started = Instant::now();

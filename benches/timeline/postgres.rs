@@ -30,14 +30,20 @@ const START: usize = 50;
 /// else.
 pub fn run(bench: &Bench) -> bool {
     let setting = std::env::var("TIMELINE_BENCH_POSTGRES").unwrap_or_default();
-    measure_all(bench, setting == "0");
+    measure_all(
+        bench,
+        setting == "0"
+            || (setting != "only" && super::another_topic_alone("TIMELINE_BENCH_POSTGRES=only")),
+    );
     setting == "only"
 }
 
 fn measure_all(bench: &Bench, skip: bool) {
     let heading = "\n### PostgreSQL (issue 25; targets: 8 writers on distinct timelines >= 3x one writer on PostgreSQL, `timeline_append` at 100k <= 1.2x at 100)\n";
     if skip {
-        println!("{heading}\nnot run: TIMELINE_BENCH_POSTGRES=0 skips them");
+        println!(
+            "{heading}\nnot run: TIMELINE_BENCH_POSTGRES=0, or another topic's filter, skips them"
+        );
         return;
     }
     #[cfg(target_os = "linux")]

@@ -1,4 +1,4 @@
-//! The path columns every stored node gets at insert (schema 8 on SQLite, 2 on PostgreSQL; issue
+//! The path columns every stored node gets at insert (schema 8 on SQLite, 3 on PostgreSQL; issue
 //! 24), so that a budget at the head of a long path reads O(log n) rows above its window instead
 //! of walking the path:
 //!
@@ -48,6 +48,27 @@ pub fn derive(nodes: &[(u64, u64)]) -> Vec<(u64, u64)> {
         };
         depth.push(depth[p] + 1);
         out.push((jump, min));
+    }
+    out
+}
+
+/// The path columns of stored rows `(timeline, id, parent, tokens)`, sorted by timeline and ID, as
+/// `(timeline, id, jump, path_min_tokens)`: what a migration writes into a database's existing
+/// rows. Nodes are numbered 0.. in insert order; past a gap in a timeline's numbering (a damaged
+/// database) its rows are left out, keep their defaults, and `db check` names them.
+pub fn derive_rows(rows: &[(i64, i64, i64, i64)]) -> Vec<(i64, i64, i64, i64)> {
+    let mut out = Vec::with_capacity(rows.len());
+    for timeline in rows.chunk_by(|a, b| a.0 == b.0) {
+        let nodes: Vec<(u64, u64)> = timeline
+            .iter()
+            .enumerate()
+            .take_while(|(i, r)| u64::try_from(r.1) == Ok(*i as u64))
+            .map(|(_, r)| (r.2.max(0) as u64, r.3.max(0) as u64))
+            .collect();
+        for (r, (jump, min)) in timeline.iter().zip(derive(&nodes)) {
+            let stored = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+            out.push((r.0, r.1, stored(jump), stored(min)));
+        }
     }
     out
 }

@@ -554,7 +554,7 @@ fn sqlite_search_index_repair_and_migration() {
     {
         let conn = rusqlite::Connection::open(&db.path).unwrap();
         conn.execute_batch(
-            " INDEX nodes_with_newer_parent; DROP INDEX imports_by_digest; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 2;",
+            "DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; DROP INDEX nodes_with_newer_parent; DROP INDEX imports_by_digest; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 2;",
         )
         .unwrap();
     }
@@ -648,7 +648,10 @@ fn sqlite_search_index_keeps_creation_times_migrated_checked_and_repaired() {
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 7);
+        assert_eq!(
+            version,
+            i64::try_from(timeline::store::sqlite_schema_version()).unwrap()
+        );
         conn.execute("UPDATE search_docs SET created_at = 5 WHERE node = 2", [])
             .unwrap();
     }

@@ -23,8 +23,9 @@ fn tl(home: &TempDir, password: Option<&str>, args: &[&str]) -> Run {
 /// `db info` of a database with one empty timeline, as the JSON line `tl` prints, for `uri` shown
 /// as `shown`; the server's version (the line's one part that depends on the machine) as `version`.
 fn info(shown: &str, version: &str) -> String {
+    let schema = timeline::store::postgres_schema_version();
     format!(
-        r#"{{"engine":"postgres","path":"{shown}","exists":true,"format_version":1,"file_bytes":0,"timelines":1,"nodes":0,"cold_nodes":0,"server_version":"{version}"}}"#
+        r#"{{"engine":"postgres","path":"{shown}","exists":true,"format_version":{schema},"file_bytes":0,"timelines":1,"nodes":0,"cold_nodes":0,"server_version":"{version}"}}"#
     )
 }
 

@@ -46,7 +46,7 @@ const MIGRATIONS: &[&str] = &[
 const MIGRATION_PATH_JUMPS: &str = include_str!("migrations/0003_path_jumps.sql");
 
 /// Give every existing node its path columns (src/store/jumps.rs): one read of the nodes in insert
-/// order, then one update per timeline from arrays. O(n), once, when a schema reaches version 3.
+/// order, then updates from arrays of 50,000 rows. O(n), once, when a schema reaches version 3.
 fn fill_path_columns(tx: &mut postgres::Transaction) -> std::result::Result<(), postgres::Error> {
     let rows = tx.query(
         "SELECT timeline, id, parent, tokens FROM nodes ORDER BY timeline, id",
@@ -56,24 +56,16 @@ fn fill_path_columns(tx: &mut postgres::Transaction) -> std::result::Result<(), 
         .iter()
         .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
         .collect::<std::result::Result<_, postgres::Error>>()?;
-    for timeline in rows.chunk_by(|a, b| a.0 == b.0) {
-        // Nodes are numbered 0.. in insert order; past a gap (a damaged database) the rows keep
-        // the defaults, which `db check` names.
-        let nodes: Vec<(u64, u64)> = timeline
-            .iter()
-            .enumerate()
-            .take_while(|(i, r)| r.1 == *i as i64)
-            .map(|(_, r)| (r.2.max(0) as u64, r.3.max(0) as u64))
-            .collect();
-        let derived = jumps::derive(&nodes);
-        let ids: Vec<i64> = timeline.iter().take(derived.len()).map(|r| r.1).collect();
-        let jumps: Vec<i64> = derived.iter().map(|d| rows::sql(d.0)).collect();
-        let mins: Vec<i64> = derived.iter().map(|d| rows::sql(d.1)).collect();
+    let derived = jumps::derive_rows(&rows);
+    // In slices, so that a large database is not sent as one statement of arrays.
+    for part in derived.chunks(50_000) {
+        let column =
+            |pick: fn(&(i64, i64, i64, i64)) -> i64| part.iter().map(pick).collect::<Vec<i64>>();
         tx.execute(
             "UPDATE nodes SET jump = u.j, path_min_tokens = u.m \
-             FROM unnest($2::bigint[], $3::bigint[], $4::bigint[]) AS u(id, j, m) \
-             WHERE nodes.timeline = $1 AND nodes.id = u.id",
-            &[&timeline[0].0, &ids, &jumps, &mins],
+             FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[]) AS u(tl, id, j, m) \
+             WHERE nodes.timeline = u.tl AND nodes.id = u.id",
+            &[&column(|r| r.0), &column(|r| r.1), &column(|r| r.2), &column(|r| r.3)],
         )?;
     }
     Ok(())

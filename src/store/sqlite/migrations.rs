@@ -67,23 +67,8 @@ fn fill_path_columns(conn: &Connection) -> rusqlite::Result<()> {
     let mut update = conn.prepare(
         "UPDATE nodes SET jump = ?3, path_min_tokens = ?4 WHERE timeline = ?1 AND id = ?2",
     )?;
-    for timeline in rows.chunk_by(|a, b| a.0 == b.0) {
-        // Nodes are numbered 0.. in insert order; a gap (a damaged file) ends the derivation at
-        // the gap, and `db check` names the rows past it.
-        let nodes: Vec<(u64, u64)> = timeline
-            .iter()
-            .enumerate()
-            .take_while(|(i, r)| r.1 == *i as i64)
-            .map(|(_, r)| (r.2.max(0) as u64, r.3.max(0) as u64))
-            .collect();
-        for (r, (jump, min)) in timeline.iter().zip(crate::store::jumps::derive(&nodes)) {
-            update.execute(rusqlite::params![
-                r.0,
-                r.1,
-                super::rows::sql(jump),
-                super::rows::sql(min)
-            ])?;
-        }
+    for (timeline, id, jump, min) in crate::store::jumps::derive_rows(&rows) {
+        update.execute(rusqlite::params![timeline, id, jump, min])?;
     }
     Ok(())
 }

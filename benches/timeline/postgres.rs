@@ -167,6 +167,22 @@ fn measure(bench: &Bench, server: &pg_server::Server, heading: &str) {
             "not met"
         }
     };
+    let budgets = budget_rows(bench, &uri);
+
+    println!(
+        "\n| `tl budget --node HEAD --max 4000` on PostgreSQL | first | repeated (median) | statements sent, repeated |\n| --- | ---: | ---: | ---: |"
+    );
+    for b in &budgets {
+        println!(
+            "| at {} messages | {} | {} ({} runs) | {} |",
+            fmt_count(b.size),
+            fmt_secs(b.first),
+            fmt_secs(b.repeated.median),
+            b.repeated.runs,
+            b.statements
+        );
+    }
+
     println!("\n| ratio | value | target |\n| --- | ---: | --- |");
     println!(
         "| PostgreSQL: 8 writers / 1 writer | {scale:.2}x | >= 3x: {} |",
@@ -178,6 +194,93 @@ fn measure(bench: &Bench, server: &pg_server::Server, heading: &str) {
         fmt_count(sizes[0]),
         verdict(growth <= 1.2)
     );
+    if let [small, large] = budgets.as_slice() {
+        let (at, of) = (fmt_count(large.size), fmt_count(small.size));
+        println!(
+            "| PostgreSQL budget, repeated, at {at} / at {of} | {:.2}x | (issue 24's <= 1.5x is for SQLite at a million) |",
+            large.repeated.median / small.repeated.median.max(1e-12)
+        );
+        println!(
+            "| PostgreSQL budget, first, at {at} / at {of} | {:.2}x | (issue 24's <= 3x is for SQLite at a million) |",
+            large.first / small.first.max(1e-12)
+        );
+        println!(
+            "| PostgreSQL budget, statements of a repeated call, at {at} / at {of} | {} / {} | equal: {} |",
+            large.statements,
+            small.statements,
+            verdict(large.statements == small.statements)
+        );
+    }
+}
+
+/// The budget rows of issue 24 on PostgreSQL: at the head of a chain, a first `tl budget` (it
+/// creates the placeholders) and the same call repeated, with the statements the repeated call
+/// sends (`TIMELINE_COUNT_READS=1`), which must not grow with the path.
+struct BudgetRow {
+    size: usize,
+    first: f64,
+    repeated: super::Measured,
+    statements: u64,
+}
+
+#[cfg(target_os = "linux")]
+fn budget_rows(bench: &Bench, uri: &dyn Fn(&str) -> String) -> Vec<BudgetRow> {
+    let sizes: &[usize] = if bench.smoke {
+        &[100, 200]
+    } else {
+        &[1_000, 100_000]
+    };
+    let repeats = if bench.smoke { 2 } else { 9 };
+    sizes
+        .iter()
+        .map(|&size| {
+            let file = fixture(bench, &format!("budget-{size}"), vec![chain(0, size, 0)]);
+            let pg = uri(&format!("budget_{size}"));
+            convert(bench, &file, &pg);
+            let head = format!("n{size}");
+            let args = [
+                "--db",
+                &pg,
+                "--timeline",
+                "tl0",
+                "budget",
+                "--node",
+                &head,
+                "--max",
+                "4000",
+            ];
+            let run = |count: bool| {
+                let mut command = Command::new(&bench.tl);
+                command.args(args);
+                if count {
+                    command.env(timeline::store::COUNT_READS_VARIABLE, "1");
+                }
+                let started = Instant::now();
+                let out = command.output().expect("tl runs");
+                let took = super::secs(started);
+                assert!(
+                    out.status.success(),
+                    "tl budget on PostgreSQL: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                (took, String::from_utf8_lossy(&out.stderr).into_owned())
+            };
+            let first = run(false).0;
+            let repeated = super::median((0..repeats).map(|_| run(false).0).collect());
+            let statements = run(true)
+                .1
+                .lines()
+                .filter_map(|l| l.strip_prefix("storage statements sent: "))
+                .filter_map(|n| n.trim().parse::<u64>().ok())
+                .sum();
+            BudgetRow {
+                size,
+                first,
+                repeated,
+                statements,
+            }
+        })
+        .collect()
 }
 
 /// A SQLite file of `timelines`, written through the library into the run's work directory.

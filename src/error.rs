@@ -173,6 +173,16 @@ impl Error {
         Error::new(ErrorKind::Database, message)
     }
 
+    /// The `Database` error of damage found in stored data: `what` is damaged, and the way on
+    /// is `tl db check` (which has no MCP tool: a model is told to hand over to its user).
+    pub fn damaged(what: impl Into<String>) -> Self {
+        Error::database(
+            Message::from(what.into())
+                .text("; ")
+                .worded("run tl db check", ASK_THE_USER_TO_CHECK),
+        )
+    }
+
     /// An `Output` error of a new file (an export, a backup or conversion of a JSON snapshot) that
     /// could not be written: it existed already, or writing it failed.
     pub(crate) fn new_file(path: &std::path::Path, e: crate::fsutil::NewFileError) -> Self {
@@ -251,7 +261,21 @@ enum Piece {
     Text(String),
     Step(Step),
     Arg(String),
+    /// Text each front-end words its own way: what only a person at the machine can do.
+    Worded {
+        cli: String,
+        mcp: String,
+    },
 }
+
+/// The end of a damage error over MCP: checking, repairing and restoring a database are commands
+/// of `tl` only, so a model is told to hand over to its user instead of being shown a command.
+pub const ASK_THE_USER_TO_CHECK: &str =
+    "no MCP tool checks or repairs a database, so stop and tell the user that it needs checking";
+
+/// Over MCP, the end of a damage error: the steps that recover a file are a person's (stopping
+/// processes, copying files, `tl db backup`), and no MCP tool takes them.
+pub const RECOVER_BY_THE_USER: &str = "No MCP tool repairs or restores a database: stop and tell the user that the file is damaged and needs recovering (Timeline's storage documentation, \"Damaged files\", says how)";
 
 impl Message {
     /// Append text.
@@ -272,6 +296,16 @@ impl Message {
         self
     }
 
+    /// Append text that `tl` words as `cli` and MCP as `mcp`: a step with no MCP tool (checking,
+    /// repairing or restoring a database), which a model can only hand over to its user.
+    pub fn worded(mut self, cli: impl Into<String>, mcp: impl Into<String>) -> Self {
+        self.0.push(Piece::Worded {
+            cli: cli.into(),
+            mcp: mcp.into(),
+        });
+        self
+    }
+
     fn has_steps(&self) -> bool {
         self.0.iter().any(|p| !matches!(p, Piece::Text(_)))
     }
@@ -284,6 +318,10 @@ impl Message {
                 Piece::Text(text) => out.push_str(text),
                 Piece::Step(step) => out.push_str(&step.render(origin)),
                 Piece::Arg(name) => out.push_str(&arg_name(name, origin)),
+                Piece::Worded { cli, mcp } => out.push_str(match origin {
+                    Origin::Cli => cli,
+                    Origin::Mcp => mcp,
+                }),
             }
         }
         out
@@ -504,6 +542,19 @@ mod tests {
         assert_eq!(io.kind(), std::io::ErrorKind::StorageFull);
         assert_eq!(error, Error::database("cannot write x: no space left"));
         assert!(Error::database("x").source().is_none());
+    }
+
+    #[test]
+    fn damage_names_the_check_to_people_and_hands_over_to_the_user_over_mcp() {
+        let error = Error::damaged("the database x is damaged: its state row is missing");
+        assert_eq!(
+            error.message,
+            "the database x is damaged: its state row is missing; run tl db check"
+        );
+        assert_eq!(
+            error.render(Origin::Mcp),
+            "the database x is damaged: its state row is missing; no MCP tool checks or repairs a database, so stop and tell the user that it needs checking"
+        );
     }
 
     #[test]

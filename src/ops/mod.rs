@@ -213,8 +213,8 @@ pub fn message(tx: &mut dyn Tx, timeline: &TimelineRow, n: u64) -> Result<NodeRo
 /// A node that must exist (the parent of a node, a range end): a missing one means damage.
 pub fn existing(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<NodeRow> {
     tx.node(tl, n)?.ok_or_else(|| {
-        Error::database(format!(
-            "the database is damaged: node {} of {} is referenced but missing; run tl db check",
+        Error::damaged(format!(
+            "the database is damaged: node {} of {} is referenced but missing",
             node_id(n),
             timeline_id(tl)
         ))

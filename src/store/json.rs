@@ -10,7 +10,7 @@
 use super::fault::{self, Step};
 use super::memory::MemTx;
 use super::{Engine, Outcome, Tx, io_error};
-use crate::error::{Error, Result};
+use crate::error::{Error, Message, Result};
 use crate::fsutil::replace::replace;
 use crate::fsutil::{parent_dir, private, sync_dir, temp_path_beside, with_suffix};
 use crate::model::Database;
@@ -228,9 +228,17 @@ impl JsonStore {
                 backup.display()
             )
         };
-        Error::database(format!(
-            "the database {db} cannot be used: {problem}. Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file (cp \"{db}\" \"{db}.corrupt\"), {restore}"
-        ))
+        Error::database(
+            Message::from(format!(
+                "the database {db} cannot be used: {problem}. Nothing was changed and nothing will be written to it. "
+            ))
+            .worded(
+                format!(
+                    "To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file (cp \"{db}\" \"{db}.corrupt\"), {restore}"
+                ),
+                crate::error::RECOVER_BY_THE_USER,
+            ),
+        )
     }
 
     /// Remove temporary files left by a writer that died mid-write. Only called under the exclusive

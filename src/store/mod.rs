@@ -36,7 +36,7 @@ pub(crate) use sqlite::render_compiled_schema as render_sqlite_schema;
 /// The schema version new SQLite databases get (and older ones are migrated to).
 pub use sqlite::schema_version as sqlite_schema_version;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Message, Result};
 use crate::fsutil::{open_no_block, parent_dir, same_file};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Node, Role, Timeline};
@@ -689,11 +689,17 @@ fn follow_link(link: &Path, link_meta: &fs::Metadata) -> Result<PathBuf> {
     let meta = match fs::metadata(link) {
         Ok(meta) => meta,
         Err(e) if e.kind() == IoKind::NotFound => {
-            return Err(Error::database(format!(
-                "{} is a symbolic link to {}, which does not exist; nothing was read or written. Timeline does not create a database through a link (it could not tell who may write where the link points): create the database at the real path (tl --db <real path> create) or remove the link",
-                link.display(),
-                target()
-            )));
+            return Err(Error::database(
+                Message::from(format!(
+                    "{} is a symbolic link to {}, which does not exist; nothing was read or written. Timeline does not create a database through a link (it could not tell who may write where the link points): ",
+                    link.display(),
+                    target()
+                ))
+                .worded(
+                    "create the database at the real path (tl --db <real path> create) or remove the link",
+                    "stop and tell the user to start this server on the real path or to remove the link",
+                ),
+            ));
         }
         Err(e) => {
             return Err(io_error(

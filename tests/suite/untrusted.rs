@@ -355,18 +355,38 @@ fn appends_racing_the_creation_of_a_trigger_never_run_it() {
     }
 }
 
-/// The damage error of a node whose parent is not older than it, as each engine words it.
+/// The damage error of a node whose parent is not older than it, as each engine words it for `tl`.
 fn parent_damage(db: &Db, node: &str, parent: &str) -> String {
+    damage_worded(db, node, parent, false)
+}
+
+/// The same error over MCP: no MCP tool checks, repairs or restores a database, so a model is told
+/// to hand over to its user instead of being shown `tl`'s commands.
+fn parent_damage_over_mcp(db: &Db, node: &str, parent: &str) -> Value {
+    serde_json::from_str(&damage_worded(db, node, parent, true)).unwrap()
+}
+
+fn damage_worded(db: &Db, node: &str, parent: &str, mcp: bool) -> String {
     let p = db.path.display();
-    let message = match db.engine() {
-        common::Engine::Sqlite => format!(
+    let recover_by_the_user = "No MCP tool repairs or restores a database: stop and tell the user that the file is damaged and needs recovering (Timeline's storage documentation, \"Damaged files\", says how)";
+    let message = match (db.engine(), mcp) {
+        (common::Engine::Sqlite, false) => format!(
             "the database {p} cannot be used: timeline tl0: node {node} has parent {parent}, which is not older than it (Timeline always writes a parent before its children, so something else changed the file). Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file and its -wal file (cp \"{p}\" \"{p}.corrupt\"), then restore a copy made with tl db backup, or salvage what SQLite can read (sqlite3 \"{p}\" .recover | sqlite3 recovered.db) and check it with tl --db recovered.db db check"
         ),
-        common::Engine::Json => format!(
+        (common::Engine::Sqlite, true) => format!(
+            "the database {p} cannot be used: timeline tl0: node {node} has parent {parent}, which is not older than it (Timeline always writes a parent before its children, so something else changed the file). Nothing was changed and nothing will be written to it. {recover_by_the_user}"
+        ),
+        (common::Engine::Json, false) => format!(
             "the database {p} cannot be used: invalid content (timeline tl0: node {node} has parent {parent} that is not older than it). Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file (cp \"{p}\" \"{p}.corrupt\"), then restore the previous snapshot: cp \"{p}.bak\" \"{p}\""
         ),
-        common::Engine::Postgres => format!(
+        (common::Engine::Json, true) => format!(
+            "the database {p} cannot be used: invalid content (timeline tl0: node {node} has parent {parent} that is not older than it). Nothing was changed and nothing will be written to it. {recover_by_the_user}"
+        ),
+        (common::Engine::Postgres, false) => format!(
             "the database {p} is damaged: timeline tl0: node {node} claims parent {parent}, which is not older than it; nothing was changed. Run tl db check, and restore a backup"
+        ),
+        (common::Engine::Postgres, true) => format!(
+            "the database {p} is damaged: timeline tl0: node {node} claims parent {parent}, which is not older than it; nothing was changed. No MCP tool checks, repairs or restores a database: stop and tell the user that it needs checking and restoring from a backup"
         ),
     };
     json!({ "error": message }).to_string()
@@ -448,7 +468,10 @@ on_every_engine! {
             let error = mcp
                 .call("timeline_context", json!({"timeline_id": "tl0", "node": "n3"}))
                 .unwrap_err();
-            assert_eq!(error, serde_json::from_str::<Value>(&damage).unwrap());
+            assert_eq!(
+                error,
+                parent_damage_over_mcp(&db, &format!("n{n}"), &format!("n{parent}"))
+            );
             drop(mcp);
             tl_bounded(&db, &["db", "check"])
                 .err(3, &check_report(&db, &[parent_problem(&db, &format!("n{n}"), &format!("n{parent}"))]));
@@ -484,7 +507,7 @@ on_every_engine! {
                 json!({"timeline_id": "tl0", "role": "user", "text": "more"}),
             )
             .unwrap_err();
-        assert_eq!(error, serde_json::from_str::<Value>(&damage).unwrap());
+        assert_eq!(error, parent_damage_over_mcp(&db, "n3", "n4"));
         drop(mcp);
         if db.engine() == common::Engine::Postgres {
             assert!(before == stored(&db), "tl-mcp changed the database");
@@ -554,8 +577,10 @@ mod on_postgres {
         Some(db)
     }
 
+    /// `tl` refuses with `error`, and `tl-mcp` with `over_mcp` (the same words where the error
+    /// names no step that only a person can take).
     #[track_caller]
-    fn refused_untouched(db: &Db, error: &str) {
+    fn refused_untouched(db: &Db, error: &str, over_mcp: &str) {
         let before = common::pg_raw::rows(db);
         let expected = json!({ "error": error }).to_string();
         for args in [
@@ -581,7 +606,7 @@ mod on_postgres {
                 json!({"timeline_id": "tl0", "role": "user", "text": "more"}),
             )
             .unwrap_err();
-        assert_eq!(error, serde_json::from_str::<Value>(&expected).unwrap());
+        assert_eq!(error, json!({ "error": over_mcp }));
         drop(mcp);
         assert!(before == common::pg_raw::rows(db), "the rows changed");
     }
@@ -590,11 +615,17 @@ mod on_postgres {
     fn a_table_altered_by_someone_else_is_refused_untouched() {
         let Some(db) = pg_db() else { return };
         common::pg_raw::execute(&db, "ALTER TABLE nodes DROP COLUMN provenance");
+        let refusal = format!(
+            "cannot use the database {}: column nodes.provenance does not exist; the schema's tables are not as Timeline made them (someone else altered them), so Timeline does not use them and nothing was written. ",
+            db.path.display()
+        );
         refused_untouched(
             &db,
             &format!(
-                "cannot use the database {}: column nodes.provenance does not exist; the schema's tables are not as Timeline made them (someone else altered them), so Timeline does not use them and nothing was written. Restore the schema from a backup (tl db backup, or the server's own), or convert a backup into a new schema (tl db convert)",
-                db.path.display()
+                "{refusal}Restore the schema from a backup (tl db backup, or the server's own), or convert a backup into a new schema (tl db convert)"
+            ),
+            &format!(
+                "{refusal}No MCP tool checks, repairs or restores a database: stop and tell the user that it needs checking and restoring from a backup"
             ),
         );
     }
@@ -603,13 +634,75 @@ mod on_postgres {
     fn a_schema_of_a_newer_timeline_is_refused_untouched() {
         let Some(db) = pg_db() else { return };
         common::pg_raw::execute(&db, "UPDATE state SET schema_version = 99");
-        refused_untouched(
-            &db,
-            &format!(
-                "the database {} has schema version 99, newer than this version of Timeline reads ({}); nothing was changed. Use the release of Timeline that wrote it, or a newer one",
-                db.path.display(),
-                timeline::store::postgres_schema_version()
-            ),
+        let refusal = format!(
+            "the database {} has schema version 99, newer than this version of Timeline reads ({}); nothing was changed. Use the release of Timeline that wrote it, or a newer one",
+            db.path.display(),
+            timeline::store::postgres_schema_version()
         );
+        refused_untouched(&db, &refusal, &refusal);
     }
+
+    #[test]
+    fn a_damaged_record_is_worded_for_each_front_end() {
+        let Some(db) = pg_db() else { return };
+        super::a_damaged_record_is_worded_for_each_front_end(&db, |db| {
+            common::pg_raw::execute(db, "UPDATE idempotency SET result = 'x'")
+        });
+    }
+}
+
+/// A stored record that does not parse (here the answer an idempotency key keeps) is damage: `tl`
+/// names `db check`; over MCP, where no tool checks a database, the model is told to hand over to
+/// its user instead of being shown a command. Nothing is written on the way. (The JSON snapshot
+/// refuses such a record when the file loads, as `store::` tests.)
+fn a_damaged_record_is_worded_for_each_front_end(db: &Db, damage: impl Fn(&Db)) {
+    let append = |db: &Db| {
+        db.tl(&[
+            "--idempotency-key",
+            "k1",
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "more",
+        ])
+    };
+    append(db).ok(r#"{"node":"n2"}"#);
+    damage(db);
+    let p = db.path.display();
+    let what = format!(
+        "the database {p} has a damaged idempotency record (expected value at line 1 column 1)"
+    );
+    append(db).err(
+        3,
+        &json!({ "error": format!("{what}; run tl db check") }).to_string(),
+    );
+    let mut mcp = McpSession::start(db);
+    let error = mcp
+        .call(
+            "timeline_append",
+            json!({"timeline_id": "tl0", "role": "user", "text": "more", "idempotency_key": "k1"}),
+        )
+        .unwrap_err();
+    assert_eq!(
+        error,
+        json!({ "error": format!("{what}; no MCP tool checks or repairs a database, so stop and tell the user that it needs checking") })
+    );
+    drop(mcp);
+    db.tl(&["context", "--node", "n2"]).ok(
+        r#"[{"node":"n1","role":"user","text":"a secret","tokens":2},{"node":"n2","role":"user","text":"more","tokens":1}]"#,
+    );
+    db.tl(&["context", "--node", "n3"])
+        .err(1, r#"{"error":"node not found: n3 does not exist in timeline tl0 (it has n1..n2); find the node you mean with `tl log` or `tl search --query ...`"}"#);
+}
+
+#[test]
+fn sqlite_a_damaged_record_is_worded_for_each_front_end() {
+    common::use_engine(common::Engine::Sqlite);
+    let db = Db::new();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    db.append("user", "a secret", 2);
+    a_damaged_record_is_worded_for_each_front_end(&db, |db| {
+        sqlite_exec(db, "UPDATE idempotency SET result = 'x'")
+    });
 }

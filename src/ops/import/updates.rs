@@ -245,8 +245,8 @@ pub(super) fn update(
 ) -> Result<Updated> {
     let shown_tl = &update.latest.timeline;
     let Some(tl) = parse_timeline_id(shown_tl) else {
-        return Err(Error::database(format!(
-            "the database is damaged: an import record names the timeline {shown_tl:?}; run tl db check"
+        return Err(Error::damaged(format!(
+            "the database is damaged: an import record names the timeline {shown_tl:?}"
         )));
     };
     let Some(timeline) = tx.timeline(tl)? else {

@@ -15,7 +15,7 @@
 use super::jumps;
 use super::memory::MemTx;
 use super::{Engine, Outcome, Tx};
-use crate::error::{Error, Result};
+use crate::error::{Error, Message, Result};
 use crate::model::Database;
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -524,24 +524,45 @@ fn failure(label: &str, what: &str, e: postgres::Error) -> Error {
         // Undefined table, column or function, a wrong type: Timeline's statements match the
         // tables its migrations make, so someone else changed them.
         Some("42P01" | "42703" | "42883" | "42804") => {
-            "; the schema's tables are not as Timeline made them (someone else altered them), so Timeline does not use them and nothing was written. Restore the schema from a backup (tl db backup, or the server's own), or convert a backup into a new schema (tl db convert)"
+            let message = Message::from(format!(
+                "{what} the database {label}: {}; the schema's tables are not as Timeline made them (someone else altered them), so Timeline does not use them and nothing was written. ",
+                detail(&e)
+            ))
+            .worded(
+                "Restore the schema from a backup (tl db backup, or the server's own), or convert a backup into a new schema (tl db convert)",
+                RESTORE_BY_THE_USER,
+            );
+            return Error::database(message).with_source(e);
         }
         _ if connection_broke(&e) => {
             "; the connection to the server broke (it restarted or the network failed); nothing of this transaction was written, and the next call connects again"
         }
         _ => "",
     };
-    let detail = e
-        .as_db_error()
-        .map(|d| d.message().to_string())
-        .unwrap_or_else(|| e.to_string());
-    Error::database(format!("{what} the database {label}: {detail}{hint}")).with_source(e)
+    Error::database(format!("{what} the database {label}: {}{hint}", detail(&e))).with_source(e)
 }
+
+/// What the server said (its message), or the client's own error.
+fn detail(e: &postgres::Error) -> String {
+    e.as_db_error()
+        .map(|d| d.message().to_string())
+        .unwrap_or_else(|| e.to_string())
+}
+
+/// Over MCP, where a damaged or altered schema is said to be: no MCP tool checks or restores a
+/// database.
+const RESTORE_BY_THE_USER: &str = "No MCP tool checks, repairs or restores a database: stop and tell the user that it needs checking and restoring from a backup";
 
 /// A node whose parent is not older than it: damage Timeline never writes (see the SQLite engine's
 /// `newer_parent`).
 fn newer_parent(label: &str, tl: u64, n: u64, parent: u64) -> Error {
-    Error::database(format!(
-        "the database {label} is damaged: timeline tl{tl}: node n{n} claims parent n{parent}, which is not older than it; nothing was changed. Run tl db check, and restore a backup"
-    ))
+    Error::database(
+        Message::from(format!(
+            "the database {label} is damaged: timeline tl{tl}: node n{n} claims parent n{parent}, which is not older than it; nothing was changed. "
+        ))
+        .worded(
+            "Run tl db check, and restore a backup",
+            RESTORE_BY_THE_USER,
+        ),
+    )
 }

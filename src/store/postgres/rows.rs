@@ -115,8 +115,8 @@ impl PgTx<'_, '_> {
     /// A value stored as JSON text, or an error that names what is damaged.
     pub(super) fn json<T: serde::de::DeserializeOwned>(&self, what: &str, text: &str) -> Result<T> {
         serde_json::from_str(text).map_err(|e| {
-            Error::database(format!(
-                "the database {} has a damaged {what} ({e}); run tl db check",
+            Error::damaged(format!(
+                "the database {} has a damaged {what} ({e})",
                 self.name
             ))
         })

@@ -60,8 +60,8 @@ impl PgTx<'_, '_> {
     }
 
     fn bad_row(&self, tl: u64, why: String) -> Error {
-        Error::database(format!(
-            "the database {} is damaged: timeline tl{tl}: {why}; run tl db check",
+        Error::damaged(format!(
+            "the database {} is damaged: timeline tl{tl}: {why}",
             self.name
         ))
     }
@@ -192,8 +192,8 @@ impl Tx for PgTx<'_, '_> {
             "SELECT next_timeline FROM state WHERE id = 0"
         };
         let row = self.query_opt(text, &[])?.ok_or_else(|| {
-            Error::database(format!(
-                "the database {} is damaged: its state row is missing; run tl db check",
+            Error::damaged(format!(
+                "the database {} is damaged: its state row is missing",
                 self.name
             ))
         })?;

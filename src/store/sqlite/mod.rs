@@ -15,7 +15,7 @@
 
 use super::memory::MemTx;
 use super::{Engine, Outcome, Tx, io_error};
-use crate::error::{Error, Result};
+use crate::error::{Error, Message, RECOVER_BY_THE_USER, Result};
 use crate::fsutil::private;
 use crate::model::Database;
 use rusqlite::{Connection, TransactionBehavior};
@@ -290,9 +290,17 @@ impl SqliteStore {
 /// Damage found in the file, with the steps that recover from it.
 fn corrupt(path: &Path, problem: &str) -> Error {
     let db = path.display();
-    Error::database(format!(
-        "the database {db} cannot be used: {problem}. Nothing was changed and nothing will be written to it. To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file and its -wal file (cp \"{db}\" \"{db}.corrupt\"), then restore a copy made with tl db backup, or salvage what SQLite can read (sqlite3 \"{db}\" .recover | sqlite3 recovered.db) and check it with tl --db recovered.db db check"
-    ))
+    Error::database(
+        Message::from(format!(
+            "the database {db} cannot be used: {problem}. Nothing was changed and nothing will be written to it. "
+        ))
+        .worded(
+            format!(
+                "To recover: stop every tl and tl-mcp process that uses it, keep a copy of the damaged file and its -wal file (cp \"{db}\" \"{db}.corrupt\"), then restore a copy made with tl db backup, or salvage what SQLite can read (sqlite3 \"{db}\" .recover | sqlite3 recovered.db) and check it with tl --db recovered.db db check"
+            ),
+            RECOVER_BY_THE_USER,
+        ),
+    )
 }
 
 fn missing(path: &Path) -> Error {
@@ -323,8 +331,12 @@ fn failure(path: &Path, what: &str, e: rusqlite::Error) -> Error {
             "; check the owner and mode of the file and its directory".into()
         }
         Some(C::DatabaseCorrupt) | Some(C::NotADatabase) => {
-            "; the file is damaged: see tl db check, and restore a copy made with tl db backup"
-                .into()
+            let message = Message::from(format!("{what} the database {}: {e}; ", path.display()))
+                .worded(
+                    "the file is damaged: see tl db check, and restore a copy made with tl db backup",
+                    RECOVER_BY_THE_USER,
+                );
+            return Error::database(message).with_source(e);
         }
         _ => String::new(),
     };

@@ -4,7 +4,7 @@
 use super::migrations::schema_version;
 use super::schema::{foreign_schema, register_functions, verify_schema};
 use super::{APPLICATION_ID, BUSY_TIMEOUT, SqliteStore, file_stamp};
-use crate::error::{Error, Result};
+use crate::error::{Error, Message, Result};
 use crate::fsutil::with_suffix;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
@@ -109,9 +109,17 @@ impl SqliteStore {
         };
         if self.read_only == Some(ReadOnly::Permission) && !shm_exists && wal_has_changes {
             let db = self.path.display();
-            return Err(Error::database(format!(
-                "cannot read the database {db} without changing files beside it: its -wal file holds changes that a program writing it left when it stopped, and only someone who may write the database can bring them in. Nothing was changed. Ask its owner to run any command on it (such as tl --db \"{db}\" branches), or copy the database with its -wal file to a place of your own and use the copy"
-            )));
+            return Err(Error::database(
+                Message::from(format!(
+                    "cannot read the database {db} without changing files beside it: its -wal file holds changes that a program writing it left when it stopped, and only someone who may write the database can bring them in. Nothing was changed. "
+                ))
+                .worded(
+                    format!(
+                        "Ask its owner to run any command on it (such as tl --db \"{db}\" branches), or copy the database with its -wal file to a place of your own and use the copy"
+                    ),
+                    "No MCP tool can do that: stop and tell the user that the database's owner must open it once with Timeline, or that the user can copy the database with its -wal file and start this server on the copy",
+                ),
+            ));
         }
         let mut how = match self.read_only {
             None => Opening::ReadWrite,

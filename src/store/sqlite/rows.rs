@@ -59,8 +59,8 @@ impl SqlTx<'_> {
         rows.iter()
             .map(|json| {
                 serde_json::from_str(json).map_err(|e| {
-                    Error::database(format!(
-                        "the database {} has a damaged import record ({e}); run tl db check",
+                    Error::damaged(format!(
+                        "the database {} has a damaged import record ({e})",
                         self.path.display()
                     ))
                 })

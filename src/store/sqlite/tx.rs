@@ -595,8 +595,8 @@ impl Tx for SqlTx<'_> {
         rows.into_iter()
             .map(|(name, head, watermark, position, nodes)| {
                 let nodes: Vec<u64> = serde_json::from_str(&nodes).map_err(|e| {
-                    Error::database(format!(
-                        "the database {} has a damaged record of archived branch {name:?} ({e}); run tl db check",
+                    Error::damaged(format!(
+                        "the database {} has a damaged record of archived branch {name:?} ({e})",
                         self.path.display()
                     ))
                 })?;
@@ -647,8 +647,8 @@ impl Tx for SqlTx<'_> {
                 key: key.to_string(),
                 op,
                 result: serde_json::from_str(&result).map_err(|e| {
-                    Error::database(format!(
-                        "the database {} has a damaged idempotency record ({e}); run tl db check",
+                    Error::damaged(format!(
+                        "the database {} has a damaged idempotency record ({e})",
                         self.path.display()
                     ))
                 })?,
@@ -822,8 +822,8 @@ impl Tx for SqlTx<'_> {
             .map_err(|e| self.fail(e))?;
         drop(stmt);
         let damaged = |what: String| {
-            Error::database(format!(
-                "the database {} is damaged: timeline tl{tl}: {what}; run tl db check",
+            Error::damaged(format!(
+                "the database {} is damaged: timeline tl{tl}: {what}",
                 self.path.display()
             ))
         };
@@ -910,8 +910,8 @@ impl Tx for SqlTx<'_> {
             .iter()
             .map(|json| {
                 serde_json::from_str(json).map_err(|e| {
-                    Error::database(format!(
-                        "the database {} has a damaged audit entry ({e}); run tl db check",
+                    Error::damaged(format!(
+                        "the database {} has a damaged audit entry ({e})",
                         self.path.display()
                     ))
                 })

@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Earlier, KnownImport, Timeline};
 use crate::search::Query;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The environment variable that turns the counter on (`1`).
 pub const VARIABLE: &str = "TIMELINE_COUNT_READS";
@@ -25,11 +26,29 @@ pub fn run<R>(tx: &mut dyn Tx, f: impl FnOnce(&mut dyn Tx) -> Result<R>) -> Resu
     if !enabled() {
         return f(tx);
     }
+    let sqlite = tx.engine() == Engine::Sqlite;
+    SQLITE_INSTRUCTIONS.store(0, Ordering::Relaxed);
     let mut counted = Counted { tx, rows: 0 };
     let result = f(&mut counted);
     eprintln!("storage rows read: {}", counted.rows);
+    if sqlite {
+        eprintln!(
+            "storage sqlite instructions: {}",
+            SQLITE_INSTRUCTIONS.load(Ordering::Relaxed)
+        );
+    }
     result
 }
+
+/// The SQLite engine's virtual-machine instructions since the current read or change began, in
+/// steps of `SQLITE_INSTRUCTION_STEP` (its connections' progress handler adds them while the
+/// counter is on), printed after the rows line as `storage sqlite instructions: N`. It is the
+/// work SQLite did, which the rows a query returns do not show: a path walk that SQLite planned
+/// as a search of the whole timeline returned one row and read every node.
+pub(super) static SQLITE_INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
+
+/// How many instructions SQLite runs between two calls of the progress handler.
+pub(super) const SQLITE_INSTRUCTION_STEP: u16 = 100;
 
 /// Print the statements one read or change sent to a database server, as the line after its
 /// `storage rows read: N`: `storage statements sent: N` (the PostgreSQL engine; the file engines

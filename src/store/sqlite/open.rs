@@ -223,6 +223,18 @@ impl SqliteStore {
             )?,
         };
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        if super::super::count::enabled() {
+            use super::super::count::{SQLITE_INSTRUCTION_STEP, SQLITE_INSTRUCTIONS};
+            let step = SQLITE_INSTRUCTION_STEP;
+            conn.progress_handler(
+                i32::from(step),
+                Some(move || {
+                    SQLITE_INSTRUCTIONS
+                        .fetch_add(u64::from(step), std::sync::atomic::Ordering::Relaxed);
+                    false
+                }),
+            );
+        }
         // The file is data, not code: functions and virtual tables may not be used from the schema
         // (triggers, views, defaults), and SQL cannot corrupt the file on purpose (writable_schema,
         // journal_mode=OFF, writes to FTS5 shadow tables). Set before the first read of the schema.

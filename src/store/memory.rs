@@ -251,7 +251,10 @@ impl Tx for MemTx<'_> {
 
     fn in_a_range(&mut self, tl: u64, n: &NodeRow) -> Result<bool> {
         let t = self.get(tl)?;
-        Ok(t.derived.cover_count.get(n.id as usize).is_some_and(|&c| c > 0))
+        Ok(t.derived
+            .cover_count
+            .get(n.id as usize)
+            .is_some_and(|&c| c > 0))
     }
 
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {

@@ -10,8 +10,7 @@ use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Node, ROOT, Timeline};
 use crate::search::Query;
 use crate::store::{
-    cover,
-    Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx,
+    Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx, cover,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;

@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind, Message, Result, Step};
 use crate::model::file::AuditEntry;
 use crate::model::{ArchivedBranch, Branch, SummaryKind, node_id, timeline_id};
 use crate::spec::validate::Origin;
-use crate::store::{NodeChange, NodeRow, TimelineRow, Tx};
+use crate::store::{NodeChange, NodeRow, PathFind, TimelineRow, Tx};
 use serde_json::json;
 use std::collections::HashSet;
 
@@ -34,7 +34,9 @@ fn reasons(
     }
     let path = path_rows(tx, tl, branch.head)?;
     if branch.watermark != branch.head {
-        let uncovered = path.iter().find(|r| !r.is_covered()).map(|r| r.id);
+        let uncovered = tx
+            .find_on_path(tl, branch.head, PathFind::OldestBare { deeper_than: 0 })?
+            .map(|r| r.id);
         reasons.push(match uncovered {
             Some(n) => format!(
                 "the watermark does not cover the whole branch: {} is neither pinned nor summarised; summarise it with {} or run a budget that covers it",

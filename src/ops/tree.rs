@@ -185,7 +185,7 @@ pub fn unpin(tx: &mut dyn Tx, args: &UnpinArgs, ctx: &Ctx) -> Result<Unpinned> {
     let n = args.node;
     let row = message(tx, &timeline, n)?;
     if row.pinned {
-        let bare = row.node.summary.is_none() && row.cover_count == 0;
+        let bare = row.node.summary.is_none() && !tx.in_a_range(timeline.id, &row)?;
         if bare {
             for branch in tx.branches(timeline.id)? {
                 if branch.watermark != ROOT

@@ -91,14 +91,14 @@ pub fn new_row(tx: &mut dyn Tx, tl: u64, id: u64, node: Node) -> Result<NodeRow>
         prefix_tokens,
         depth: parent.depth + 1,
         pinned: false,
-        cover_count: 0,
         stale: false,
         superseded_by: None,
     })
 }
 
-/// Count one more cover on every node of the range from..to (to's path up to from), in one write
-/// (`Tx::cover_path`) that reads nothing back: its reads are the two ends, whatever the range.
+/// Record that a new summary or placeholder covers from..to (to's path up to from): `Tx::cover_path`
+/// checks the ends (the JSON engine also counts the cover per message; the SQL engines derive
+/// coverage from the ranges), whatever the range.
 pub fn cover_range(tx: &mut dyn Tx, tl: u64, from: u64, to: u64) -> Result<()> {
     let (top, bottom) = (existing(tx, tl, from)?, existing(tx, tl, to)?);
     let expected = bottom.depth.checked_sub(top.depth).map(|d| d + 1);
@@ -118,7 +118,8 @@ pub fn cover_range(tx: &mut dyn Tx, tl: u64, from: u64, to: u64) -> Result<()> {
 /// Advance every branch's watermark as far as complete coverage allows; never move it back (W1).
 /// Everything above a watermark is covered already, so only the part of each path below its watermark
 /// is looked at: the new watermark stops just above the highest node there that is still bare. One
-/// query per branch finds that node (`PathFind::OldestBare`), reading one row whatever the path.
+/// `PathFind::OldestBare` per branch finds that node, costing the summaries and pins made below
+/// the watermark (src/store/cover.rs), not the path.
 pub fn advance_watermarks(tx: &mut dyn Tx, tl: u64) -> Result<()> {
     for branch in tx.branches(tl)? {
         if branch.watermark == branch.head {

@@ -153,6 +153,10 @@ impl Tx for Counted<'_> {
     fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64> {
         self.tx.cover_path(tl, from, to)
     }
+    fn in_a_range(&mut self, tl: u64, n: &NodeRow) -> Result<bool> {
+        self.add(1);
+        self.tx.in_a_range(tl, n)
+    }
     fn branches(&mut self, tl: u64) -> Result<Vec<Branch>> {
         let r = self.tx.branches(tl)?;
         self.add(r.len());

@@ -53,7 +53,6 @@ pub(super) fn node_row(t: &Timeline, n: u64) -> Option<NodeRow> {
         prefix_tokens: t.derived.prefix_tokens[i],
         depth: t.derived.depth[i],
         pinned: t.pins.contains(&n),
-        cover_count: t.derived.cover_count[i],
         stale: t.derived.stale[i],
         superseded_by: t.derived.superseded_by.get(&n).copied(),
     })
@@ -153,7 +152,7 @@ impl Tx for MemTx<'_> {
                     if row.depth <= deeper_than {
                         break;
                     }
-                    if !row.is_covered() {
+                    if !t.is_covered(at) {
                         oldest = Some(row.clone());
                     }
                     false
@@ -224,7 +223,8 @@ impl Tx for MemTx<'_> {
         t.derived.depth.push(row.depth);
         t.derived.children.push(Vec::new());
         t.derived.children[row.node.parent as usize].push(n);
-        t.derived.cover_count.push(row.cover_count);
+        // (A new node is covered by no range yet: `cover_path` counts the ranges made after it.)
+        t.derived.cover_count.push(0);
         t.derived.stale.push(row.stale);
         if row.pinned {
             t.pins.insert(n);
@@ -249,6 +249,14 @@ impl Tx for MemTx<'_> {
         Ok(covered)
     }
 
+    fn in_a_range(&mut self, tl: u64, n: &NodeRow) -> Result<bool> {
+        let t = self.get(tl)?;
+        Ok(t.derived
+            .cover_count
+            .get(n.id as usize)
+            .is_some_and(|&c| c > 0))
+    }
+
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {
         let t = self.get(tl)?;
         let i = n as usize;
@@ -264,7 +272,6 @@ impl Tx for MemTx<'_> {
             NodeChange::Pin(false) => {
                 t.pins.remove(&n);
             }
-            NodeChange::Covered => t.derived.cover_count[i] += 1,
             NodeChange::Stale => t.derived.stale[i] = true,
             NodeChange::SupersededBy(newer) => {
                 t.derived.superseded_by.insert(n, newer);

@@ -17,6 +17,7 @@
 //! `crate::fsutil`'s; this module says what a failure means for a database.
 
 mod count;
+mod cover;
 mod fault;
 mod json;
 mod jumps;
@@ -144,8 +145,6 @@ pub struct NodeRow {
     pub depth: u64,
     /// Whether the node is pinned.
     pub pinned: bool,
-    /// How many summaries and placeholders (any version) cover this node.
-    pub cover_count: u32,
     /// A real summary built from a superseded or stale summary.
     pub stale: bool,
     /// The newer version that supersedes this summary, if any.
@@ -153,11 +152,6 @@ pub struct NodeRow {
 }
 
 impl NodeRow {
-    /// Covered for the watermark: pinned, a summary itself, or inside a summary's or placeholder's range.
-    pub fn is_covered(&self) -> bool {
-        self.pinned || self.node.summary.is_some() || self.cover_count > 0
-    }
-
     /// The latest version and not stale: a real summary the budget may use.
     pub fn is_current_version(&self) -> bool {
         self.superseded_by.is_none() && !self.stale
@@ -186,8 +180,6 @@ pub struct TimelineRow {
 pub enum NodeChange {
     /// Pinned (`true`) or unpinned (`false`).
     Pin(bool),
-    /// One more summary or placeholder covers the node.
-    Covered,
     /// A summary it was built from was superseded.
     Stale,
     /// A newer version of this summary is the given node.
@@ -256,10 +248,15 @@ pub trait Tx {
     fn insert_node(&mut self, tl: u64, row: &NodeRow) -> Result<()>;
     /// Apply `change` to node `n`'s derived state.
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()>;
-    /// Count one more cover on every message of `to`'s path up to `from` (both included; never the
-    /// root): one write, reading nothing back. Returns how many messages it covered, which the caller
-    /// checks against the depths (a walk that stopped early is a damaged file).
+    /// A new summary or placeholder covers `to`'s path up to `from` (both included; never the root).
+    /// Returns how many messages that is, which the caller checks against the depths: 0 when `from`
+    /// is not an ancestor-or-self of `to`. The JSON engine counts the cover on every message of its
+    /// in-memory model; the SQL engines derive coverage from the ranges (src/store/cover.rs) and
+    /// only check the ends (O(log n)), whatever the range.
     fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64>;
+    /// Whether some summary's or placeholder's range (any version) holds message `n`, its own pin
+    /// and its being a summary aside (unpin's W2 check). Costs the summaries newer than `n`.
+    fn in_a_range(&mut self, tl: u64, n: &NodeRow) -> Result<bool>;
 
     /// Branches in the order they were created.
     fn branches(&mut self, tl: u64) -> Result<Vec<Branch>>;
@@ -339,8 +336,8 @@ pub enum PathFind {
         /// Tokens a message must exceed not to be an obstacle.
         tokens: u64,
     },
-    /// The bare node (`NodeRow::is_covered` false) closest to the root among those deeper than
-    /// this: what bounds a watermark.
+    /// The bare node (neither pinned nor a summary nor in any summary's or placeholder's range)
+    /// closest to the root among those deeper than this: what bounds a watermark.
     OldestBare {
         /// The depth of the current watermark; only nodes below it are looked at.
         deeper_than: u64,

@@ -908,4 +908,92 @@ on_every_engine! {
         db.tl(&["restore-branch", "--branch", "b"])
             .ok(r#"{"branch":"b","head":"n5","restored":["n5"]}"#);
     }
+
+    /// W1-W2 with coverage derived from ranges (issue 24 item 3): a range whose end lies on another
+    /// branch covers the part of a path it shares, and no more; pins count, and unpin asks the ranges.
+    #[test]
+    fn w1_w2_a_range_ending_on_another_branch_covers_the_shared_part_of_a_path() {
+        let db = range_off_the_path();
+        assert_eq!(watermark(&db, "main"), "n2");
+        assert_eq!(watermark(&db, "side"), "n4");
+        // n2 is covered only by n5's range, whose end n4 is on side: unpinning it leaves it covered.
+        db.tl(&["pin", "--node", "n2"]).ok(r#"{"pinned":"n2"}"#);
+        db.tl(&["unpin", "--node", "n2"]).ok(r#"{"unpinned":"n2"}"#);
+        // A pin covers n3 and the next creation takes main's watermark over it; n3 is then bare
+        // but for its pin, so unpinning it is refused.
+        db.tl(&["pin", "--node", "n3"]).ok(r#"{"pinned":"n3"}"#);
+        summarize(&db, "n4", "n4", "s4", 1, "n6");
+        assert_eq!(watermark(&db, "main"), "n3");
+        db.tl(&["unpin", "--node", "n3"])
+            .err(1, &unpin_refused("n3", "main"));
+        db.tl(&["switch", "--name", "side"])
+            .ok(r#"{"current_branch":"side"}"#);
+        // Its watermark reaches its head: only the pin stands in the way.
+        db.tl(&["archive-check", "--name", "main"]).ok(
+            r#"{"eligible":false,"reasons":["pinned nodes on the branch: n3; unpin them first"]}"#,
+        );
+    }
+}
+
+/// main: n1 → n2 → n3; side (forked at n2): n4. One summary n5 of n1..n4, whose range leaves main's
+/// path at n2: it covers n1 and n2 of main (and all of side's path).
+fn range_off_the_path() -> Db {
+    let db = Db::created_at(NOW);
+    db.append("user", "m1", 10);
+    db.append("assistant", "m2", 10);
+    db.append("user", "m3", 10);
+    db.tl(&["fork", "--node", "n2", "--name", "side"])
+        .ok(r#"{"branch":"side","head":"n2"}"#);
+    db.tl(&[
+        "append", "--branch", "side", "--role", "user", "--text", "s4", "--tokens", "10",
+    ])
+    .ok(r#"{"node":"n4"}"#);
+    summarize(&db, "n1", "n4", "m1 to s4", 3, "n5");
+    db
+}
+
+/// Schema 9 (issue 24 item 3): a file of schema 8, whose `cover_count` column held the coverage,
+/// is migrated by adding the index of summaries alone; its watermarks, unpin refusals and archive
+/// checks come from the ranges and are what they were (the old counts, here garbled, are not read).
+#[test]
+fn sqlite_coverage_of_a_schema_8_file_comes_from_its_ranges() {
+    common::use_engine(common::Engine::Sqlite);
+    let db = range_off_the_path();
+    db.tl(&["pin", "--node", "n3"]).ok(r#"{"pinned":"n3"}"#);
+    summarize(&db, "n4", "n4", "s4", 1, "n6");
+    let answers = |db: &Db| {
+        db.tl(&["unpin", "--node", "n3"])
+            .err(1, &unpin_refused("n3", "main"));
+        (
+            watermark(db, "main"),
+            watermark(db, "side"),
+            db.tl(&["archive-check", "--name", "main"]).stdout,
+            db.tl(&["archive-check", "--name", "side"]).stdout,
+        )
+    };
+    let before = answers(&db);
+    assert_eq!(&before.0, "n3");
+    assert_eq!(&before.1, "n4");
+    {
+        let conn = rusqlite::Connection::open(&db.path).unwrap();
+        conn.execute_batch(
+            "DROP INDEX nodes_summaries; UPDATE nodes SET cover_count = 7 WHERE id % 2 = 1; PRAGMA user_version = 8;",
+        )
+        .unwrap();
+    }
+    assert_eq!(answers(&db), before);
+    let conn = rusqlite::Connection::open(&db.path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version as u64, timeline::store::sqlite_schema_version());
+    let indexed: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'nodes_summaries'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(indexed, 1);
+    assert_eq!(db.tl(&["db", "check"]).json()["ok"], json!(true));
 }

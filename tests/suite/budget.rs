@@ -1153,7 +1153,7 @@ fn sqlite_path_columns_are_written_at_insert_migrated_and_checked() {
     {
         let conn = rusqlite::Connection::open(&db.path).unwrap();
         conn.execute_batch(
-            "DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; PRAGMA user_version = 7;",
+            "DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; PRAGMA user_version = 7;",
         )
         .unwrap();
     }

@@ -554,7 +554,7 @@ fn sqlite_search_index_repair_and_migration() {
     {
         let conn = rusqlite::Connection::open(&db.path).unwrap();
         conn.execute_batch(
-            "DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; DROP INDEX nodes_with_newer_parent; DROP INDEX imports_by_digest; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 2;",
+            "DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; DROP INDEX nodes_with_newer_parent; DROP INDEX imports_by_digest; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 2;",
         )
         .unwrap();
     }
@@ -637,7 +637,7 @@ fn sqlite_search_index_keeps_creation_times_migrated_checked_and_repaired() {
     {
         let conn = rusqlite::Connection::open(&db.path).unwrap();
         conn.execute_batch(
-            "DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; ALTER TABLE search_docs DROP COLUMN created_at; PRAGMA user_version = 6;",
+            "DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; ALTER TABLE search_docs DROP COLUMN created_at; PRAGMA user_version = 6;",
         )
         .unwrap();
     }

@@ -405,7 +405,7 @@ fn the_path_columns_migration_fills_what_inserts_write() {
     let before = db.tl(&budget).json();
     client
         .batch_execute(&format!(
-            "DROP INDEX {schema}.nodes_pinned; DROP INDEX {schema}.nodes_by_real_start; \
+            "DROP INDEX {schema}.nodes_summaries; DROP INDEX {schema}.nodes_pinned; DROP INDEX {schema}.nodes_by_real_start; \
              ALTER TABLE {schema}.nodes DROP COLUMN jump, DROP COLUMN path_min_tokens; \
              UPDATE {schema}.state SET schema_version = 2"
         ))

@@ -178,7 +178,7 @@ on_every_engine! {
                 let conn = rusqlite::Connection::open(&db.path).unwrap();
                 conn.execute_batch(
                     "UPDATE nodes SET intent_note = coalesce(provenance, intent_note);
-                     DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start;
+                     DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start;
                      ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens;
                      DROP INDEX nodes_with_newer_parent;
                      DROP INDEX imports_by_digest;

@@ -224,11 +224,9 @@ on_every_engine! {
         // SQLite's own work may grow with the jump walks' O(log n) rows, never with the path: a
         // query planned as a scan (as SQLite 3.50 once planned the jump step) runs instructions
         // by the hundred thousand at 100k messages.
+        // That holds for the first budget too, which writes its placeholder and nothing per
+        // message it covers (coverage comes from the ranges, src/store/cover.rs).
         for ((name, at_1k), (_, at_100k)) in small.iter().zip(&large) {
-            if *name == "budget (creates its placeholder)" {
-                // Its cover counts are written row by row (issue 24, item 3).
-                continue;
-            }
             assert!(
                 at_100k.instructions <= 2 * at_1k.instructions + 20_000,
                 "{name}: {} SQLite instructions at the head of 100k messages, {} at 1k",
@@ -238,9 +236,10 @@ on_every_engine! {
         }
     }
 
-    /// A first budget at the head of 10,000 messages covers the 9,921 above its window in one
-    /// write (SQLite: in chunks of 4,096 rows): `db check`, which derives every row afresh, finds
-    /// each cover count right, and the repeated budget reuses the placeholder.
+    /// A first budget at the head of 10,000 messages covers the 9,921 above its window with one
+    /// placeholder (the SQL engines write its row alone: coverage comes from the ranges): both
+    /// branches' watermarks stop at its range's end, above the first bare message, `db check`, which
+    /// derives every row afresh, finds them right, and the repeated budget reuses the placeholder.
     #[test]
     fn a_first_budget_counts_every_cover_of_a_long_range() {
         let db = chain(10_000);
@@ -251,6 +250,14 @@ on_every_engine! {
             first["messages"][0]["text"],
             json!("[placeholder] 9921 message(s) n1..n9921 (496050 tokens) omitted to fit the budget; read them as the context of n9921 (MCP: timeline_context with node \"n9921\"; CLI: tl context --node n9921)")
         );
+        let branches = db.value()["timelines"][0]["branches"].clone();
+        let watermarks: Vec<&Value> = branches
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| &b["watermark"])
+            .collect();
+        assert_eq!(watermarks, [&json!("n9921"), &json!("n9921")], "{branches}");
         assert_eq!(db.tl(&["db", "check"]).json()["ok"], json!(true));
         assert_eq!(db.tl(&budget).json(), first);
     }

@@ -123,7 +123,6 @@ pub(super) fn insert_messages(
                 prefix_tokens,
                 depth: parent.depth + 1,
                 pinned: false,
-                cover_count: 0,
                 stale: false,
                 superseded_by: None,
             };

@@ -40,6 +40,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_first_schema.sql"),
     include_str!("migrations/0002_nodes_with_newer_parent.sql"),
     MIGRATION_PATH_JUMPS,
+    include_str!("migrations/0004_summaries_by_id.sql"),
 ];
 
 /// The migration after which every existing node's path columns are filled (`fill_path_columns`).

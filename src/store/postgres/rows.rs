@@ -170,7 +170,8 @@ impl PgTx<'_, '_> {
                 &row.pinned,
                 &sql(row.prefix_tokens),
                 &sql(row.depth),
-                &i64::from(row.cover_count),
+                // (`cover_count` is no longer kept: coverage comes from the ranges, src/store/cover.rs.)
+                &0i64,
                 &row.stale,
                 &row.superseded_by.map(sql),
                 &node.created_at.map(sql),
@@ -311,7 +312,7 @@ pub(super) fn read_timeline(r: &Row) -> std::result::Result<TimelineRow, postgre
     })
 }
 
-pub(super) const NODE_COLUMNS: &str = "nodes.id, nodes.parent, nodes.role, nodes.text, nodes.tokens, nodes.intent_tag, nodes.intent_note, nodes.summary_kind, nodes.summary_from, nodes.summary_to, nodes.derived_from, nodes.supersedes, nodes.version, nodes.cold, nodes.pinned, nodes.prefix_tokens, nodes.depth, nodes.cover_count, nodes.stale, nodes.superseded_by, nodes.created_at, nodes.provenance";
+pub(super) const NODE_COLUMNS: &str = "nodes.id, nodes.parent, nodes.role, nodes.text, nodes.tokens, nodes.intent_tag, nodes.intent_note, nodes.summary_kind, nodes.summary_from, nodes.summary_to, nodes.derived_from, nodes.supersedes, nodes.version, nodes.cold, nodes.pinned, nodes.prefix_tokens, nodes.depth, nodes.stale, nodes.superseded_by, nodes.created_at, nodes.provenance";
 
 /// A node row, or what is wrong with it.
 pub(super) fn read_node(r: &Row) -> std::result::Result<NodeRow, String> {
@@ -353,7 +354,6 @@ pub(super) fn read_node(r: &Row) -> std::result::Result<NodeRow, String> {
             })
         }
     };
-    let cover: i64 = get(r, 17).map_err(e)?;
     Ok(NodeRow {
         id: unsql(get(r, 0).map_err(e)?),
         node: Node {
@@ -361,18 +361,17 @@ pub(super) fn read_node(r: &Row) -> std::result::Result<NodeRow, String> {
             role,
             text: from_pg_text(get(r, 3).map_err(e)?),
             tokens: unsql(get(r, 4).map_err(e)?),
-            created_at: get::<Option<i64>>(r, 20).map_err(e)?.map(unsql),
+            created_at: get::<Option<i64>>(r, 19).map_err(e)?.map(unsql),
             intent,
-            provenance: get(r, 21).map_err(e)?,
+            provenance: get(r, 20).map_err(e)?,
             summary,
             cold: get(r, 13).map_err(e)?,
         },
         pinned: get(r, 14).map_err(e)?,
         prefix_tokens: unsql(get(r, 15).map_err(e)?),
         depth: unsql(get(r, 16).map_err(e)?),
-        cover_count: u32::try_from(cover).map_err(|_| format!("invalid cover count {cover}"))?,
-        stale: get(r, 18).map_err(e)?,
-        superseded_by: get::<Option<i64>>(r, 19).map_err(e)?.map(unsql),
+        stale: get(r, 17).map_err(e)?,
+        superseded_by: get::<Option<i64>>(r, 18).map_err(e)?.map(unsql),
     })
 }
 

@@ -13,7 +13,7 @@ use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Node, ROOT, Timeline};
 use crate::search::Query;
 use crate::store::{
-    Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx,
+    Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx, cover,
 };
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -178,6 +178,52 @@ impl PgTx<'_, '_> {
     }
 }
 
+impl cover::RangeReads for PgTx<'_, '_> {
+    fn node_row(&mut self, tl: u64, n: u64) -> Result<Option<NodeRow>> {
+        self.node(tl, n)
+    }
+
+    fn ancestor_at(&mut self, tl: u64, n: u64, d: u64) -> Result<Option<NodeRow>> {
+        self.at_depth(tl, n, d)
+    }
+
+    fn ranges_newer_than(&mut self, tl: u64, id: u64) -> Result<Vec<cover::Range>> {
+        // The partial index `nodes_summaries` holds the summaries and placeholders by ID; each
+        // range's ends are read by key. One round trip.
+        let rows = self.query(
+            "SELECT s.id, s.depth, s.summary_from, f.depth, s.summary_to, t.depth \
+             FROM nodes s JOIN nodes f ON f.timeline = $1 AND f.id = s.summary_from \
+             JOIN nodes t ON t.timeline = $1 AND t.id = s.summary_to \
+             WHERE s.timeline = $1 AND s.id > $2 AND s.summary_kind IS NOT NULL ORDER BY s.id",
+            &[&sql(tl), &sql(id)],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(cover::Range {
+                    id: unsql(get(r, 0)?),
+                    depth: unsql(get(r, 1)?),
+                    from: unsql(get(r, 2)?),
+                    from_depth: unsql(get(r, 3)?),
+                    to: unsql(get(r, 4)?),
+                    to_depth: unsql(get(r, 5)?),
+                })
+            })
+            .collect::<std::result::Result<_, postgres::Error>>()
+            .map_err(|e| self.fail(e))
+    }
+
+    fn pins_newer_than(&mut self, tl: u64, id: u64) -> Result<Vec<(u64, u64)>> {
+        let rows = self.query(
+            "SELECT id, depth FROM nodes WHERE timeline = $1 AND id > $2 AND pinned ORDER BY id",
+            &[&sql(tl), &sql(id)],
+        )?;
+        rows.iter()
+            .map(|r| Ok((unsql(get(r, 0)?), unsql(get(r, 1)?))))
+            .collect::<std::result::Result<_, postgres::Error>>()
+            .map_err(|e| self.fail(e))
+    }
+}
+
 impl Tx for PgTx<'_, '_> {
     fn engine(&self) -> Engine {
         Engine::Postgres
@@ -240,7 +286,6 @@ impl Tx for PgTx<'_, '_> {
                 prefix_tokens: 0,
                 depth: 0,
                 pinned: false,
-                cover_count: 0,
                 stale: false,
                 superseded_by: None,
             },
@@ -353,6 +398,9 @@ impl Tx for PgTx<'_, '_> {
             // (The root is never on "root→n, root excluded".)
             PathFind::Depth(0) => return Ok(None),
             PathFind::Depth(d) => return self.at_depth(tl, n, d),
+            PathFind::OldestBare { deeper_than } => {
+                return cover::oldest_bare(self, tl, n, deeper_than);
+            }
             PathFind::Obstacle { tokens } if n != ROOT => {
                 let Some(row) = self.node(tl, n)? else {
                     return Ok(None);
@@ -366,13 +414,10 @@ impl Tx for PgTx<'_, '_> {
             _ => {}
         }
         let (stop, matches, value) = match find {
-            PathFind::Depth(d) => ("AND n.depth > $3", "nodes.depth = $3", d),
-            PathFind::OldestBare { deeper_than } => (
-                "AND n.depth > $3::bigint + 1",
-                "nodes.depth > $3 AND NOT nodes.pinned AND nodes.summary_kind IS NULL \
-                 AND nodes.cover_count = 0 ORDER BY nodes.depth",
-                deeper_than,
-            ),
+            // (Both are answered above: this walk by parent links is not theirs.)
+            PathFind::Depth(d) | PathFind::OldestBare { deeper_than: d } => {
+                ("AND n.depth > $3", "nodes.depth = $3", d)
+            }
             PathFind::Obstacle { tokens } => (
                 "",
                 "(nodes.pinned OR nodes.tokens <= $3 OR EXISTS (SELECT 1 FROM nodes s \
@@ -450,10 +495,6 @@ impl Tx for PgTx<'_, '_> {
                 "UPDATE nodes SET pinned = $3 WHERE timeline = $1 AND id = $2",
                 &[&sql(tl), &sql(n), &pinned],
             )?,
-            NodeChange::Covered => self.exec(
-                "UPDATE nodes SET cover_count = cover_count + 1 WHERE timeline = $1 AND id = $2",
-                &key,
-            )?,
             NodeChange::Stale => self.exec(
                 "UPDATE nodes SET stale = TRUE WHERE timeline = $1 AND id = $2",
                 &key,
@@ -482,15 +523,13 @@ impl Tx for PgTx<'_, '_> {
     }
 
     fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64> {
+        // Nothing is written per message: coverage is derived from the ranges (src/store/cover.rs).
         self.lock_timeline(tl)?;
-        self.exec(
-            "WITH RECURSIVE up(at) AS (SELECT $3::bigint \
-               UNION ALL SELECT n.parent FROM up JOIN nodes n ON n.timeline = $1 AND n.id = up.at \
-                 WHERE up.at <> $2 AND up.at <> 0 AND n.parent < n.id) \
-             UPDATE nodes SET cover_count = cover_count + 1 \
-             WHERE timeline = $1 AND id <> 0 AND id IN (SELECT at FROM up)",
-            &[&sql(tl), &sql(from), &sql(to)],
-        )
+        cover::range_len(self, tl, from, to)
+    }
+
+    fn in_a_range(&mut self, tl: u64, n: &NodeRow) -> Result<bool> {
+        cover::in_a_range(self, tl, n)
     }
 
     fn branches(&mut self, tl: u64) -> Result<Vec<Branch>> {

@@ -18,6 +18,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_nodes_with_newer_parent.sql"),
     include_str!("migrations/0007_search_docs_created_at.sql"),
     MIGRATION_PATH_JUMPS,
+    include_str!("migrations/0009_summaries_by_id.sql"),
 ];
 
 /// The migration after which every existing node's path columns are filled (`fill_path_columns`).

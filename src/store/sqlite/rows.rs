@@ -116,7 +116,8 @@ impl SqlTx<'_> {
                 row.pinned,
                 sql(row.prefix_tokens),
                 sql(row.depth),
-                row.cover_count,
+                // (`cover_count` is no longer kept: coverage comes from the ranges, src/store/cover.rs.)
+                0,
                 row.stale,
                 row.superseded_by.map(sql),
                 node.created_at.map(sql),
@@ -188,7 +189,7 @@ pub(super) fn read_timeline(r: &rusqlite::Row) -> rusqlite::Result<TimelineRow> 
     })
 }
 
-pub(super) const NODE_COLUMNS: &str = "id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance";
+pub(super) const NODE_COLUMNS: &str = "id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, cold, pinned, prefix_tokens, depth, stale, superseded_by, created_at, provenance";
 
 pub(super) fn read_node(r: &rusqlite::Row) -> rusqlite::Result<NodeRow> {
     let bad = |what: String| {
@@ -239,17 +240,16 @@ pub(super) fn read_node(r: &rusqlite::Row) -> rusqlite::Result<NodeRow> {
             role,
             text: r.get(3)?,
             tokens: unsql(r.get(4)?),
-            created_at: r.get::<_, Option<i64>>(20)?.map(unsql),
+            created_at: r.get::<_, Option<i64>>(19)?.map(unsql),
             intent,
-            provenance: r.get(21)?,
+            provenance: r.get(20)?,
             summary,
             cold: r.get(13)?,
         },
         pinned: r.get(14)?,
         prefix_tokens: unsql(r.get(15)?),
         depth: unsql(r.get(16)?),
-        cover_count: r.get(17)?,
-        stale: r.get(18)?,
-        superseded_by: r.get::<_, Option<i64>>(19)?.map(unsql),
+        stale: r.get(17)?,
+        superseded_by: r.get::<_, Option<i64>>(18)?.map(unsql),
     })
 }

@@ -10,7 +10,7 @@ use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Node, ROOT, Timeline};
 use crate::search::Query;
 use crate::store::{
-    Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx,
+    Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx, cover,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
@@ -122,6 +122,58 @@ impl SqlTx<'_> {
     }
 }
 
+impl cover::RangeReads for SqlTx<'_> {
+    fn node_row(&mut self, tl: u64, n: u64) -> Result<Option<NodeRow>> {
+        self.node(tl, n)
+    }
+
+    fn ancestor_at(&mut self, tl: u64, n: u64, d: u64) -> Result<Option<NodeRow>> {
+        self.at_depth(tl, n, d)
+    }
+
+    fn ranges_newer_than(&mut self, tl: u64, id: u64) -> Result<Vec<cover::Range>> {
+        // The partial index `nodes_summaries` holds the summaries and placeholders by ID; each
+        // range's ends are read by key.
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT s.id, s.depth, s.summary_from, f.depth, s.summary_to, t.depth \
+                 FROM nodes s INDEXED BY nodes_summaries \
+                 CROSS JOIN nodes f ON f.timeline = ?1 AND f.id = s.summary_from \
+                 CROSS JOIN nodes t ON t.timeline = ?1 AND t.id = s.summary_to \
+                 WHERE s.timeline = ?1 AND s.id > ?2 AND s.summary_kind IS NOT NULL ORDER BY s.id",
+            )
+            .map_err(|e| self.fail(e))?;
+        stmt.query_map(params![sql(tl), sql(id)], |r| {
+            Ok(cover::Range {
+                id: unsql(r.get(0)?),
+                depth: unsql(r.get(1)?),
+                from: unsql(r.get(2)?),
+                from_depth: unsql(r.get(3)?),
+                to: unsql(r.get(4)?),
+                to_depth: unsql(r.get(5)?),
+            })
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.fail(e))
+    }
+
+    fn pins_newer_than(&mut self, tl: u64, id: u64) -> Result<Vec<(u64, u64)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, depth FROM nodes INDEXED BY nodes_pinned \
+                 WHERE timeline = ?1 AND id > ?2 AND pinned = 1 ORDER BY id",
+            )
+            .map_err(|e| self.fail(e))?;
+        stmt.query_map(params![sql(tl), sql(id)], |r| {
+            Ok((unsql(r.get(0)?), unsql(r.get(1)?)))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.fail(e))
+    }
+}
+
 impl Tx for SqlTx<'_> {
     fn engine(&self) -> Engine {
         Engine::Sqlite
@@ -172,7 +224,6 @@ impl Tx for SqlTx<'_> {
                 prefix_tokens: 0,
                 depth: 0,
                 pinned: false,
-                cover_count: 0,
                 stale: false,
                 superseded_by: None,
             },
@@ -303,6 +354,9 @@ impl Tx for SqlTx<'_> {
             // (The root is never on "root→n, root excluded".)
             PathFind::Depth(0) => return Ok(None),
             PathFind::Depth(d) => return self.at_depth(tl, n, d),
+            PathFind::OldestBare { deeper_than } => {
+                return cover::oldest_bare(self, tl, n, deeper_than);
+            }
             PathFind::Obstacle { tokens } if n != ROOT => {
                 let Some(row) = self.node(tl, n)? else {
                     return Ok(None);
@@ -319,13 +373,10 @@ impl Tx for SqlTx<'_> {
         // node also tests it (`hit`) and says whether the walk goes on above it (`go`). A search for
         // the first match stops there; the oldest bare node is the match closest to the root.
         let (go, hit, first_only, value) = match find {
-            PathFind::Depth(d) => ("n.depth > ?3", "n.depth = ?3", true, d),
-            PathFind::OldestBare { deeper_than } => (
-                "n.depth > ?3 + 1",
-                "n.depth > ?3 AND n.pinned = 0 AND n.summary_kind IS NULL AND n.cover_count = 0",
-                false,
-                deeper_than,
-            ),
+            // (Both are answered above: this walk by parent links is not theirs.)
+            PathFind::Depth(d) | PathFind::OldestBare { deeper_than: d } => {
+                ("n.depth > ?3", "n.depth = ?3", true, d)
+            }
             PathFind::Obstacle { tokens } => (
                 "1",
                 "n.pinned OR n.tokens <= ?3 OR EXISTS (SELECT 1 FROM nodes s \
@@ -405,34 +456,12 @@ impl Tx for SqlTx<'_> {
     }
 
     fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64> {
-        // In chunks of the walk, each row updated by its key: one UPDATE over the whole walk made
-        // SQLite collect every ID of the range first, so a first budget at the head of a long chain
-        // took memory growing with the chain. A chunk's last row is where the next one starts.
-        const CHUNK: usize = 4096;
-        let mut start = to;
-        let mut changed = 0;
-        loop {
-            let walk = self.ids(
-                "WITH RECURSIVE up(at, k) AS (SELECT ?3, 0 \
-                   UNION ALL SELECT n.parent, up.k + 1 FROM up CROSS JOIN nodes n ON n.timeline = ?1 AND n.id = up.at \
-                     WHERE up.at <> ?2 AND up.at <> 0 AND +n.parent < n.id AND up.k < ?4) \
-                 SELECT at FROM up ORDER BY k",
-                params![sql(tl), sql(from), sql(start), CHUNK as i64],
-            )?;
-            let done = walk.len() <= CHUNK;
-            for &n in walk.iter().take(CHUNK) {
-                if n != ROOT {
-                    changed += self.exec(
-                        "UPDATE nodes SET cover_count = cover_count + 1 WHERE timeline = ?1 AND id = ?2",
-                        params![sql(tl), sql(n)],
-                    )?;
-                }
-            }
-            match walk.get(CHUNK) {
-                Some(&next) if !done => start = next,
-                _ => return Ok(changed as u64),
-            }
-        }
+        // Nothing is written per message: coverage is derived from the ranges (src/store/cover.rs).
+        cover::range_len(self, tl, from, to)
+    }
+
+    fn in_a_range(&mut self, tl: u64, n: &NodeRow) -> Result<bool> {
+        cover::in_a_range(self, tl, n)
     }
 
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {
@@ -443,10 +472,6 @@ impl Tx for SqlTx<'_> {
                     "UPDATE nodes SET pinned = {} WHERE timeline = ?1 AND id = ?2",
                     i64::from(pinned)
                 ),
-                key,
-            )?,
-            NodeChange::Covered => self.exec(
-                "UPDATE nodes SET cover_count = cover_count + 1 WHERE timeline = ?1 AND id = ?2",
                 key,
             )?,
             NodeChange::Stale => self.exec(

@@ -147,6 +147,9 @@ impl Tx for Counted<'_> {
     fn insert_node(&mut self, tl: u64, row: &NodeRow) -> Result<()> {
         self.tx.insert_node(tl, row)
     }
+    fn insert_nodes(&mut self, tl: u64, rows: &[NodeRow]) -> Result<()> {
+        self.tx.insert_nodes(tl, rows)
+    }
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {
         self.tx.change_node(tl, n, change)
     }

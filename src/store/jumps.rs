@@ -25,6 +25,66 @@ pub fn jump_of_child(parent: u64, parent_depth: u64, jp: (u64, u64), jjp_depth: 
     }
 }
 
+/// What the path columns of a child need of a stored node: (depth, jump, path_min_tokens).
+pub type PathRow = (u64, u64, u64);
+
+/// The path columns of a batch of new nodes numbered from `first` (`Tx::insert_nodes`), each
+/// computed as the engines' single INSERT computes it in SQL from its parent's row (a row that is
+/// not there counts 0), but from the rows of the batch itself where the parent is one of them, so
+/// that what the batch just wrote is not read back.
+pub struct Batch {
+    first: u64,
+    rows: Vec<PathRow>,
+}
+
+impl Batch {
+    pub fn new(first: u64, len: usize) -> Batch {
+        Batch {
+            first,
+            rows: Vec::with_capacity(len),
+        }
+    }
+
+    /// (jump, path_min_tokens) of the batch's next node, `id` at `depth` below `parent`;
+    /// `stored` reads a node older than the batch (`None` when there is none).
+    pub fn next<E>(
+        &mut self,
+        (id, parent, depth, tokens): (u64, u64, u64, u64),
+        stored: &mut dyn FnMut(u64) -> Result<Option<PathRow>, E>,
+    ) -> Result<(u64, u64), E> {
+        let mut row = |n: u64| match n.checked_sub(self.first) {
+            Some(k) if (k as usize) < self.rows.len() => Ok(Some(self.rows[k as usize])),
+            _ => stored(n),
+        };
+        let cols = if id == ROOT {
+            (ROOT, 0)
+        } else {
+            match row(parent)? {
+                None => (ROOT, 0),
+                Some((p_depth, p_jump, p_min)) => {
+                    let jump = match row(p_jump)? {
+                        Some((jp_depth, jp_jump, _)) => match row(jp_jump)? {
+                            Some((jjp_depth, _, _)) => {
+                                jump_of_child(parent, p_depth, (jp_jump, jp_depth), jjp_depth)
+                            }
+                            None => ROOT,
+                        },
+                        None => ROOT,
+                    };
+                    let min = if parent == ROOT {
+                        tokens
+                    } else {
+                        p_min.min(tokens)
+                    };
+                    (jump, min)
+                }
+            }
+        };
+        self.rows.push((depth, cols.0, cols.1));
+        Ok(cols)
+    }
+}
+
 /// (jump, path_min_tokens) of every node of a timeline whose nodes are numbered 0.. in insert
 /// order (each parent older than its child), given each node's parent and tokens. The root gets
 /// (0, 0). A parent that is not older (a damaged file) is treated as the root.
@@ -97,6 +157,41 @@ pub fn problems(timeline: &crate::model::Timeline, stored: &[(u64, u64, u64)]) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A batch gives what `derive` gives, whether a parent is in the batch or stored before it.
+    #[test]
+    fn a_batch_computes_what_derive_does() {
+        // A tree: a chain with side branches, parents always older.
+        let nodes: Vec<(u64, u64)> = (0..300u64)
+            .map(|i| {
+                (
+                    if i % 5 == 0 {
+                        i / 3
+                    } else {
+                        i.saturating_sub(1)
+                    },
+                    10 + i % 13,
+                )
+            })
+            .collect();
+        let expected = derive(&nodes);
+        let mut depth = vec![0u64];
+        for &(p, _) in &nodes[1..] {
+            depth.push(depth[p as usize] + 1);
+        }
+        for split in [0usize, 1, 2, 150, 299] {
+            let stored = |n: u64| -> Result<Option<PathRow>, ()> {
+                let i = n as usize;
+                Ok((i < split).then(|| (depth[i], expected[i].0, expected[i].1)))
+            };
+            let mut stored = stored;
+            let mut batch = Batch::new(split as u64, nodes.len() - split);
+            for (i, &(p, tokens)) in nodes.iter().enumerate().skip(split) {
+                let got = batch.next((i as u64, p, depth[i], tokens), &mut stored);
+                assert_eq!(got, Ok(expected[i]), "node {i}, batch from {split}");
+            }
+        }
+    }
 
     /// On a chain, the jumps follow the skew-binary pattern and every ancestor is reached in
     /// O(log depth) steps.

@@ -233,6 +233,11 @@ impl Tx for MemTx<'_> {
         Ok(())
     }
 
+    fn insert_nodes(&mut self, tl: u64, rows: &[NodeRow]) -> Result<()> {
+        // In memory one row costs what a batch's row would: nothing to save by batching.
+        rows.iter().try_for_each(|row| self.insert_node(tl, row))
+    }
+
     fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64> {
         let t = self.get(tl)?;
         let mut covered = 0;

@@ -73,6 +73,32 @@ fn assert_kyoto(db: &Db) {
 }
 
 on_every_engine! {
+    /// A conversation longer than one batch of node rows (1,024), with a branch whose parent is in
+    /// an earlier batch: every node's path columns, path tokens and search terms are what single
+    /// inserts give (`db check` derives the path columns again and compares them).
+    #[test]
+    fn a_conversation_longer_than_a_batch_of_rows() {
+        let db = db();
+        let messages: Vec<(&str, Value)> = (0..2100)
+            .map(|m| (if m % 2 == 0 { "user" } else { "assistant" }, json!({"content_type": "text", "parts": [format!("Word{m} of the long chain")]})))
+            .collect();
+        let mut conversation = chatgpt_conversation("long", &messages);
+        conversation["mapping"]["m1500"]["children"] = json!(["m1501", "alt"]);
+        conversation["mapping"]["alt"] = json!({"id": "alt", "parent": "m1500", "children": [],
+            "message": {"id": "alt", "author": {"role": "assistant"}, "content": {"content_type": "text", "parts": ["Another answer"]}}});
+        conversation["current_node"] = json!("m2099");
+        let export = write_export(&db, "long.json", &[conversation]);
+        let report = db.tl(&["import", "--format", "chatgpt", "--input", &export, "--quiet"]).json();
+        assert_eq!((report["messages"].clone(), report["timelines"][0]["branches"].clone()), (json!(2101), json!(["main", "regen-1"])));
+        assert_eq!(db.tl(&["db", "check"]).json()["ok"], json!(true));
+        let node = |n: &str| db.tl(&["node", "--node", n]).json();
+        let (before, alt) = (node("n1501"), node("n2101"));
+        assert_eq!((alt["parent"].clone(), alt["text"].clone()), (json!("n1501"), json!("Another answer")));
+        assert_eq!(alt["path_tokens"], json!(before["path_tokens"].as_u64().unwrap() + 3));
+        let found = db.tl(&["search", "--query", "word2099"]).json();
+        assert_eq!(found["hits"][0]["node"], json!("n2100"), "{found}");
+    }
+
     /// A ChatGPT conversations.json: one timeline per conversation, the malformed one reported, the
     /// title and times kept in the import record and the audit, the original parts in the node's
     /// provenance.

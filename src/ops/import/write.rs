@@ -21,6 +21,10 @@ pub(super) struct Written {
     pub(super) times: Vec<Option<u64>>,
 }
 
+/// The most node rows one `insert_nodes` of an import writes: their texts are copies held until
+/// then, so a long conversation is written in parts.
+const BATCH_ROWS: usize = 1024;
+
 /// A node's place: ID, tokens of its path, depth.
 #[derive(Clone, Copy)]
 pub(super) struct Place {
@@ -66,6 +70,8 @@ pub(super) fn insert_messages(
     let mut times = Vec::with_capacity(conversation.messages.len());
     let first = next;
     let mut summarized = false;
+    // Written in batches: a batch's rows cost fewer statements than one insert each.
+    let mut batch: Vec<NodeRow> = Vec::with_capacity(conversation.messages.len().min(BATCH_ROWS));
     for (i, msg) in conversation.messages.iter().enumerate() {
         let mut parent = msg
             .parent
@@ -83,6 +89,9 @@ pub(super) fn insert_messages(
                 kinds.skip("summary_too_long");
                 continue;
             }
+            // A summary reads the path it covers: the rows before it are written first.
+            tx.insert_nodes(tl, &batch)?;
+            batch.clear();
             insert_summary(tx, tl, next, parent.id, msg, now)?;
             ids.push(msg.source_id.clone());
             times.push(msg.time_ms);
@@ -126,7 +135,11 @@ pub(super) fn insert_messages(
                 stale: false,
                 superseded_by: None,
             };
-            tx.insert_node(tl, &row)?;
+            batch.push(row);
+            if batch.len() == BATCH_ROWS {
+                tx.insert_nodes(tl, &batch)?;
+                batch.clear();
+            }
             ids.push(msg.source_id.clone());
             times.push(msg.time_ms);
             parent = Place {
@@ -138,6 +151,7 @@ pub(super) fn insert_messages(
         }
         ends.push(parent);
     }
+    tx.insert_nodes(tl, &batch)?;
     if summarized {
         super::super::walk::advance_watermarks(tx, tl)?;
     }

@@ -487,6 +487,31 @@ impl Tx for PgTx<'_, '_> {
         Ok(())
     }
 
+    fn insert_nodes(&mut self, tl: u64, rows: &[NodeRow]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        // The timeline is locked and read once; its counters wait in `pending` as for one node.
+        let mut next = self
+            .timeline(tl)?
+            .map(|t| t.next_node)
+            .ok_or_else(|| Error::internal(format!("internal error: no timeline tl{tl}")))?;
+        for row in rows {
+            if row.id != next {
+                return Err(Error::internal(format!(
+                    "internal error: node n{} inserted where n{next} is next",
+                    row.id
+                )));
+            }
+            self.put_node(tl, row)?;
+            let pending = self.pending.entry(tl).or_default();
+            pending.nodes += 1;
+            pending.cold += i64::from(row.node.cold);
+            next = next.checked_add(1).ok_or_else(Error::overflow)?;
+        }
+        Ok(())
+    }
+
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {
         self.lock_timeline(tl)?;
         let key: [&(dyn postgres::types::ToSql + Sync); 2] = [&sql(tl), &sql(n)];

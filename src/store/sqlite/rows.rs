@@ -7,7 +7,7 @@ use crate::model::{
     ArchivedBranch, Intent, Node, Role, Summary, SummaryKind, summary_request_digest,
 };
 use crate::store::{NodeRow, TimelineRow};
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 /// SQLite stores signed 64-bit integers; Timeline's counters are unsigned. The bits are kept as they
 /// are, so every u64 survives the round trip (nothing compares them in SQL beyond equality).
@@ -68,8 +68,72 @@ impl SqlTx<'_> {
             .collect()
     }
 
-    /// Insert one node row as it is (used by `insert_node` and bulk loads).
+    /// Insert one node row as it is (used by `insert_node` and bulk loads); its path columns come
+    /// from the parent's row, read by key in the INSERT.
     pub(super) fn put_node(&self, tl: u64, row: &NodeRow) -> Result<()> {
+        NodeWriter::new(self)?.put(self, tl, row, None)
+    }
+
+    /// The rows of a node's derived columns a child's path columns need (`jumps::PathRow`).
+    pub(super) fn path_row(&self, tl: u64, n: u64) -> Result<Option<crate::store::jumps::PathRow>> {
+        self.conn
+            .prepare_cached(
+                "SELECT depth, jump, path_min_tokens FROM nodes WHERE timeline = ?1 AND id = ?2",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![sql(tl), sql(n)], |r| {
+                    Ok((unsql(r.get(0)?), unsql(r.get(1)?), unsql(r.get(2)?)))
+                })
+                .optional()
+            })
+            .map_err(|e| self.fail(e))
+    }
+}
+
+/// The columns of a node row, `?1`..`?24`, in the order of `NodeWriter::put`'s parameters.
+const INSERT_NODE: &str = "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance, jump, path_min_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ";
+
+/// The statements that write node rows, prepared once for a whole batch of rows (the cache's
+/// lookup hashes and compares each statement's text on every use).
+pub(super) struct NodeWriter<'c> {
+    /// The path columns from the parent's row (src/store/jumps.rs), read by key.
+    derived: rusqlite::CachedStatement<'c>,
+    /// The path columns given (`?25`, `?26`).
+    given: rusqlite::CachedStatement<'c>,
+    doc: rusqlite::CachedStatement<'c>,
+    terms: rusqlite::CachedStatement<'c>,
+}
+
+impl<'c> NodeWriter<'c> {
+    pub(super) fn new(t: &SqlTx<'c>) -> Result<NodeWriter<'c>> {
+        let prepare = |text: &str| t.conn.prepare_cached(text).map_err(|e| t.fail(e));
+        Ok(NodeWriter {
+            derived: prepare(&format!(
+                "{INSERT_NODE}\
+                 coalesce((SELECT CASE WHEN p.depth - jp.depth = jp.depth - jjp.depth THEN jp.jump ELSE p.id END \
+                   FROM nodes p JOIN nodes jp ON jp.timeline = ?1 AND jp.id = p.jump \
+                   JOIN nodes jjp ON jjp.timeline = ?1 AND jjp.id = jp.jump \
+                   WHERE p.timeline = ?1 AND p.id = ?3 AND ?2 <> 0), 0), \
+                 coalesce((SELECT CASE WHEN p.id = 0 THEN ?6 ELSE min(p.path_min_tokens, ?6) END \
+                   FROM nodes p WHERE p.timeline = ?1 AND p.id = ?3 AND ?2 <> 0), 0))"
+            ))?,
+            given: prepare(&format!("{INSERT_NODE}?25, ?26)"))?,
+            doc: prepare(
+                "INSERT INTO search_docs (timeline, node, created_at) VALUES (?1, ?2, ?3)",
+            )?,
+            terms: prepare("INSERT INTO search_index (rowid, terms) VALUES (?1, ?2)")?,
+        })
+    }
+
+    /// Insert one node row as it is, with its summary sources and search terms; `path` gives its
+    /// path columns (jump, path_min_tokens), else the INSERT computes them from the parent's row.
+    pub(super) fn put(
+        &mut self,
+        t: &SqlTx<'c>,
+        tl: u64,
+        row: &NodeRow,
+        path: Option<(u64, u64)>,
+    ) -> Result<()> {
         let node = &row.node;
         let summary = node.summary.as_ref();
         let derived_from = summary
@@ -87,56 +151,56 @@ impl SqlTx<'_> {
             )
             .to_vec()
         });
-        // The path columns (src/store/jumps.rs) come from the parent's row, read by key.
-        self.exec(
-            "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance, jump, path_min_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, \
-               coalesce((SELECT CASE WHEN p.depth - jp.depth = jp.depth - jjp.depth THEN jp.jump ELSE p.id END \
-                 FROM nodes p JOIN nodes jp ON jp.timeline = ?1 AND jp.id = p.jump \
-                 JOIN nodes jjp ON jjp.timeline = ?1 AND jjp.id = jp.jump \
-                 WHERE p.timeline = ?1 AND p.id = ?3 AND ?2 <> 0), 0), \
-               coalesce((SELECT CASE WHEN p.id = 0 THEN ?6 ELSE min(p.path_min_tokens, ?6) END \
-                 FROM nodes p WHERE p.timeline = ?1 AND p.id = ?3 AND ?2 <> 0), 0))",
-            params![
-                sql(tl),
-                sql(row.id),
-                sql(node.parent),
-                node.role.as_str(),
-                node.text,
-                sql(node.tokens),
-                node.intent.as_ref().map(|i| i.tag.as_str()),
-                node.intent.as_ref().and_then(|i| i.note.as_deref()),
-                summary.map(|s| s.kind.as_str()),
-                summary.map(|s| sql(s.from)),
-                summary.map(|s| sql(s.to)),
-                derived_from,
-                summary.and_then(|s| s.supersedes).map(sql),
-                summary.map(|s| sql(s.version)),
-                digest,
-                node.cold,
-                row.pinned,
-                sql(row.prefix_tokens),
-                sql(row.depth),
-                // (`cover_count` is no longer kept: coverage comes from the ranges, src/store/cover.rs.)
-                0,
-                row.stale,
-                row.superseded_by.map(sql),
-                node.created_at.map(sql),
-                node.provenance,
-            ],
-        )?;
+        let columns = params![
+            sql(tl),
+            sql(row.id),
+            sql(node.parent),
+            node.role.as_str(),
+            node.text,
+            sql(node.tokens),
+            node.intent.as_ref().map(|i| i.tag.as_str()),
+            node.intent.as_ref().and_then(|i| i.note.as_deref()),
+            summary.map(|s| s.kind.as_str()),
+            summary.map(|s| sql(s.from)),
+            summary.map(|s| sql(s.to)),
+            derived_from,
+            summary.and_then(|s| s.supersedes).map(sql),
+            summary.map(|s| sql(s.version)),
+            digest,
+            node.cold,
+            row.pinned,
+            sql(row.prefix_tokens),
+            sql(row.depth),
+            // (`cover_count` is no longer kept: coverage comes from the ranges, src/store/cover.rs.)
+            0,
+            row.stale,
+            row.superseded_by.map(sql),
+            node.created_at.map(sql),
+            node.provenance,
+        ];
+        let done = match path {
+            None => self.derived.execute(columns),
+            Some((jump, min)) => {
+                let mut all: Vec<&dyn rusqlite::ToSql> = columns.to_vec();
+                let (jump, min) = (sql(jump), sql(min));
+                all.extend([&jump as &dyn rusqlite::ToSql, &min]);
+                self.given.execute(&*all)
+            }
+        };
+        done.map_err(|e| t.fail(e))?;
         if let Some(s) = summary {
             for &source in &s.derived_from {
-                self.exec(
+                t.exec(
                     "INSERT OR IGNORE INTO summary_sources (timeline, summary, source) VALUES (?1, ?2, ?3)",
                     params![sql(tl), sql(row.id), sql(source)],
                 )?;
             }
         }
-        self.index_node(tl, row)
+        self.index(t, tl, row)
     }
 
     /// Add a searchable node to the search index (same transaction as the node itself).
-    pub(super) fn index_node(&self, tl: u64, row: &NodeRow) -> Result<()> {
+    fn index(&mut self, t: &SqlTx<'c>, tl: u64, row: &NodeRow) -> Result<()> {
         if !crate::store::searchable(row.id, &row.node) {
             return Ok(());
         }
@@ -144,15 +208,13 @@ impl SqlTx<'_> {
         if terms.is_empty() {
             return Ok(());
         }
-        self.exec(
-            "INSERT INTO search_docs (timeline, node, created_at) VALUES (?1, ?2, ?3)",
-            params![sql(tl), sql(row.id), row.node.created_at.map(sql)],
-        )?;
-        let doc = self.conn.last_insert_rowid();
-        self.exec(
-            "INSERT INTO search_index (rowid, terms) VALUES (?1, ?2)",
-            params![doc, terms],
-        )?;
+        self.doc
+            .execute(params![sql(tl), sql(row.id), row.node.created_at.map(sql)])
+            .map_err(|e| t.fail(e))?;
+        let doc = t.conn.last_insert_rowid();
+        self.terms
+            .execute(params![doc, terms])
+            .map_err(|e| t.fail(e))?;
         Ok(())
     }
 }

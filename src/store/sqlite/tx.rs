@@ -455,6 +455,38 @@ impl Tx for SqlTx<'_> {
         Ok(())
     }
 
+    fn insert_nodes(&mut self, tl: u64, rows: &[NodeRow]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let first = self
+            .timeline(tl)?
+            .map(|t| t.next_node)
+            .ok_or_else(|| Error::internal(format!("internal error: no timeline tl{tl}")))?;
+        let mut writer = super::rows::NodeWriter::new(self)?;
+        let mut paths = crate::store::jumps::Batch::new(first, rows.len());
+        let mut next = first;
+        let mut cold = 0i64;
+        for row in rows {
+            if row.id != next {
+                return Err(Error::internal(format!(
+                    "internal error: node n{} inserted where n{next} is next",
+                    row.id
+                )));
+            }
+            let key = (row.id, row.node.parent, row.depth, row.node.tokens);
+            let path = paths.next(key, &mut |n| self.path_row(tl, n))?;
+            writer.put(self, tl, row, Some(path))?;
+            cold += i64::from(row.node.cold);
+            next = next.checked_add(1).ok_or_else(Error::overflow)?;
+        }
+        self.exec(
+            "UPDATE timelines SET next_node = next_node + ?2, cold_nodes = cold_nodes + ?3 WHERE id = ?1",
+            params![sql(tl), rows.len() as i64, cold],
+        )?;
+        Ok(())
+    }
+
     fn cover_path(&mut self, tl: u64, from: u64, to: u64) -> Result<u64> {
         // Nothing is written per message: coverage is derived from the ranges (src/store/cover.rs).
         cover::range_len(self, tl, from, to)

@@ -387,6 +387,24 @@ impl Query {
 pub fn indexed_text(text: &str) -> String {
     // Most texts index to about their own length; a long word indexes to 64 characters only.
     let mut out = String::with_capacity(text.len().min(4096));
+    if text.is_ascii() {
+        // What `cut` gives an ASCII text (its words are the runs of letters and digits, lower-cased
+        // and cut at MAX_TERM_CHARS), without its per-character classes: most texts are ASCII.
+        for word in text.as_bytes().split(|b| !b.is_ascii_alphanumeric()) {
+            if word.is_empty() {
+                continue;
+            }
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.extend(
+                word.iter()
+                    .take(MAX_TERM_CHARS)
+                    .map(|b| b.to_ascii_lowercase() as char),
+            );
+        }
+        return out;
+    }
     cut(text, Mode::Text, &mut |term, _, _| {
         if !out.is_empty() {
             out.push(' ');
@@ -547,6 +565,24 @@ mod tests {
 
     fn q(text: &str) -> Query {
         Query::parse(text).unwrap()
+    }
+
+    /// The ASCII path of `indexed_text` gives what the terms of the text joined give.
+    #[test]
+    fn indexed_ascii_text_is_its_terms_joined() {
+        let long = "x".repeat(70);
+        let texts = [
+            String::new(),
+            " ".into(),
+            "Message 12: timeline branch, CONTEXT-budget!".into(),
+            "  a_b  c\td\n\re.f/g  ".into(),
+            format!("{long} Y{long}"),
+            "(--)  ,,".into(),
+            "tab\tend 9".into(),
+        ];
+        for text in texts {
+            assert_eq!(indexed_text(&text), words(&text).join(" "), "{text:?}");
+        }
     }
 
     #[test]

@@ -21,9 +21,12 @@ pub(super) struct Written {
     pub(super) times: Vec<Option<u64>>,
 }
 
-/// The most node rows one `insert_nodes` of an import writes: their texts are copies held until
-/// then, so a long conversation is written in parts.
+/// The most node rows, and about the most bytes of text, one `insert_nodes` of an import writes:
+/// their texts are copies held until then, so a long or large conversation is written in parts
+/// and an import's memory keeps its bound (one more copy of 256 KiB of text at most, or of one
+/// text: a large message is written alone, as before batches).
 const BATCH_ROWS: usize = 1024;
+const BATCH_BYTES: usize = 256 << 10;
 
 /// A node's place: ID, tokens of its path, depth.
 #[derive(Clone, Copy)]
@@ -72,6 +75,7 @@ pub(super) fn insert_messages(
     let mut summarized = false;
     // Written in batches: a batch's rows cost fewer statements than one insert each.
     let mut batch: Vec<NodeRow> = Vec::with_capacity(conversation.messages.len().min(BATCH_ROWS));
+    let mut batch_bytes = 0;
     for (i, msg) in conversation.messages.iter().enumerate() {
         let mut parent = msg
             .parent
@@ -92,6 +96,7 @@ pub(super) fn insert_messages(
             // A summary reads the path it covers: the rows before it are written first.
             tx.insert_nodes(tl, &batch)?;
             batch.clear();
+            batch_bytes = 0;
             insert_summary(tx, tl, next, parent.id, msg, now)?;
             ids.push(msg.source_id.clone());
             times.push(msg.time_ms);
@@ -135,10 +140,12 @@ pub(super) fn insert_messages(
                 stale: false,
                 superseded_by: None,
             };
+            batch_bytes += row.node.text.len();
             batch.push(row);
-            if batch.len() == BATCH_ROWS {
+            if batch.len() == BATCH_ROWS || batch_bytes >= BATCH_BYTES {
                 tx.insert_nodes(tl, &batch)?;
                 batch.clear();
+                batch_bytes = 0;
             }
             ids.push(msg.source_id.clone());
             times.push(msg.time_ms);

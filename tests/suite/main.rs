@@ -30,5 +30,6 @@ mod reads;
 mod shell;
 mod store;
 mod store_crash;
+mod store_pages;
 mod terminal;
 mod untrusted;

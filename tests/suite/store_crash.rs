@@ -107,15 +107,17 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
     let mut samples: Vec<Duration> = (0..3)
         .map(|i| {
             let start = Instant::now();
-            let out = append_command(&db, &format!("calibration {i}"))
-                .output()
-                .unwrap();
+            let out = common::output_of(&mut append_command(&db, &format!("calibration {i}")));
             assert!(out.status.success(), "{}", context(""));
             start.elapsed()
         })
         .collect();
     samples.sort();
-    let span_us = (samples[1].as_micros() as u64 * 3 / 2).max(1000);
+    let calibrated_us = (samples[1].as_micros() as u64 * 3 / 2).max(1000);
+    // The moments follow how long appends take now (under Wine, process starts vary a lot): a
+    // kill that came after the append ended shortens the span, one that landed widens it again up
+    // to the calibrated span, so most kills land and they still spread over the whole append.
+    let mut span_us = calibrated_us;
 
     let mut confirmed: Vec<(String, String)> = (1..=6)
         .map(|i| (format!("n{i}"), format!("{bulk}{i}")))
@@ -136,7 +138,7 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
         );
         let text = format!("attempt {attempts}");
         let delay = Duration::from_micros(rng.below(span_us));
-        let mut child = append_command(&db, &text).spawn().unwrap();
+        let mut child = common::spawn(&mut append_command(&db, &text));
         std::thread::sleep(delay);
         let _ = child.kill();
         let status = child.wait().unwrap();
@@ -149,6 +151,7 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
             .unwrap();
         if killed_by_signal(&status) {
             kills += 1;
+            span_us = (span_us + span_us / 20).min(calibrated_us);
             // A new temporary file (JSON) or a write-ahead log left open (SQLite) means the kill
             // landed inside a write or a session.
             let temps: Vec<String> = std::fs::read_dir(db.dir.path())
@@ -168,6 +171,7 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
                 mid_write += 1;
             }
         } else {
+            span_us = (span_us * 4 / 5).max(1000);
             assert!(
                 status.success(),
                 "attempt {attempts} failed on its own: {stdout} {}",
@@ -357,7 +361,7 @@ fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize, messages_wan
         names
     };
     let start = Instant::now();
-    let out = import().output().unwrap();
+    let out = common::output_of(&mut import());
     assert!(out.status.success(), "{out:?}");
     let span_us = (start.elapsed().as_micros() as u64 * 3 / 2).max(1000);
     remove_database();
@@ -378,7 +382,7 @@ fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize, messages_wan
                 .count()
         };
         let before = temporaries();
-        let mut child = import().spawn().unwrap();
+        let mut child = common::spawn(&mut import());
         std::thread::sleep(delay);
         let _ = child.kill();
         let status = child.wait().unwrap();

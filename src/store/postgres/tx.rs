@@ -470,21 +470,7 @@ impl Tx for PgTx<'_, '_> {
     }
 
     fn insert_node(&mut self, tl: u64, row: &NodeRow) -> Result<()> {
-        let next = self
-            .timeline(tl)?
-            .map(|t| t.next_node)
-            .ok_or_else(|| Error::internal(format!("internal error: no timeline tl{tl}")))?;
-        if row.id != next {
-            return Err(Error::internal(format!(
-                "internal error: node n{} inserted where n{next} is next",
-                row.id
-            )));
-        }
-        self.put_node(tl, row)?;
-        let pending = self.pending.entry(tl).or_default();
-        pending.nodes += 1;
-        pending.cold += i64::from(row.node.cold);
-        Ok(())
+        self.insert_nodes(tl, std::slice::from_ref(row))
     }
 
     fn insert_nodes(&mut self, tl: u64, rows: &[NodeRow]) -> Result<()> {

@@ -118,7 +118,7 @@ pub fn command() -> clap::Command {
             Command::new("search")
                 .about("Find messages and summaries by their words, best matches first.")
                 .override_usage("tl search [OPTIONS] --query <SEARCH_QUERY>")
-                .arg(Arg::new("query").long("query").value_name("SEARCH_QUERY").action(ArgAction::Set).allow_hyphen_values(true).help("What to find: words (all must occur), \"exact phrases\", prefix* words; at most 8 of them. (required)"))
+                .arg(Arg::new("query").long("query").value_name("SEARCH_QUERY").action(ArgAction::Set).allow_hyphen_values(true).help("What to find: words (all must occur), \"exact phrases\", prefix* words; at most 8 search terms (a phrase counts each word, a prefix one more). (required)"))
                 .arg(Arg::new("branch").long("branch").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("Only messages on this branch's path (from the root to its head). The branch of --timeline, or of the timeline with the smallest ID."))
                 .arg(Arg::new("under").long("under").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("Only this node and its descendants. A node of --timeline, or of the timeline with the smallest ID."))
                 .arg(Arg::new("role").long("role").value_name("ROLE").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["user", "assistant", "system", "summary"])).hide_possible_values(true).help("Only messages with this role. [user, assistant, system, summary]"))

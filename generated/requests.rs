@@ -152,7 +152,7 @@ pub struct NodeArgs {
 pub struct SearchArgs {
     /// The timeline; `None` means every timeline.
     pub timeline_id: Option<u64>,
-    /// What to find: words (all must occur), "exact phrases", prefix* words; at most 8 of them.
+    /// What to find: words (all must occur), "exact phrases", prefix* words; at most 8 search terms (a phrase counts each word, a prefix one more).
     pub query: String,
     /// Only messages on this branch's path (from the root to its head). The branch of --timeline, or of the timeline with the smallest ID.
     pub branch: Option<String>,

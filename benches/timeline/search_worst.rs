@@ -51,7 +51,8 @@ fn queries() -> Vec<(String, String)> {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    // The most a query may hold (the spec's `search_query`: words and phrases of any kind).
+    // The most a query may hold (the spec's `search_query`: 8 search terms, a phrase counting each
+    // of its words and a prefix one more).
     let most = 8;
     vec![
         ("a word in every message".to_string(), "message".to_string()),
@@ -59,8 +60,18 @@ fn queries() -> Vec<(String, String)> {
             format!("{most} words (the most a query may hold)"),
             plain(most),
         ),
-        (format!("{most} prefix terms (the most)"), prefixes(most)),
-        (format!("{most} phrases (the most)"), phrases(most)),
+        (
+            format!("{} prefix terms (the most)", most / 2),
+            prefixes(most / 2),
+        ),
+        (
+            format!("{} phrases of two words (the most)", most / 2),
+            phrases(most / 2),
+        ),
+        (
+            format!("{} phrases of two words (refused)", most / 2 + 1),
+            phrases(most / 2 + 1),
+        ),
         ("32 words (refused)".to_string(), plain(32)),
         ("32 prefix terms (refused)".to_string(), prefixes(32)),
         ("32 phrases (refused)".to_string(), phrases(32)),

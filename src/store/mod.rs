@@ -366,7 +366,8 @@ pub struct SearchHit {
     pub timeline: u64,
     /// The message's node number.
     pub node: u64,
-    /// Relevance: FTS5's `bm25()` negated, so higher is better.
+    /// Relevance: BM25 as FTS5's `bm25()` defines it (`crate::search::Scorer`), negated, so higher
+    /// is better.
     pub score: f64,
     /// The message's creation time (`Tx::created_at`).
     pub created_at: Option<u64>,

@@ -116,6 +116,60 @@ fn corpus() -> Db {
 
 on_every_engine! {
     #[test]
+    fn searches_reading_all_or_only_the_matches_give_the_scans_pages() {
+        let (db, scan) = wide_corpus_from_a_snapshot();
+        let search = |path: &std::path::Path, args: &[&str]| {
+            let out = std::process::Command::new(common::TL)
+                .arg("--db")
+                .arg(path)
+                .arg("search")
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+            serde_json::from_slice::<Value>(&out.stdout).unwrap()
+        };
+        let mut pages = 0;
+        for query in [
+            "common",                    // 3,000 messages: one pass
+            "common alpha",              // both in more than 1,024: one pass
+            "\"beta gamma\" alp*",     // a phrase and a prefix, both common: one pass
+            "common entry77",            // one rare word: counted, then the matches alone
+            "\"beta gamma\" delta",    // a rare word with a common phrase
+            "omega alpha",               // one pass, omega weighs more than the IDF floor
+            "omega entry77",             // counted: omega's exact count sets its weight
+            "\"gamma common\"",        // no message holds it
+        ] {
+            for filter in [
+                vec![],
+                vec!["--role", "user"],
+                vec!["--timeline", "tl1"],
+                vec!["--zone", "hot"],
+            ] {
+                let mut args = vec!["--query", query, "--limit", "7"];
+                args.extend(filter.iter().copied());
+                // The first three pages, each after the last one's cursor.
+                let mut cursor: Option<String> = None;
+                for _ in 0..3 {
+                    let mut paged = args.clone();
+                    if let Some(c) = &cursor {
+                        paged.extend(["--cursor", c.as_str()]);
+                    }
+                    let expected = search(&scan, &paged);
+                    assert_eq!(search(&db.path, &paged), expected, "{paged:?}");
+                    pages += usize::from(!expected["hits"].as_array().unwrap().is_empty());
+                    match expected["next_cursor"].as_str() {
+                        Some(next) => cursor = Some(next.to_string()),
+                        None => break,
+                    }
+                }
+            }
+        }
+        // Most of those pages hold hits: the comparison is not of empty answers.
+        assert!(pages >= 40, "{pages} pages with hits");
+    }
+
+    #[test]
     fn search_ranks_by_relevance_then_recency() {
         let db = corpus();
         let mut mcp = Mcp::start(&db);
@@ -227,29 +281,35 @@ on_every_engine! {
             db.tl(&["append", "--role", "user", "--text", text]).json();
         }
         let mut mcp = Mcp::start(&db);
-        let prefixes = "alp* bet* gam* del* eps* zet* eta* the*";
-        let phrases = "\"alpha beta\" \"beta gamma\" \"gamma delta\" \"delta epsilon\" \"epsilon zeta\" \"zeta eta\" \"eta the\" \"the end\"";
-        // The most a query may hold, of every kind together.
-        let mixed = "\"alpha beta\" gam* 年 e-mail alpha beta end it";
+        // The most a query may hold (8 search terms) of each kind: 4 prefixes, 4 phrases of two
+        // words, and every kind together ("alpha beta" 2, gam* 2, 年 a prefix 2, e-mail 2).
+        let prefixes = "alp* bet* gam* del*";
+        let phrases = "\"alpha beta\" \"beta gamma\" \"gamma delta\" \"delta epsilon\"";
+        let mixed = "\"alpha beta\" gam* 年 e-mail";
         db.tl(&["append", "--role", "user", "--text", "alpha beta gamma 年 e-mail end it"]).json();
         for (query, expected) in [
-            // n4 holds every prefix too, in another order; the shortest message ranks first.
-            (prefixes.to_string(), vec!["tl0/n1", "tl0/n4", "tl0/n3"]),
+            // n1..n4 hold every prefix; each prefix is in most messages (the IDF floor), so the
+            // shorter messages rank first, and of equal scores and times the later node.
+            (prefixes.to_string(), vec!["tl0/n2", "tl0/n1", "tl0/n4", "tl0/n3"]),
             (phrases.to_string(), vec!["tl0/n3"]),
             (mixed.to_string(), vec!["tl0/n6"]),
+            ("a b c d e f g h".to_string(), vec![]),
         ] {
             let result = both(&db, &mut mcp, "timeline_search", &["search", "--query", &query], json!({"query": query}));
             assert_eq!(nodes(&result), expected, "{query}: {result}");
         }
-        // One more word, phrase or prefix is refused, whatever its kind.
+        // One more term is refused, whatever its kind; a phrase counts each of its words, a prefix
+        // one more.
         for (query, n) in [
-            (format!("{prefixes} nod*"), 9),
-            (format!("{phrases} e-mail"), 9),
-            (format!("{phrases} 年预算"), 9),
+            (format!("{prefixes} x"), 9),
+            (format!("{prefixes} nod*"), 10),
+            (format!("{phrases} e-mail"), 10),
+            (format!("{phrases} 年预算"), 10),
             (format!("{mixed} x"), 9),
+            ("\"a b c d e f g h i\"".to_string(), 9),
             ("w ".repeat(33), 33),
         ] {
-            let rest = format!("{n} words and phrases, more than the 8 one query may hold (each one is scored in every message that holds it); drop the least telling ones");
+            let rest = format!("{n} search terms, more than the 8 one query may hold: a word counts 1, a \"phrase\" 1 for each of its words (a Chinese, Japanese or Korean word 1 for each pair of characters), and a prefix* 1 more; drop the least telling words");
             db.tl(&["search", "--query", &query]).err(2, &json!({"error": format!("invalid argument --query: {rest}")}).to_string());
             let error = mcp.call("timeline_search", json!({"query": query})).unwrap_err();
             assert_eq!(error["error"], format!("invalid argument `query`: {rest}"), "{query}");
@@ -514,6 +574,63 @@ fn both_engines_return_the_same_hits_in_the_same_order() {
     }
 }
 
+/// A corpus of 3,000 messages (two timelines) where some words and phrases are in more than 1,024
+/// messages: SQLite then counts the phrases while it reads every message holding any of them (one
+/// pass), and with a phrase in fewer it counts each and reads the matches alone. Both give the JSON
+/// scan's hits, scores and pages, with and without filters. `omega` is in 1,200 messages: more
+/// than the first count's 1,024, fewer than half, so its weight depends on its exact count.
+fn wide_corpus_from_a_snapshot() -> (Db, std::path::PathBuf) {
+    let db = Db::new();
+    let timeline = |id: u64, count: u64| {
+        let nodes: Vec<Value> = (1..=count)
+            .map(|i| {
+                let mut words = vec![format!("entry{i} common")];
+                if i % 3 != 0 {
+                    words.push("alpha".into());
+                }
+                if i % 4 != 0 {
+                    words.push("beta gamma".into());
+                }
+                if i % 7 == 0 {
+                    words.push("delta".into());
+                }
+                if i % 5 < 2 {
+                    words.push("omega".into());
+                }
+                words.extend((0..i % 5).map(|_| "filler".to_string()));
+                json!({
+                    "id": format!("n{i}"), "parent": format!("n{}", i - 1),
+                    "role": if i % 2 == 0 { "user" } else { "assistant" },
+                    "text": words.join(" "), "tokens": 10, "created_at": 1_767_225_600 + i % 50,
+                })
+            })
+            .collect();
+        json!({
+            "id": format!("tl{id}"), "next_node": count + 1, "current_branch": "main",
+            "branches": [{ "name": "main", "head": format!("n{count}") }], "nodes": nodes,
+        })
+    };
+    let snapshot = json!({
+        "format_version": 1, "next_timeline": 2,
+        "timelines": [timeline(0, 2_400), timeline(1, 600)],
+    });
+    let scan = db.dir.path().join("scan.json");
+    std::fs::write(&scan, snapshot.to_string()).unwrap();
+    if common::engine() == Engine::Json {
+        std::fs::copy(&scan, &db.path).unwrap();
+    } else {
+        let out = std::process::Command::new(common::TL)
+            .arg("--db")
+            .arg(&scan)
+            .args(["db", "convert", "--to"])
+            .arg(&db.path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    (db, scan)
+}
+
 /// `tl db check --repair` rebuilds a damaged SQLite search index; a database from before the index
 /// gets one, holding its existing messages, when it is first opened.
 #[test]
@@ -585,6 +702,54 @@ fn sqlite_search_index_repair_and_migration() {
         .unwrap();
     let copy: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(nodes(&copy), ["tl0/n1"]);
+}
+
+/// A message whose size record FTS5 lost is found damaged by a search that matches it (SQLite
+/// reads the length from that record to score it): both front-ends say so and what recovers it,
+/// `--repair` rebuilds the index, and the search answers as before.
+#[test]
+fn sqlite_a_search_index_without_a_size_record_is_damaged_until_repaired() {
+    common::use_engine(Engine::Sqlite);
+    let db = Db::created_at("1767225600");
+    for text in ["alpha budget", "beta budget"] {
+        db.tl(&["append", "--role", "user", "--text", text]).json();
+    }
+    let before = db.tl(&["search", "--query", "budget"]).json();
+    assert_eq!(nodes(&before), ["tl0/n2", "tl0/n1"]);
+    rusqlite::Connection::open(&db.path)
+        .unwrap()
+        .execute(
+            "DELETE FROM search_index_docsize WHERE id = (SELECT doc FROM search_docs WHERE node = 2)",
+            [],
+        )
+        .unwrap();
+    let what = format!(
+        "the search index of the database {} is damaged: it has no readable size record for tl0 n2; nothing was changed; ",
+        db.path.display()
+    );
+    db.tl(&["search", "--query", "budget"]).err(
+        3,
+        &json!({"error": format!("{what}run tl db check --repair to rebuild the search index")})
+            .to_string(),
+    );
+    let mut mcp = Mcp::start(&db);
+    let error = mcp
+        .call("timeline_search", json!({"query": "budget"}))
+        .unwrap_err();
+    assert_eq!(
+        error["error"],
+        format!(
+            "{what}no MCP tool checks or repairs a database, so stop and tell the user that it needs checking"
+        )
+    );
+    drop(mcp);
+    // A search that does not reach that message is not affected.
+    assert_eq!(
+        nodes(&db.tl(&["search", "--query", "alpha"]).json()),
+        ["tl0/n1"]
+    );
+    db.tl(&["db", "check", "--repair"]).json();
+    assert_eq!(db.tl(&["search", "--query", "budget"]).json(), before);
 }
 
 /// The SQLite search index keeps each message's creation time (schema 7, issue 24): a database of

@@ -26,6 +26,7 @@ mod check;
 mod create;
 mod migrations;
 mod open;
+mod phrase_counts;
 mod rows;
 mod schema;
 mod tx;

@@ -315,10 +315,11 @@ pub(super) fn foreign_schema(path: &Path, foreign: &[(SchemaObject, bool)]) -> E
     ))
 }
 
-/// The SQL functions the schema's statements use: `tl_search_terms(text)`, a message's terms as the
-/// search index stores them.
+/// The SQL functions the engine's statements use: `tl_search_terms(text)`, a message's terms as the
+/// search index stores them, and the search's FTS5 function `tl_phrase_counts`.
 pub(super) fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
     use rusqlite::functions::FunctionFlags;
+    super::phrase_counts::register(conn)?;
     conn.create_scalar_function(
         "tl_search_terms",
         1,

@@ -1,19 +1,25 @@
 //! `Tx` over one SQLite transaction.
 
+use super::phrase_counts;
 use super::rows::{
     NODE_COLUMNS, TIMELINE_COLUMNS, insert_archived, read_node, read_timeline, sql, unsql,
 };
 use super::schema::newer_parent;
 use super::{corrupt, failure};
-use crate::error::{Error, Result};
+use crate::error::{ASK_THE_USER_TO_CHECK, Error, Message, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Node, ROOT, Timeline};
-use crate::search::Query;
+use crate::search::{Query, Scorer};
 use crate::store::{
     Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx, cover,
 };
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
+
+/// A search counts each phrase's messages up to this many first: a phrase in fewer makes the
+/// matches few (`SqlTx::search`).
+const FEW_MATCHES: i64 = 1024;
 
 /// `Tx` over one SQLite transaction.
 pub(super) struct SqlTx<'a> {
@@ -820,51 +826,162 @@ impl Tx for SqlTx<'_> {
     }
 
     fn search(&mut self, query: &Query, scope: &SearchScope) -> Result<Vec<SearchHit>> {
-        let read = |r: &rusqlite::Row| {
-            Ok(SearchHit {
-                timeline: unsql(r.get::<_, i64>(0)?),
-                node: unsql(r.get::<_, i64>(1)?),
-                score: -r.get::<_, f64>(2)?,
-                created_at: r.get::<_, Option<i64>>(3)?.map(unsql),
-            })
-        };
-        // One statement gives every match with its score and creation time (kept in search_docs);
-        // the nodes are joined only to filter by role or zone: a word most messages hold matches
-        // most of the index, and each join is one more lookup per match.
-        if scope.role.is_some() || scope.cold.is_some() {
-            self.conn
-                .prepare_cached(
-                    "SELECT d.timeline, d.node, bm25(search_index), d.created_at FROM search_index \
-                     JOIN search_docs d ON d.doc = search_index.rowid \
-                     JOIN nodes n ON n.timeline = d.timeline AND n.id = d.node \
-                     WHERE search_index MATCH ?1 AND (?2 IS NULL OR d.timeline = ?2) \
-                     AND (?3 IS NULL OR n.role = ?3) AND (?4 IS NULL OR n.cold = ?4)",
-                )
-                .and_then(|mut stmt| {
-                    stmt.query_map(
-                        params![
-                            query.fts5(),
-                            scope.timeline.map(sql),
-                            scope.role.map(|r| r.as_str()),
-                            scope.cold
-                        ],
-                        read,
-                    )?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-                })
-        } else {
-            self.conn
-                .prepare_cached(
-                    "SELECT d.timeline, d.node, bm25(search_index), d.created_at FROM search_index \
-                     JOIN search_docs d ON d.doc = search_index.rowid \
-                     WHERE search_index MATCH ?1 AND (?2 IS NULL OR d.timeline = ?2)",
-                )
-                .and_then(|mut stmt| {
-                    stmt.query_map(params![query.fts5(), scope.timeline.map(sql)], read)?
-                        .collect::<rusqlite::Result<Vec<_>>>()
-                })
+        // Each match comes with how often it holds each phrase (tl_phrase_counts), its length
+        // (FTS5's size record) and its creation time (kept in search_docs), and is scored by
+        // crate::search::Scorer as on every engine, with each phrase's IDF over the whole database
+        // (the messages holding it, as FTS5's bm25() counts them). Counting a phrase reads all of
+        // its postings, so when every phrase is in many messages the search reads each message
+        // holding any of them once instead (OR), counts the phrases there and keeps the messages
+        // holding all: a query of words every message holds costs one pass, not two. When some
+        // phrase is in few messages the matches are few: the others are counted, and the search
+        // reads the matches alone (AND), so one rare word keeps a query cheap.
+        let phrases = query.phrases.len();
+        let mut hits = vec![0u64; phrases];
+        let mut common = vec![false; phrases];
+        {
+            let count = |phrase: &crate::search::Phrase, capped: bool| {
+                let statement = if capped {
+                    "SELECT count(*) FROM (SELECT 1 FROM search_index WHERE search_index MATCH ?1 LIMIT ?2)"
+                } else {
+                    "SELECT count(*) FROM search_index WHERE search_index MATCH ?1 AND ?2 IS NOT NULL"
+                };
+                self.conn
+                    .prepare_cached(statement)
+                    .and_then(|mut s| {
+                        s.query_row(params![phrase.fts5(), FEW_MATCHES], |r| r.get::<_, i64>(0))
+                    })
+                    .map(unsql)
+                    .map_err(|e| self.fail(e))
+            };
+            for ((hit, common), phrase) in hits.iter_mut().zip(&mut common).zip(&query.phrases) {
+                *hit = count(phrase, true)?;
+                *common = *hit == unsql(FEW_MATCHES);
+            }
+            if common.contains(&false) {
+                for ((hit, common), phrase) in hits.iter_mut().zip(&common).zip(&query.phrases) {
+                    if *common {
+                        *hit = count(phrase, false)?;
+                    }
+                }
+            }
         }
-        .map_err(|e| self.fail(e))
+        let one_pass = !common.contains(&false);
+        if one_pass {
+            hits.fill(0);
+        }
+        // The nodes are joined only to filter by role or zone: a word most messages hold matches
+        // most of the index, and each join is one more lookup per match.
+        let filter = scope.role.is_some() || scope.cold.is_some();
+        let statement = format!(
+            "SELECT d.timeline, d.node, d.created_at, s.sz, {counts}(search_index), {in_scope} \
+             FROM search_index JOIN search_docs d ON d.doc = search_index.rowid \
+             LEFT JOIN search_index_docsize s ON s.id = search_index.rowid {nodes} \
+             WHERE search_index MATCH ?1",
+            counts = phrase_counts::NAME,
+            in_scope = if filter {
+                "(?2 IS NULL OR d.timeline = ?2) AND (?3 IS NULL OR n.role = ?3) \
+                 AND (?4 IS NULL OR n.cold = ?4)"
+            } else {
+                "(?2 IS NULL OR d.timeline = ?2) AND ?3 IS NULL AND ?4 IS NULL"
+            },
+            nodes = if filter {
+                "LEFT JOIN nodes n ON n.timeline = d.timeline AND n.id = d.node"
+            } else {
+                ""
+            },
+        );
+
+        let mut totals = (0, 0);
+        // Each match, and its phrases' occurrences (`phrases` of them per match, in one vector).
+        let mut matched = Vec::new();
+        let mut freqs = Vec::new();
+        let mut damaged = None;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&statement)
+            .map_err(|e| self.fail(e))?;
+        let mut rows = stmt
+            .query(params![
+                if one_pass {
+                    query.fts5_any()
+                } else {
+                    query.fts5_all()
+                },
+                scope.timeline.map(sql),
+                scope.role.map(|r| r.as_str()),
+                scope.cold
+            ])
+            .map_err(|e| self.fail(e))?;
+        while let Some(row) = rows.next().map_err(|e| self.fail(e))? {
+            let counts = match row.get_ref(4).map_err(|e| self.fail(e))? {
+                ValueRef::Blob(counts) => phrase_counts::Counts::read(counts, phrases),
+                _ => None,
+            };
+            let Some(counts) = counts else {
+                return Err(Error::internal(format!(
+                    "internal error: {} gave a record that is not {phrases} phrases long",
+                    phrase_counts::NAME
+                )));
+            };
+            totals = (counts.rows, counts.tokens);
+            let mut holds_all = true;
+            for (hit, f) in hits.iter_mut().zip(counts.freq()) {
+                if one_pass {
+                    *hit += u64::from(f > 0);
+                }
+                holds_all &= f > 0;
+            }
+            if !holds_all {
+                continue;
+            }
+            let read = || -> rusqlite::Result<_> {
+                Ok((
+                    row.get::<_, bool>(5)?,
+                    unsql(row.get::<_, i64>(0)?),
+                    unsql(row.get::<_, i64>(1)?),
+                    row.get::<_, Option<i64>>(2)?.map(unsql),
+                    match row.get_ref(3)? {
+                        ValueRef::Blob(record) => super::check::varint(record),
+                        _ => None,
+                    },
+                ))
+            };
+            let (in_scope, timeline, node, created_at, length) =
+                read().map_err(|e| self.fail(e))?;
+            if !in_scope {
+                continue;
+            }
+            let Some(length) = length else {
+                damaged.get_or_insert(format!("tl{timeline} n{node}"));
+                continue;
+            };
+            freqs.extend(counts.freq());
+            matched.push((timeline, node, length, created_at));
+        }
+        if let Some(which) = damaged {
+            // The index is derived from the messages, which are intact: rebuilding it recovers.
+            return Err(Error::database(
+                Message::from(format!(
+                    "the search index of the database {} is damaged: it has no readable size record for {which}; nothing was changed; ",
+                    self.path.display()
+                ))
+                .worded(
+                    "run tl db check --repair to rebuild the search index",
+                    ASK_THE_USER_TO_CHECK,
+                ),
+            ));
+        }
+        let scorer = Scorer::new(totals.0, totals.1, &hits);
+        Ok(matched
+            .into_iter()
+            .zip(freqs.chunks_exact(phrases.max(1)))
+            .map(|((timeline, node, length, created_at), freq)| SearchHit {
+                timeline,
+                node,
+                score: scorer.score(usize::try_from(length).unwrap_or(usize::MAX), freq),
+                created_at,
+            })
+            .collect())
     }
 
     fn load_timeline(&mut self, tl: u64) -> Result<Timeline> {

@@ -315,11 +315,10 @@ pub(super) fn foreign_schema(path: &Path, foreign: &[(SchemaObject, bool)]) -> E
     ))
 }
 
-/// The SQL functions the engine's statements use: `tl_search_terms(text)`, a message's terms as the
-/// search index stores them, and the search's FTS5 function `tl_phrase_counts`.
+/// The SQL functions the schema's statements use: `tl_search_terms(text)`, a message's terms as the
+/// search index stores them. (The search's FTS5 function is registered by the first search.)
 pub(super) fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
     use rusqlite::functions::FunctionFlags;
-    super::phrase_counts::register(conn)?;
     conn.create_scalar_function(
         "tl_search_terms",
         1,

@@ -896,10 +896,16 @@ impl Tx for SqlTx<'_> {
         let mut matched = Vec::new();
         let mut freqs = Vec::new();
         let mut damaged = None;
-        let mut stmt = self
-            .conn
-            .prepare_cached(&statement)
-            .map_err(|e| self.fail(e))?;
+        // The function is registered on a connection's first search, not when it opens: most
+        // processes (a `tl append`) never search.
+        let mut stmt = match self.conn.prepare_cached(&statement) {
+            Err(e) if e.to_string().contains(phrase_counts::NAME) => {
+                phrase_counts::register(self.conn)
+                    .and_then(|()| self.conn.prepare_cached(&statement))
+            }
+            prepared => prepared,
+        }
+        .map_err(|e| self.fail(e))?;
         let mut rows = stmt
             .query(params![
                 if one_pass {

@@ -62,6 +62,53 @@ const JUMP_STEP: &str = "CASE WHEN n.jump < n.id AND j.depth >= {d} THEN n.jump 
      WHERE n.depth > {d} AND +n.parent < n.id";
 
 impl SqlTx<'_> {
+    /// How many messages of the whole database hold each phrase of `query` (its IDF's count), or
+    /// `None` when every phrase is in at least `FEW_MATCHES`: then the search counts them in the
+    /// pass that reads the messages (`Tx::search`). Each phrase is counted up to `FEW_MATCHES`
+    /// first, so a query of common phrases does not read their postings twice.
+    fn phrase_hits(&self, query: &Query) -> Result<Option<Vec<u64>>> {
+        let count = |phrase: &crate::search::Phrase, capped: bool| {
+            let fts5 = phrase.fts5();
+            if capped {
+                self.conn
+                    .prepare_cached(
+                        "SELECT count(*) FROM (SELECT 1 FROM search_index \
+                         WHERE search_index MATCH ?1 LIMIT ?2)",
+                    )
+                    .and_then(|mut s| s.query_row(params![fts5, FEW_MATCHES], |r| r.get(0)))
+            } else {
+                self.conn
+                    .prepare_cached("SELECT count(*) FROM search_index WHERE search_index MATCH ?1")
+                    .and_then(|mut s| s.query_row(params![fts5], |r| r.get(0)))
+            }
+            .map(unsql)
+            .map_err(|e| self.fail(e))
+        };
+        let first = query
+            .phrases
+            .iter()
+            .map(|phrase| count(phrase, true))
+            .collect::<Result<Vec<u64>>>()?;
+        let few = unsql(FEW_MATCHES);
+        if first.iter().all(|&n| n == few) {
+            return Ok(None);
+        }
+        first
+            .into_iter()
+            .zip(&query.phrases)
+            .map(|(n, phrase)| {
+                if n == few {
+                    count(phrase, false)
+                } else {
+                    Ok(n)
+                }
+            })
+            .collect::<Result<Vec<u64>>>()
+            .map(Some)
+    }
+}
+
+impl SqlTx<'_> {
     /// The ancestor-or-self of `n` at depth `d`, in O(log n) rows (`None` when there is none).
     fn at_depth(&self, tl: u64, n: u64, d: u64) -> Result<Option<NodeRow>> {
         let step = JUMP_STEP.replace("{d}", "?3");
@@ -836,39 +883,9 @@ impl Tx for SqlTx<'_> {
         // phrase is in few messages the matches are few: the others are counted, and the search
         // reads the matches alone (AND), so one rare word keeps a query cheap.
         let phrases = query.phrases.len();
-        let mut hits = vec![0u64; phrases];
-        let mut common = vec![false; phrases];
-        {
-            let count = |phrase: &crate::search::Phrase, capped: bool| {
-                let statement = if capped {
-                    "SELECT count(*) FROM (SELECT 1 FROM search_index WHERE search_index MATCH ?1 LIMIT ?2)"
-                } else {
-                    "SELECT count(*) FROM search_index WHERE search_index MATCH ?1 AND ?2 IS NOT NULL"
-                };
-                self.conn
-                    .prepare_cached(statement)
-                    .and_then(|mut s| {
-                        s.query_row(params![phrase.fts5(), FEW_MATCHES], |r| r.get::<_, i64>(0))
-                    })
-                    .map(unsql)
-                    .map_err(|e| self.fail(e))
-            };
-            for ((hit, common), phrase) in hits.iter_mut().zip(&mut common).zip(&query.phrases) {
-                *hit = count(phrase, true)?;
-                *common = *hit == unsql(FEW_MATCHES);
-            }
-            if common.contains(&false) {
-                for ((hit, common), phrase) in hits.iter_mut().zip(&common).zip(&query.phrases) {
-                    if *common {
-                        *hit = count(phrase, false)?;
-                    }
-                }
-            }
-        }
-        let one_pass = !common.contains(&false);
-        if one_pass {
-            hits.fill(0);
-        }
+        let counted = self.phrase_hits(query)?;
+        let one_pass = counted.is_none();
+        let mut hits = counted.unwrap_or_else(|| vec![0; phrases]);
         // The nodes are joined only to filter by role or zone: a word most messages hold matches
         // most of the index, and each join is one more lookup per match.
         let filter = scope.role.is_some() || scope.cold.is_some();

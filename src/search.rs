@@ -363,22 +363,22 @@ impl Query {
     /// The query in FTS5 syntax over the stored terms, matching every message that holds all of its
     /// phrases (joined by spaces: AND).
     pub fn fts5_all(&self) -> String {
-        self.phrases
-            .iter()
-            .map(Phrase::fts5)
-            .collect::<Vec<_>>()
-            .join(" ")
+        self.fts5_joined(" ")
     }
 
     /// The query in FTS5 syntax matching every message that holds any of its phrases (joined by
     /// OR): the SQLite engine counts each phrase's messages and keeps those holding all of them in
     /// one pass.
     pub fn fts5_any(&self) -> String {
+        self.fts5_joined(" OR ")
+    }
+
+    fn fts5_joined(&self, separator: &str) -> String {
         self.phrases
             .iter()
             .map(Phrase::fts5)
             .collect::<Vec<_>>()
-            .join(" OR ")
+            .join(separator)
     }
 
     /// Where each phrase occurs in `terms`: for phrase `i`, the index of the first term of every

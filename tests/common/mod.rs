@@ -330,6 +330,24 @@ impl Db {
         db
     }
 
+    /// Fill this new database from the JSON snapshot file `snapshot` in one go (instead of one
+    /// `tl` run per message): a copy for the JSON engine, `tl db convert` for the others.
+    #[track_caller]
+    pub fn fill_from_snapshot(&self, snapshot: &Path) {
+        if self.engine() == Engine::Json {
+            std::fs::copy(snapshot, &self.path).unwrap();
+            return;
+        }
+        let out = Command::new(TL)
+            .arg("--db")
+            .arg(snapshot)
+            .args(["db", "convert", "--to"])
+            .arg(&self.path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+
     pub fn engine(&self) -> Engine {
         if timeline::store::is_uri(&self.path.to_string_lossy()) {
             return Engine::Postgres;

@@ -616,18 +616,7 @@ fn wide_corpus_from_a_snapshot() -> (Db, std::path::PathBuf) {
     });
     let scan = db.dir.path().join("scan.json");
     std::fs::write(&scan, snapshot.to_string()).unwrap();
-    if common::engine() == Engine::Json {
-        std::fs::copy(&scan, &db.path).unwrap();
-    } else {
-        let out = std::process::Command::new(common::TL)
-            .arg("--db")
-            .arg(&scan)
-            .args(["db", "convert", "--to"])
-            .arg(&db.path)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-    }
+    db.fill_from_snapshot(&scan);
     (db, scan)
 }
 

@@ -3,7 +3,7 @@
 //! path and of a 100,000-message one; on PostgreSQL, so are the statements each sends to the server
 //! (issue 25, item 4). A count, not a time, so the tests are exact on any machine.
 
-use crate::common::{Db, Engine, McpSession, TL};
+use crate::common::{Db, Engine, McpSession};
 use serde_json::{Value, json};
 
 /// A database holding one chain of `len` messages of 50 tokens (`message 1` … and `needle` last),
@@ -27,21 +27,9 @@ fn chain(len: u64) -> Db {
             "nodes": nodes,
         }],
     });
-    let json_path = match crate::common::engine() {
-        Engine::Json => db.path.clone(),
-        Engine::Sqlite | Engine::Postgres => db.dir.path().join("fixture.json"),
-    };
+    let json_path = db.dir.path().join("fixture.json");
     std::fs::write(&json_path, snapshot.to_string()).unwrap();
-    if crate::common::engine() != Engine::Json {
-        let out = std::process::Command::new(TL)
-            .arg("--db")
-            .arg(&json_path)
-            .args(["db", "convert", "--to"])
-            .arg(&db.path)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-    }
+    db.fill_from_snapshot(&json_path);
     // A side branch of one message off the message before the head, for diff.
     db.tl(&["fork", "--node", &format!("n{}", len - 1), "--name", "side"])
         .json();

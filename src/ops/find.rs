@@ -87,47 +87,25 @@ pub fn search(tx: &mut dyn Tx, args: &SearchArgs) -> Result<SearchPage> {
             .unwrap_or_else(|| key.hit());
         hits.retain(|h| rank(h, &last) == Ordering::Greater);
     }
-    let mut page: Vec<SearchHit> = Vec::new();
-    let mut more = false;
-    // Only the hits a page shows are put in order: the best `batch` are chosen (in time linear in
-    // the matches) and sorted, then the next batch, twice as large, while the filters below leave
-    // the page short. A word in every message matches them all, and sorting 100k hits to show 20
-    // took as long as finding them.
-    let (mut done, mut batch) = (0, limit.saturating_add(1).max(16));
-    'batches: while done < hits.len() {
-        let end = done.saturating_add(batch).min(hits.len());
-        if end < hits.len() {
-            hits[done..].select_nth_unstable_by(end - done - 1, rank);
+    let (page, more) = best_first(&mut hits, limit, |hit| {
+        let in_time = |bound: Option<u64>, ok: fn(u64, u64) -> bool| match bound {
+            None => true,
+            Some(bound) => hit.created_at.is_some_and(|t| ok(t, bound)),
+        };
+        if !in_time(since, |t, b| t >= b) || !in_time(until, |t, b| t <= b) {
+            return Ok(false);
         }
-        hits[done..end].sort_unstable_by(rank);
-        for &hit in &hits[done..end] {
-            let in_time = |bound: Option<u64>, ok: fn(u64, u64) -> bool| match bound {
-                None => true,
-                Some(bound) => hit.created_at.is_some_and(|t| ok(t, bound)),
-            };
-            if !in_time(since, |t, b| t >= b) || !in_time(until, |t, b| t <= b) {
-                continue;
-            }
-            if on_branch
-                .as_ref()
-                .is_some_and(|set| !set.contains(&hit.node))
-            {
-                continue;
-            }
-            if let Some(subtree) = &mut under
-                && !subtree.contains(tx, hit.node)?
-            {
-                continue;
-            }
-            if page.len() == limit {
-                more = true;
-                break 'batches;
-            }
-            page.push(hit);
+        if on_branch
+            .as_ref()
+            .is_some_and(|set| !set.contains(&hit.node))
+        {
+            return Ok(false);
         }
-        done = end;
-        batch = batch.saturating_mul(2);
-    }
+        match &mut under {
+            Some(subtree) => subtree.contains(tx, hit.node),
+            None => Ok(true),
+        }
+    })?;
     let next_cursor = match (more, page.last()) {
         (true, Some(last)) => Some(SearchKey::of(last).encode()),
         _ => None,
@@ -149,6 +127,40 @@ pub fn search(tx: &mut dyn Tx, args: &SearchArgs) -> Result<SearchPage> {
         hits: out,
         next_cursor,
     })
+}
+
+/// The first `limit` hits that `keep` keeps, in `rank` order, and whether another one follows.
+///
+/// Only the hits a page shows are put in order: the best `batch` are chosen (in time linear in the
+/// hits) and sorted, then the next batch, twice as large, while `keep` leaves the page short. A
+/// word in every message matches them all, and sorting 100k hits to show 20 took as long as
+/// finding them.
+fn best_first(
+    hits: &mut [SearchHit],
+    limit: usize,
+    mut keep: impl FnMut(&SearchHit) -> Result<bool>,
+) -> Result<(Vec<SearchHit>, bool)> {
+    let mut page = Vec::new();
+    let (mut done, mut batch) = (0, limit.saturating_add(1).max(16));
+    while done < hits.len() {
+        let end = done.saturating_add(batch).min(hits.len());
+        if end < hits.len() {
+            hits[done..].select_nth_unstable_by(end - done - 1, rank);
+        }
+        hits[done..end].sort_unstable_by(rank);
+        for hit in &hits[done..end] {
+            if !keep(hit)? {
+                continue;
+            }
+            if page.len() == limit {
+                return Ok((page, true));
+            }
+            page.push(*hit);
+        }
+        done = end;
+        batch = batch.saturating_mul(2);
+    }
+    Ok((page, false))
 }
 
 /// The order of hits: higher score first, then newer (a known creation time before none), then the
@@ -499,4 +511,39 @@ fn side(
             ))
             .step(Step::new("branches").timeline(&tl)),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `best_first` gives what ordering every hit and filtering gives, over batches (pages beyond
+    /// the first batch, filters that drop most hits) and with scores and times that tie.
+    #[test]
+    fn best_first_is_the_full_sort_filtered() {
+        let hit = (0u64..4, 0u64..500, 0u8..6, proptest::option::of(0u64..5)).prop_map(
+            |(timeline, node, score, created_at)| SearchHit {
+                timeline,
+                node,
+                score: f64::from(score) / 4.0,
+                created_at,
+            },
+        );
+        let hits = proptest::collection::vec(hit, 0..400).prop_map(|mut hits| {
+            // (timeline, node) names one message.
+            hits.sort_by_key(|h| (h.timeline, h.node));
+            hits.dedup_by_key(|h| (h.timeline, h.node));
+            hits
+        });
+        proptest!(|(mut hits in hits, limit in 1usize..60, modulus in 1u64..9)| {
+            let keep = |h: &SearchHit| (h.node * 7 + h.timeline) % modulus == 0;
+            let mut sorted = hits.clone();
+            sorted.sort_by(rank);
+            let kept: Vec<SearchHit> = sorted.into_iter().filter(|h| keep(h)).collect();
+            let (page, more) = best_first(&mut hits, limit, |h| Ok(keep(h))).unwrap();
+            prop_assert_eq!(&page[..], &kept[..kept.len().min(limit)]);
+            prop_assert_eq!(more, kept.len() > limit);
+        });
+    }
 }

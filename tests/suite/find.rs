@@ -139,6 +139,8 @@ on_every_engine! {
             "omega alpha",               // one pass, omega weighs more than the IDF floor
             "omega entry77",             // counted: omega's exact count sets its weight
             "\"gamma common\"",        // no message holds it
+            "common common",             // a phrase twice: each counts
+            "alpha alp*",                // a word and a prefix that starts it
         ] {
             for filter in [
                 vec![],
@@ -705,17 +707,37 @@ fn sqlite_a_search_index_without_a_size_record_is_damaged_until_repaired() {
     }
     let before = db.tl(&["search", "--query", "budget"]).json();
     assert_eq!(nodes(&before), ["tl0/n2", "tl0/n1"]);
-    rusqlite::Connection::open(&db.path)
-        .unwrap()
-        .execute(
-            "DELETE FROM search_index_docsize WHERE id = (SELECT doc FROM search_docs WHERE node = 2)",
-            [],
+    let what = |node: u64| {
+        format!(
+            "the search index of the database {} is damaged: it has no readable size record for tl0 n{node}; nothing was changed; ",
+            db.path.display()
         )
-        .unwrap();
-    let what = format!(
-        "the search index of the database {} is damaged: it has no readable size record for tl0 n2; nothing was changed; ",
-        db.path.display()
-    );
+    };
+    let damage = |sql: &str, node: u64| {
+        rusqlite::Connection::open(&db.path)
+            .unwrap()
+            .execute(
+                &format!("{sql} WHERE id = (SELECT doc FROM search_docs WHERE node = {node})"),
+                [],
+            )
+            .unwrap();
+    };
+    // A record cut short, and one that is no record at all, are damage too.
+    for sql in [
+        "UPDATE search_index_docsize SET sz = x'81'",
+        "UPDATE search_index_docsize SET sz = 'seven'",
+    ] {
+        damage(sql, 1);
+        db.tl(&["search", "--query", "alpha"]).err(
+            3,
+            &json!({"error": format!("{}run tl db check --repair to rebuild the search index", what(1))})
+                .to_string(),
+        );
+        db.tl(&["db", "check", "--repair"]).json();
+        assert_eq!(db.tl(&["search", "--query", "budget"]).json(), before);
+    }
+    damage("DELETE FROM search_index_docsize", 2);
+    let what = what(2);
     db.tl(&["search", "--query", "budget"]).err(
         3,
         &json!({"error": format!("{what}run tl db check --repair to rebuild the search index")})

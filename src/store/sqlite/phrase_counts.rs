@@ -15,10 +15,13 @@
 //! answers through the interface FTS5 hands it and touches no other memory.
 
 use rusqlite::{Connection, ffi};
+use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 
 /// Its name in SQL.
 pub(super) const NAME: &str = "tl_phrase_counts";
+/// The same, for SQLite's C interface (a unit test keeps the two equal).
+const NAME_C: &CStr = c"tl_phrase_counts";
 
 /// The most phrases the function counts in one row (a query holds at most
 /// `crate::search::MAX_QUERY_TERMS`; more is refused with an error, never cut).
@@ -81,19 +84,18 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
     if stepped != ffi::SQLITE_ROW || api.is_null() {
         return Err(failed(stepped, "FTS5 did not hand over its interface"));
     }
-    // SAFETY: `api` points to FTS5's interface, which lives as long as the connection.
-    let api = unsafe { &*api };
-    if api.iVersion < 2 {
+    // SAFETY: `api` points to FTS5's interface, which lives as long as the connection; its fields
+    // are read through the raw pointer, which is also what FTS5 is handed back.
+    let (version, create) = unsafe { ((*api).iVersion, (*api).xCreateFunction) };
+    if version < 2 {
         return Err(failed(ffi::SQLITE_ERROR, "FTS5's interface is too old"));
     }
-    let create = api
-        .xCreateFunction
-        .ok_or_else(|| failed(ffi::SQLITE_ERROR, "FTS5 cannot add functions"))?;
+    let create = create.ok_or_else(|| failed(ffi::SQLITE_ERROR, "FTS5 cannot add functions"))?;
     // SAFETY: the name is NUL-terminated and copied by FTS5; no user data to free.
     let rc = unsafe {
         create(
-            (api as *const ffi::fts5_api).cast_mut(),
-            c"tl_phrase_counts".as_ptr(),
+            api,
+            NAME_C.as_ptr(),
             std::ptr::null_mut(),
             Some(phrase_counts),
             None,
@@ -103,6 +105,17 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
         return Err(failed(rc, "FTS5 refused it"));
     }
     Ok(())
+}
+
+/// Whether `e` is SQLite's answer to a statement that calls the function on a connection it is not
+/// registered on yet (before the connection's first search).
+pub(super) fn is_missing(e: &rusqlite::Error) -> bool {
+    let wanted = format!("no such function: {NAME}");
+    match e {
+        rusqlite::Error::SqlInputError { msg, .. } => *msg == wanted,
+        rusqlite::Error::SqliteFailure(_, Some(msg)) => *msg == wanted,
+        _ => false,
+    }
 }
 
 /// The counts of the current row as a blob: the index's messages and terms (two little-endian
@@ -261,10 +274,27 @@ impl<'a> Counts<'a> {
 mod tests {
     use super::*;
 
-    /// The function counts each phrase's occurrences in a row, as FTS5's own `bm25()` counts them.
+    #[test]
+    fn the_names_agree() {
+        assert_eq!(NAME_C.to_str(), Ok(NAME));
+    }
+
+    /// The function counts each phrase's occurrences in a row, as FTS5's own `bm25()` counts them;
+    /// a statement that calls it before it is registered fails as `is_missing` expects.
     #[test]
     fn counts_match_what_fts5_reports() {
         let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5(x)")
+            .unwrap();
+        let missing = conn
+            .prepare("SELECT tl_phrase_counts(t) FROM t WHERE t MATCH 'a'")
+            .unwrap_err();
+        assert!(is_missing(&missing), "{missing:?}");
+        let other = conn
+            .prepare("SELECT tl_phrase_counts(t) FROM nothing")
+            .unwrap_err();
+        assert!(!is_missing(&other), "{other:?}");
+        conn.execute_batch("DROP TABLE t").unwrap();
         register(&conn).unwrap();
         conn.execute_batch(
             "CREATE VIRTUAL TABLE t USING fts5(x, content = '', tokenize = 'ascii');

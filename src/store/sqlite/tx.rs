@@ -890,8 +890,9 @@ impl Tx for SqlTx<'_> {
         // most of the index, and each join is one more lookup per match.
         let filter = scope.role.is_some() || scope.cold.is_some();
         let statement = format!(
-            "SELECT d.timeline, d.node, d.created_at, s.sz, {counts}(search_index), {in_scope} \
-             FROM search_index JOIN search_docs d ON d.doc = search_index.rowid \
+            "SELECT d.timeline, d.node, d.created_at, s.sz, {counts}(search_index), \
+             coalesce({in_scope}, 0) \
+             FROM search_index LEFT JOIN search_docs d ON d.doc = search_index.rowid \
              LEFT JOIN search_index_docsize s ON s.id = search_index.rowid {nodes} \
              WHERE search_index MATCH ?1",
             counts = phrase_counts::NAME,
@@ -916,10 +917,8 @@ impl Tx for SqlTx<'_> {
         // The function is registered on a connection's first search, not when it opens: most
         // processes (a `tl append`) never search.
         let mut stmt = match self.conn.prepare_cached(&statement) {
-            Err(e) if e.to_string().contains(phrase_counts::NAME) => {
-                phrase_counts::register(self.conn)
-                    .and_then(|()| self.conn.prepare_cached(&statement))
-            }
+            Err(e) if phrase_counts::is_missing(&e) => phrase_counts::register(self.conn)
+                .and_then(|()| self.conn.prepare_cached(&statement)),
             prepared => prepared,
         }
         .map_err(|e| self.fail(e))?;
@@ -957,11 +956,14 @@ impl Tx for SqlTx<'_> {
             if !holds_all {
                 continue;
             }
+            // Every index row counts for the phrases' weights, as in `phrase_hits`; one without
+            // its message's row (the index is damaged; `db check` says so) is no match, nor one
+            // outside the filters.
             let read = || -> rusqlite::Result<_> {
                 Ok((
                     row.get::<_, bool>(5)?,
-                    unsql(row.get::<_, i64>(0)?),
-                    unsql(row.get::<_, i64>(1)?),
+                    row.get::<_, Option<i64>>(0)?.map(unsql),
+                    row.get::<_, Option<i64>>(1)?.map(unsql),
                     row.get::<_, Option<i64>>(2)?.map(unsql),
                     match row.get_ref(3)? {
                         ValueRef::Blob(record) => super::check::varint(record),
@@ -971,9 +973,9 @@ impl Tx for SqlTx<'_> {
             };
             let (in_scope, timeline, node, created_at, length) =
                 read().map_err(|e| self.fail(e))?;
-            if !in_scope {
+            let (true, Some(timeline), Some(node)) = (in_scope, timeline, node) else {
                 continue;
-            }
+            };
             let Some(length) = length else {
                 damaged.get_or_insert(format!("tl{timeline} n{node}"));
                 continue;

@@ -537,7 +537,7 @@ mod tests {
             hits
         });
         proptest!(|(mut hits in hits, limit in 1usize..60, modulus in 1u64..9)| {
-            let keep = |h: &SearchHit| (h.node * 7 + h.timeline) % modulus == 0;
+            let keep = |h: &SearchHit| (h.node * 7 + h.timeline).is_multiple_of(modulus);
             let mut sorted = hits.clone();
             sorted.sort_by(rank);
             let kept: Vec<SearchHit> = sorted.into_iter().filter(|h| keep(h)).collect();

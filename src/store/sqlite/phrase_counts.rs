@@ -110,12 +110,11 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
 /// Whether `e` is SQLite's answer to a statement that calls the function on a connection it is not
 /// registered on yet (before the connection's first search).
 pub(super) fn is_missing(e: &rusqlite::Error) -> bool {
+    // SQLite's message, which rusqlite shows alone or (as the bundled build reports it) followed
+    // by " in <the statement> at offset N".
     let wanted = format!("no such function: {NAME}");
-    match e {
-        rusqlite::Error::SqlInputError { msg, .. } => *msg == wanted,
-        rusqlite::Error::SqliteFailure(_, Some(msg)) => *msg == wanted,
-        _ => false,
-    }
+    let text = e.to_string();
+    text == wanted || text.starts_with(&format!("{wanted} in "))
 }
 
 /// The counts of the current row as a blob: the index's messages and terms (two little-endian

@@ -344,10 +344,10 @@ impl Query {
             return Err(QueryError::NoWords);
         }
         let query = Query { phrases };
-        if query.weight() > MAX_QUERY_TERMS {
-            return Err(QueryError::TooManyTerms(query.weight()));
+        match query.weight() {
+            weight if weight > MAX_QUERY_TERMS => Err(QueryError::TooManyTerms(weight)),
+            _ => Ok(query),
         }
-        Ok(query)
     }
 
     /// The terms the query counts against [`MAX_QUERY_TERMS`]: each term of each phrase (a word is

@@ -6,9 +6,10 @@
 //! merges the positions of every phrase into one sorted list per row, which cost about 0.6 µs per
 //! match before any phrase was counted (a word in every one of 100k messages: 3 ms to match, 65 ms
 //! to score); and it counts each phrase's messages in a second pass over its postings. Here a row
-//! costs one walk over each phrase's positions, the length comes from the search's own join of
-//! FTS5's size table (`search_index_docsize`, one varint: the index has one column), and the phrases' messages are counted in the same
-//! pass (the search matches any phrase; see `SqlTx::search`).
+//! costs one walk over each phrase's positions, and the length comes from the search's own join of
+//! FTS5's size table (`search_index_docsize`, one varint: the index has one column). When every
+//! phrase is common, the search matches any phrase and counts each phrase's messages from these
+//! rows, in the same pass (`SqlTx::search`).
 //!
 //! This is the engine's only code that reaches SQLite below rusqlite (which has no binding for FTS5's
 //! extension interface): registering the function, and the function itself, which reads FTS5's

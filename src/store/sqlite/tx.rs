@@ -106,9 +106,7 @@ impl SqlTx<'_> {
             .collect::<Result<Vec<u64>>>()
             .map(Some)
     }
-}
 
-impl SqlTx<'_> {
     /// The ancestor-or-self of `n` at depth `d`, in O(log n) rows (`None` when there is none).
     fn at_depth(&self, tl: u64, n: u64, d: u64) -> Result<Option<NodeRow>> {
         let step = JUMP_STEP.replace("{d}", "?3");

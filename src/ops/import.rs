@@ -5,9 +5,10 @@
 //! is reported unchanged, so importing the same file twice adds nothing the second time.
 //!
 //! The input is read and converted outside any transaction, by a reader thread, and written in
-//! short transactions of whole conversations, so that other writers wait for one batch at most and
-//! a killed import leaves only whole conversations. A data export is checked whole first (its JSON,
-//! without building values), so a broken file is refused before anything is written.
+//! short transactions of whole conversations, with pauses between them, so that other writers wait
+//! for one batch at most and a killed import leaves only whole conversations. A data export is
+//! checked whole first (its JSON, without building values), so a broken file is refused before
+//! anything is written.
 
 mod prepared;
 mod queue;
@@ -34,6 +35,11 @@ use write::{write_branch, write_timeline};
 /// How long one write transaction of an import goes on taking conversations that are ready; the
 /// conversation it is writing is always finished. Other writers wait about this long at most.
 const BATCH_TIME: Duration = Duration::from_millis(200);
+
+/// Between two of its transactions an import leaves the database to other writers for a twentieth
+/// of the time it held it, up to this long: enough for an `append` waiting for the lock to take
+/// it (SQLite's waiters try every millisecond), at a twentieth of the import's speed at most.
+const MAX_PAUSE: Duration = Duration::from_millis(10);
 
 /// The reader thread's stack: checking, parsing, converting, hashing and dropping a conversation's
 /// JSON recurse once per level of nesting, which the scanner bounds (`input::MAX_DEPTH`, 10,000
@@ -261,9 +267,16 @@ fn write_all(
     queue: &Queue,
     report: &mut Report,
 ) -> Result<()> {
+    // When the last transaction ended and how long other writers are let in after it.
+    let mut released: Option<(Instant, Duration)> = None;
     while let Some(first) = queue.pop(true) {
+        if let Some((at, pause)) = released {
+            std::thread::sleep(pause.saturating_sub(at.elapsed()));
+        }
+        let mut started = Instant::now();
         store.write(|tx| {
-            let started = Instant::now();
+            // (From the moment the lock is held: BATCH_TIME and the pause count only that.)
+            started = Instant::now();
             let target = resolve_target(tx, format, args)?;
             let before = report.imported;
             let mut next = Some(first);
@@ -290,6 +303,7 @@ fn write_all(
                 Outcome::Commit(())
             })
         })?;
+        released = Some((Instant::now(), (started.elapsed() / 20).min(MAX_PAUSE)));
         report.committed = report.imported;
     }
     Ok(())

@@ -1862,6 +1862,34 @@ fn s8_a_damaged_sqlite_file_is_refused_untouched() {
     assert_sqlite_refused(&db, &sqlite_refusal(&db, "file is not a database"));
 }
 
+/// A change waits while another program holds SQLite's write lock, and goes through once it is
+/// released, instead of failing: Timeline's busy handler tries again every millisecond.
+#[test]
+fn s1_an_append_waits_for_another_programs_transaction() {
+    let db = small_sqlite();
+    let mut other = rusqlite::Connection::open(&db.path).unwrap();
+    let holding = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let append = s.spawn(|| {
+            let run = db.tl(&["append", "--role", "user", "--text", "after the lock"]);
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+            run
+        });
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        assert!(
+            !done.load(std::sync::atomic::Ordering::SeqCst),
+            "the append finished while another connection held the write lock"
+        );
+        holding.commit().unwrap();
+        append.join().unwrap().ok(r#"{"node":"n3"}"#);
+    });
+    db.tl(&["branches"])
+        .ok(r#"[{"name":"main","head":"n3","current":true}]"#);
+}
+
 /// A database of schema 1 (before archived branches were recorded) is migrated when it is opened,
 /// keeps everything it held, and records what it archives from then on.
 #[test]

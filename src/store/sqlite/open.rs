@@ -222,7 +222,7 @@ impl SqliteStore {
                 read_only | OpenFlags::SQLITE_OPEN_URI,
             )?,
         };
-        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.busy_handler(Some(wait_for_the_lock))?;
         if super::super::count::enabled() {
             use super::super::count::{SQLITE_INSTRUCTION_STEP, SQLITE_INSTRUCTIONS};
             let step = SQLITE_INSTRUCTION_STEP;
@@ -329,6 +329,29 @@ pub(super) fn linked_side_file(path: &Path) -> Option<ReadOnly> {
             .is_ok_and(|m| m.file_type().is_symlink())
             .then_some(ReadOnly::Link(suffix))
     })
+}
+
+/// SQLite's busy handler: called while another connection holds the lock this one needs, it waits
+/// a millisecond and asks to try again, until [`BUSY_TIMEOUT`] has passed since the first call.
+/// SQLite's own handler (`busy_timeout`) waits up to 100 ms between tries, which misses the short
+/// pauses a long import leaves between its transactions; polling every millisecond catches them.
+fn wait_for_the_lock(tries: i32) -> bool {
+    thread_local! {
+        static WAITING_SINCE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+    }
+    let now = std::time::Instant::now();
+    // The first call of a wait (tries == 0) starts the clock; each thread waits for one lock at a time.
+    let since = WAITING_SINCE.with(|cell| {
+        if tries == 0 || cell.get().is_none() {
+            cell.set(Some(now));
+        }
+        cell.get().unwrap_or(now)
+    });
+    if now.duration_since(since) >= BUSY_TIMEOUT {
+        return false;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    true
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //!
 //! The file is in WAL mode; every change is one `BEGIN IMMEDIATE` transaction with `synchronous=FULL`,
 //! covering the operation, its idempotency record and its audit entries. Concurrent processes wait for
-//! each other (busy timeout) instead of failing. The schema has a version (`PRAGMA user_version`) and
-//! forward migrations; a newer schema than this build knows is refused untouched.
+//! each other (a busy handler trying every millisecond for 30 s) instead of failing. The schema has a
+//! version (`PRAGMA user_version`) and forward migrations; a newer schema than this build knows is
+//! refused untouched.
 //!
 //! This module owns the store and its transactions' entry points (read, write, backup) and the
 //! errors that name the file; `migrations` (the numbered schema changes), `schema` (what the file

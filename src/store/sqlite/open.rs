@@ -223,6 +223,9 @@ impl SqliteStore {
             )?,
         };
         conn.busy_handler(Some(wait_for_the_lock))?;
+        // The operations prepare about 30 distinct cached statements; rusqlite keeps 16 by
+        // default, so a `tl-mcp` session mixing searches, reads and appends prepared some again.
+        conn.set_prepared_statement_cache_capacity(64);
         if super::super::count::enabled() {
             use super::super::count::{SQLITE_INSTRUCTION_STEP, SQLITE_INSTRUCTIONS};
             let step = SQLITE_INSTRUCTION_STEP;

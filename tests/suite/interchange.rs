@@ -1088,6 +1088,59 @@ on_every_engine! {
     }
 }
 
+/// On PostgreSQL an import sends as many statements for a conversation of 500 messages as for one
+/// of 10: its messages go to the server in batches (of up to 1,024 rows), three statements each,
+/// not three statements per message. The conversations branch, so the path columns computed for a
+/// batch are checked too (`db check` compares them with the rows).
+#[test]
+fn postgres_an_imports_statements_do_not_grow_with_its_messages() {
+    if common::postgres::server().is_none() {
+        return;
+    }
+    let sent = |messages: usize| -> u64 {
+        common::use_engine(common::Engine::Postgres);
+        let mut db = Db::new();
+        let turns: Vec<(&str, Value)> = (0..messages)
+            .map(|m| {
+                let role = if m % 2 == 0 { "user" } else { "assistant" };
+                (role, json!({"content_type": "text", "parts": [format!("message {m} of {messages}")]}))
+            })
+            .collect();
+        let mut conversation = chatgpt_conversation("c", &turns);
+        // A second reply to the first message: the import makes it a branch.
+        conversation["mapping"]["m0"]["children"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!("other"));
+        conversation["mapping"]["other"] = json!({"id": "other", "parent": "m0", "children": [], "message": {"id": "other", "author": {"role": "assistant"}, "content": {"content_type": "text", "parts": ["another reply"]}}});
+        let export = write_export(&db, "one.json", &[conversation]);
+        db.env("TIMELINE_COUNT_READS", "1");
+        let run = db.tl(&["import", "--format", "chatgpt", "--input", &export]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(run.json()["messages"], json!(messages + 1));
+        let statements = run
+            .stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("storage statements sent: "))
+            .map(|n| n.parse::<u64>().unwrap())
+            .sum();
+        let check = db.tl(&["db", "check"]);
+        assert_eq!(check.code, 0, "{check:?}");
+        let found = db.tl(&["search", "--query", "another reply"]).json();
+        let nodes: Vec<&Value> = found["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| &h["node"])
+            .collect();
+        assert_eq!(nodes, [&json!(format!("n{}", messages + 1))], "{found}");
+        statements
+    };
+    let (few, many) = (sent(10), sent(500));
+    assert!(few > 0);
+    assert_eq!(few, many);
+}
+
 /// Every import format reads its input as it streams by (issue 21, item 10): under the baseline of
 /// a trivial import of the format plus 64 MiB plus its largest message, an input of 80 MB that
 /// would not fit if it were held whole (as text, let alone as values) is imported: 80 fields of

@@ -190,6 +190,196 @@ impl PgTx<'_, '_> {
         self.index_node(tl, row)
     }
 
+    /// Insert a batch of node rows with their summary sources and search terms: one statement for
+    /// the nodes and two for the search tables, whatever the batch's length (an import writes up
+    /// to `BATCH_ROWS` at once). `paths` gives each row's path columns (jump, path_min_tokens),
+    /// computed by `jumps::Batch`, since one INSERT cannot read the parents it inserts itself.
+    pub(super) fn put_nodes(
+        &mut self,
+        tl: u64,
+        rows: &[NodeRow],
+        paths: &[(u64, u64)],
+    ) -> Result<()> {
+        debug_assert_eq!(rows.len(), paths.len());
+        let mut ids = Vec::with_capacity(rows.len());
+        let mut parents = Vec::with_capacity(rows.len());
+        let mut roles = Vec::with_capacity(rows.len());
+        let mut texts = Vec::with_capacity(rows.len());
+        let mut tokens = Vec::with_capacity(rows.len());
+        let mut intent_tags = Vec::with_capacity(rows.len());
+        let mut intent_notes = Vec::with_capacity(rows.len());
+        let mut summary_kinds = Vec::with_capacity(rows.len());
+        let mut summary_froms = Vec::with_capacity(rows.len());
+        let mut summary_tos = Vec::with_capacity(rows.len());
+        let mut derived_froms = Vec::with_capacity(rows.len());
+        let mut supersedes = Vec::with_capacity(rows.len());
+        let mut versions = Vec::with_capacity(rows.len());
+        let mut digests = Vec::with_capacity(rows.len());
+        let mut colds = Vec::with_capacity(rows.len());
+        let mut pinneds = Vec::with_capacity(rows.len());
+        let mut prefix_tokens = Vec::with_capacity(rows.len());
+        let mut depths = Vec::with_capacity(rows.len());
+        let mut stales = Vec::with_capacity(rows.len());
+        let mut superseded_bys = Vec::with_capacity(rows.len());
+        let mut created_ats = Vec::with_capacity(rows.len());
+        let mut provenances = Vec::with_capacity(rows.len());
+        let mut jumps = Vec::with_capacity(rows.len());
+        let mut path_mins = Vec::with_capacity(rows.len());
+        for (row, &(jump, path_min)) in rows.iter().zip(paths) {
+            let node = &row.node;
+            let summary = node.summary.as_ref();
+            ids.push(sql(row.id));
+            parents.push(sql(node.parent));
+            roles.push(node.role.as_str());
+            texts.push(to_pg_text(&node.text));
+            tokens.push(sql(node.tokens));
+            intent_tags.push(node.intent.as_ref().map(|i| i.tag.as_str()));
+            intent_notes.push(
+                node.intent
+                    .as_ref()
+                    .and_then(|i| i.note.as_deref())
+                    .map(to_pg_text),
+            );
+            summary_kinds.push(summary.map(|s| s.kind.as_str()));
+            summary_froms.push(summary.map(|s| sql(s.from)));
+            summary_tos.push(summary.map(|s| sql(s.to)));
+            derived_froms.push(
+                summary
+                    .filter(|s| !s.derived_from.is_empty())
+                    .map(|s| serde_json::to_string(&s.derived_from).unwrap_or_default()),
+            );
+            supersedes.push(summary.and_then(|s| s.supersedes).map(sql));
+            versions.push(summary.map(|s| sql(s.version)));
+            digests.push(summary.filter(|s| s.kind == SummaryKind::Real).map(|s| {
+                summary_request_digest(
+                    s.from,
+                    s.to,
+                    &node.text,
+                    node.tokens,
+                    &s.derived_from,
+                    s.supersedes,
+                    node.intent.as_ref(),
+                )
+                .to_vec()
+            }));
+            colds.push(node.cold);
+            pinneds.push(row.pinned);
+            prefix_tokens.push(sql(row.prefix_tokens));
+            depths.push(sql(row.depth));
+            stales.push(row.stale);
+            superseded_bys.push(row.superseded_by.map(sql));
+            created_ats.push(node.created_at.map(sql));
+            provenances.push(node.provenance.as_deref());
+            jumps.push(sql(jump));
+            path_mins.push(sql(path_min));
+        }
+        // (`cover_count` is no longer kept: coverage comes from the ranges, src/store/cover.rs.)
+        self.exec(
+            "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance, jump, path_min_tokens) \
+             SELECT $1, r.id, r.parent, r.role, r.text, r.tokens, r.intent_tag, r.intent_note, r.summary_kind, r.summary_from, r.summary_to, r.derived_from, r.supersedes, r.version, r.request_digest, r.cold, r.pinned, r.prefix_tokens, r.depth, 0, r.stale, r.superseded_by, r.created_at, r.provenance, r.jump, r.path_min_tokens \
+             FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::bigint[], $14::bigint[], $15::bytea[], $16::boolean[], $17::boolean[], $18::bigint[], $19::bigint[], $20::boolean[], $21::bigint[], $22::bigint[], $23::text[], $24::bigint[], $25::bigint[]) \
+               AS r (id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, stale, superseded_by, created_at, provenance, jump, path_min_tokens)",
+            &[
+                &sql(tl),
+                &ids,
+                &parents,
+                &roles,
+                &texts,
+                &tokens,
+                &intent_tags,
+                &intent_notes,
+                &summary_kinds,
+                &summary_froms,
+                &summary_tos,
+                &derived_froms,
+                &supersedes,
+                &versions,
+                &digests,
+                &colds,
+                &pinneds,
+                &prefix_tokens,
+                &depths,
+                &stales,
+                &superseded_bys,
+                &created_ats,
+                &provenances,
+                &jumps,
+                &path_mins,
+            ],
+        )?;
+        for row in rows {
+            if let Some(s) = row.node.summary.as_ref()
+                && !s.derived_from.is_empty()
+            {
+                let sources: Vec<i64> = s.derived_from.iter().map(|&n| sql(n)).collect();
+                self.exec(
+                    "INSERT INTO summary_sources (timeline, summary, source) SELECT $1, $2, s FROM unnest($3::bigint[]) AS s ON CONFLICT DO NOTHING",
+                    &[&sql(tl), &sql(row.id), &sources],
+                )?;
+            }
+        }
+        self.index_nodes(tl, rows)
+    }
+
+    /// The columns of a stored node a child's path columns need (`jumps::PathRow`).
+    pub(super) fn path_row(
+        &mut self,
+        tl: u64,
+        n: u64,
+    ) -> Result<Option<crate::store::jumps::PathRow>> {
+        let row = self.query_opt(
+            "SELECT depth, jump, path_min_tokens FROM nodes WHERE timeline = $1 AND id = $2",
+            &[&sql(tl), &sql(n)],
+        )?;
+        row.map(|r| -> std::result::Result<_, postgres::Error> {
+            Ok((unsql(get(&r, 0)?), unsql(get(&r, 1)?), unsql(get(&r, 2)?)))
+        })
+        .transpose()
+        .map_err(|e| self.fail(e))
+    }
+
+    /// The search terms of a batch of nodes (`put_nodes`), in two statements.
+    fn index_nodes(&mut self, tl: u64, rows: &[NodeRow]) -> Result<()> {
+        let (mut doc_nodes, mut doc_terms) = (Vec::new(), Vec::new());
+        let (mut posting_terms, mut posting_nodes) = (Vec::new(), Vec::new());
+        let mut term_count = 0i64;
+        for row in rows {
+            if !crate::store::searchable(row.id, &row.node) {
+                continue;
+            }
+            let terms: Vec<String> = crate::search::terms(&row.node.text)
+                .into_iter()
+                .map(|t| t.text)
+                .collect();
+            if terms.is_empty() {
+                continue;
+            }
+            term_count += terms.len() as i64;
+            doc_nodes.push(sql(row.id));
+            doc_terms.push(terms.join(" "));
+            let mut distinct = terms;
+            distinct.sort_unstable();
+            distinct.dedup();
+            posting_nodes.extend(std::iter::repeat_n(sql(row.id), distinct.len()));
+            posting_terms.extend(distinct);
+        }
+        if doc_nodes.is_empty() {
+            return Ok(());
+        }
+        self.exec(
+            "INSERT INTO search_docs (timeline, node, terms) SELECT $1, d.node, d.terms FROM unnest($2::bigint[], $3::text[]) AS d (node, terms)",
+            &[&sql(tl), &doc_nodes, &doc_terms],
+        )?;
+        self.exec(
+            "INSERT INTO search_postings (term, timeline, node) SELECT p.term, $1, p.node FROM unnest($2::text[], $3::bigint[]) AS p (term, node)",
+            &[&sql(tl), &posting_terms, &posting_nodes],
+        )?;
+        let pending = self.pending.entry(tl).or_default();
+        pending.search_docs += doc_nodes.len() as i64;
+        pending.search_terms += term_count;
+        Ok(())
+    }
+
     /// Add a searchable node's terms to the search tables (same transaction as the node itself):
     /// its terms as `crate::search` cuts them, each distinct term once in the postings, and the
     /// timeline's share of BM25's statistics. Three statements whatever the length of the text.

@@ -482,6 +482,11 @@ impl Tx for PgTx<'_, '_> {
             .timeline(tl)?
             .map(|t| t.next_node)
             .ok_or_else(|| Error::internal(format!("internal error: no timeline tl{tl}")))?;
+        let mut paths = crate::store::jumps::Batch::new(next, rows.len());
+        let mut columns = Vec::with_capacity(rows.len());
+        // The stored nodes a batch's paths reach (its first parent, the root and a few jump
+        // targets), each read once: many rows of a batch jump to the same ones.
+        let mut stored: HashMap<u64, Option<crate::store::jumps::PathRow>> = HashMap::new();
         for row in rows {
             if row.id != next {
                 return Err(Error::internal(format!(
@@ -489,13 +494,28 @@ impl Tx for PgTx<'_, '_> {
                     row.id
                 )));
             }
-            self.put_node(tl, row)?;
+            if rows.len() > 1 {
+                let key = (row.id, row.node.parent, row.depth, row.node.tokens);
+                columns.push(paths.next(key, &mut |n| match stored.get(&n) {
+                    Some(known) => Ok::<_, Error>(*known),
+                    None => {
+                        let found = self.path_row(tl, n)?;
+                        stored.insert(n, found);
+                        Ok(found)
+                    }
+                })?);
+            }
             let pending = self.pending.entry(tl).or_default();
             pending.nodes += 1;
             pending.cold += i64::from(row.node.cold);
             next = next.checked_add(1).ok_or_else(Error::overflow)?;
         }
-        Ok(())
+        // One row (an append) computes its path columns in its INSERT, from the parent's row; a
+        // batch (an import) computes them here and is written in three statements in all.
+        match rows {
+            [row] => self.put_node(tl, row),
+            _ => self.put_nodes(tl, rows, &columns),
+        }
     }
 
     fn change_node(&mut self, tl: u64, n: u64, change: NodeChange) -> Result<()> {

@@ -2,10 +2,7 @@
 //! timeline, and the index of import records by source key and digest.
 
 use super::file::ImportRecord;
-use super::{
-    Database, Derived, Earlier, ROOT, SummaryKind, Timeline, import_key, node_id,
-    summary_request_digest,
-};
+use super::{Database, Derived, Earlier, ROOT, Timeline, import_key, node_id};
 use crate::error::{Error, Result};
 use std::collections::BTreeSet;
 
@@ -23,16 +20,7 @@ impl Timeline {
             .entry(summary.from)
             .or_default()
             .push(n);
-        if summary.kind == SummaryKind::Real {
-            let digest = summary_request_digest(
-                summary.from,
-                summary.to,
-                &node.text,
-                node.tokens,
-                &summary.derived_from,
-                summary.supersedes,
-                node.intent.as_ref(),
-            );
+        if let Some(digest) = node.request_digest() {
             self.derived.summary_requests.entry(digest).or_insert(n);
             for &source in &summary.derived_from {
                 self.derived.dependents.entry(source).or_default().push(n);

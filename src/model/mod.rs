@@ -157,6 +157,33 @@ impl Node {
             .as_ref()
             .is_some_and(|s| s.kind == SummaryKind::Placeholder)
     }
+
+    /// The digest of the summarize request a real summary answers (`summary_request_digest`);
+    /// `None` for every other node.
+    pub fn request_digest(&self) -> Option<[u8; 32]> {
+        let s = self
+            .summary
+            .as_ref()
+            .filter(|s| s.kind == SummaryKind::Real)?;
+        Some(summary_request_digest(
+            s.from,
+            s.to,
+            &self.text,
+            self.tokens,
+            &s.derived_from,
+            s.supersedes,
+            self.intent.as_ref(),
+        ))
+    }
+
+    /// The sources a summary was derived from, as the JSON text the databases store; `None` when
+    /// there are none.
+    pub fn derived_from_json(&self) -> Option<String> {
+        self.summary
+            .as_ref()
+            .filter(|s| !s.derived_from.is_empty())
+            .map(|s| serde_json::to_string(&s.derived_from).unwrap_or_default())
+    }
 }
 
 /// A named pointer to a head node, like a git branch.

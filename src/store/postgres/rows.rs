@@ -5,9 +5,7 @@
 use super::tx::PgTx;
 use crate::error::{Error, Result};
 use crate::model::file::ImportRecord;
-use crate::model::{
-    ArchivedBranch, Intent, Node, Role, Summary, SummaryKind, summary_request_digest,
-};
+use crate::model::{ArchivedBranch, Intent, Node, Role, Summary, SummaryKind};
 use crate::store::{NodeRow, TimelineRow};
 use postgres::Row;
 use postgres::types::ToSql;
@@ -126,21 +124,8 @@ impl PgTx<'_, '_> {
     pub(super) fn put_node(&mut self, tl: u64, row: &NodeRow) -> Result<()> {
         let node = &row.node;
         let summary = node.summary.as_ref();
-        let derived_from = summary
-            .filter(|s| !s.derived_from.is_empty())
-            .map(|s| serde_json::to_string(&s.derived_from).unwrap_or_default());
-        let digest = summary.filter(|s| s.kind == SummaryKind::Real).map(|s| {
-            summary_request_digest(
-                s.from,
-                s.to,
-                &node.text,
-                node.tokens,
-                &s.derived_from,
-                s.supersedes,
-                node.intent.as_ref(),
-            )
-            .to_vec()
-        });
+        let derived_from = node.derived_from_json();
+        let digest = node.request_digest().map(|d| d.to_vec());
         // The path columns (src/store/jumps.rs) come from the parent's row, read by key.
         self.exec(
             "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance, jump, path_min_tokens) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, \
@@ -178,16 +163,8 @@ impl PgTx<'_, '_> {
                 &node.provenance,
             ],
         )?;
-        if let Some(s) = summary
-            && !s.derived_from.is_empty()
-        {
-            let sources: Vec<i64> = s.derived_from.iter().map(|&n| sql(n)).collect();
-            self.exec(
-                "INSERT INTO summary_sources (timeline, summary, source) SELECT $1, $2, s FROM unnest($3::bigint[]) AS s ON CONFLICT DO NOTHING",
-                &[&sql(tl), &sql(row.id), &sources],
-            )?;
-        }
-        self.index_node(tl, row)
+        self.put_sources(tl, row)?;
+        self.index_nodes(tl, std::slice::from_ref(row))
     }
 
     /// Insert a batch of node rows with their summary sources and search terms: one statement for
@@ -243,25 +220,10 @@ impl PgTx<'_, '_> {
             summary_kinds.push(summary.map(|s| s.kind.as_str()));
             summary_froms.push(summary.map(|s| sql(s.from)));
             summary_tos.push(summary.map(|s| sql(s.to)));
-            derived_froms.push(
-                summary
-                    .filter(|s| !s.derived_from.is_empty())
-                    .map(|s| serde_json::to_string(&s.derived_from).unwrap_or_default()),
-            );
+            derived_froms.push(node.derived_from_json());
             supersedes.push(summary.and_then(|s| s.supersedes).map(sql));
             versions.push(summary.map(|s| sql(s.version)));
-            digests.push(summary.filter(|s| s.kind == SummaryKind::Real).map(|s| {
-                summary_request_digest(
-                    s.from,
-                    s.to,
-                    &node.text,
-                    node.tokens,
-                    &s.derived_from,
-                    s.supersedes,
-                    node.intent.as_ref(),
-                )
-                .to_vec()
-            }));
+            digests.push(node.request_digest().map(|d| d.to_vec()));
             colds.push(node.cold);
             pinneds.push(row.pinned);
             prefix_tokens.push(sql(row.prefix_tokens));
@@ -308,17 +270,25 @@ impl PgTx<'_, '_> {
             ],
         )?;
         for row in rows {
-            if let Some(s) = row.node.summary.as_ref()
-                && !s.derived_from.is_empty()
-            {
-                let sources: Vec<i64> = s.derived_from.iter().map(|&n| sql(n)).collect();
-                self.exec(
-                    "INSERT INTO summary_sources (timeline, summary, source) SELECT $1, $2, s FROM unnest($3::bigint[]) AS s ON CONFLICT DO NOTHING",
-                    &[&sql(tl), &sql(row.id), &sources],
-                )?;
-            }
+            self.put_sources(tl, row)?;
         }
         self.index_nodes(tl, rows)
+    }
+
+    /// The sources a summary row was derived from, if it has any.
+    fn put_sources(&mut self, tl: u64, row: &NodeRow) -> Result<()> {
+        let Some(s) = row.node.summary.as_ref() else {
+            return Ok(());
+        };
+        if s.derived_from.is_empty() {
+            return Ok(());
+        }
+        let sources: Vec<i64> = s.derived_from.iter().map(|&n| sql(n)).collect();
+        self.exec(
+            "INSERT INTO summary_sources (timeline, summary, source) SELECT $1, $2, s FROM unnest($3::bigint[]) AS s ON CONFLICT DO NOTHING",
+            &[&sql(tl), &sql(row.id), &sources],
+        )?;
+        Ok(())
     }
 
     /// The columns of a stored node a child's path columns need (`jumps::PathRow`).
@@ -338,7 +308,9 @@ impl PgTx<'_, '_> {
         .map_err(|e| self.fail(e))
     }
 
-    /// The search terms of a batch of nodes (`put_nodes`), in two statements.
+    /// The search terms of searchable nodes: their terms as `crate::search` cuts them, each distinct
+    /// term once per node in the postings, and the timeline's share of BM25's statistics. Two
+    /// statements whatever the number of nodes and the length of their texts.
     fn index_nodes(&mut self, tl: u64, rows: &[NodeRow]) -> Result<()> {
         let (mut doc_nodes, mut doc_terms) = (Vec::new(), Vec::new());
         let (mut posting_terms, mut posting_nodes) = (Vec::new(), Vec::new());
@@ -380,35 +352,9 @@ impl PgTx<'_, '_> {
         Ok(())
     }
 
-    /// Add a searchable node's terms to the search tables (same transaction as the node itself):
-    /// its terms as `crate::search` cuts them, each distinct term once in the postings, and the
-    /// timeline's share of BM25's statistics. Three statements whatever the length of the text.
+    /// Add a searchable node's terms to the search tables (same transaction as the node itself).
     pub(super) fn index_node(&mut self, tl: u64, row: &NodeRow) -> Result<()> {
-        if !crate::store::searchable(row.id, &row.node) {
-            return Ok(());
-        }
-        let terms: Vec<String> = crate::search::terms(&row.node.text)
-            .into_iter()
-            .map(|t| t.text)
-            .collect();
-        if terms.is_empty() {
-            return Ok(());
-        }
-        let mut distinct = terms.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        self.exec(
-            "INSERT INTO search_docs (timeline, node, terms) VALUES ($1, $2, $3)",
-            &[&sql(tl), &sql(row.id), &terms.join(" ")],
-        )?;
-        self.exec(
-            "INSERT INTO search_postings (term, timeline, node) SELECT t, $2, $3 FROM unnest($1::text[]) AS t",
-            &[&distinct, &sql(tl), &sql(row.id)],
-        )?;
-        let pending = self.pending.entry(tl).or_default();
-        pending.search_docs += 1;
-        pending.search_terms += terms.len() as i64;
-        Ok(())
+        self.index_nodes(tl, std::slice::from_ref(row))
     }
 
     /// Write the counters gathered in `pending`: one update per timeline. Before commit, and

@@ -3,9 +3,7 @@
 use super::tx::SqlTx;
 use crate::error::{Error, Result};
 use crate::model::file::ImportRecord;
-use crate::model::{
-    ArchivedBranch, Intent, Node, Role, Summary, SummaryKind, summary_request_digest,
-};
+use crate::model::{ArchivedBranch, Intent, Node, Role, Summary, SummaryKind};
 use crate::store::{NodeRow, TimelineRow};
 use rusqlite::{OptionalExtension, params};
 
@@ -136,21 +134,8 @@ impl<'c> NodeWriter<'c> {
     ) -> Result<()> {
         let node = &row.node;
         let summary = node.summary.as_ref();
-        let derived_from = summary
-            .filter(|s| !s.derived_from.is_empty())
-            .map(|s| serde_json::to_string(&s.derived_from).unwrap_or_default());
-        let digest = summary.filter(|s| s.kind == SummaryKind::Real).map(|s| {
-            summary_request_digest(
-                s.from,
-                s.to,
-                &node.text,
-                node.tokens,
-                &s.derived_from,
-                s.supersedes,
-                node.intent.as_ref(),
-            )
-            .to_vec()
-        });
+        let derived_from = node.derived_from_json();
+        let digest = node.request_digest().map(|d| d.to_vec());
         let columns = params![
             sql(tl),
             sql(row.id),

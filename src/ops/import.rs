@@ -37,8 +37,10 @@ use write::{write_branch, write_timeline};
 const BATCH_TIME: Duration = Duration::from_millis(200);
 
 /// Between two of its transactions an import leaves the database to other writers for a twentieth
-/// of the time it held it, up to this long: enough for an `append` waiting for the lock to take
-/// it (SQLite's waiters try every millisecond), at a twentieth of the import's speed at most.
+/// of the time it held it, up to this long. After a transaction of 20 ms or more that is at least
+/// a millisecond, as often as SQLite's waiters try, so an `append` waiting for the lock takes it;
+/// shorter transactions mean the import is waiting for its reader, which leaves the lock free
+/// anyway. The pause costs the import a twentieth of its speed at most.
 const MAX_PAUSE: Duration = Duration::from_millis(10);
 
 /// The reader thread's stack: checking, parsing, converting, hashing and dropping a conversation's

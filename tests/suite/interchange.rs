@@ -1089,8 +1089,8 @@ on_every_engine! {
 }
 
 /// On PostgreSQL an import sends as many statements for a conversation of 500 messages as for one
-/// of 10: its messages go to the server in batches (of up to 1,024 rows), three statements each,
-/// not three statements per message. The conversations branch, so the path columns computed for a
+/// of 10: its messages go to the server in batches (of up to 1,024 rows), three statements each
+/// beside a read of each stored node their paths reach, not three statements per message. The conversations branch, so the path columns computed for a
 /// batch are checked too (`db check` compares them with the rows).
 #[test]
 fn postgres_an_imports_statements_do_not_grow_with_its_messages() {

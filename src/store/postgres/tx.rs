@@ -511,7 +511,8 @@ impl Tx for PgTx<'_, '_> {
             next = next.checked_add(1).ok_or_else(Error::overflow)?;
         }
         // One row (an append) computes its path columns in its INSERT, from the parent's row; a
-        // batch (an import) computes them here and is written in three statements in all.
+        // batch (an import) computes them here, reading each stored node they reach once, and is
+        // written in three statements (and one per summary with sources) whatever its length.
         match rows {
             [row] => self.put_node(tl, row),
             _ => self.put_nodes(tl, rows, &columns),

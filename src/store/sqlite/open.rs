@@ -8,7 +8,9 @@ use crate::error::{Error, Message, Result};
 use crate::fsutil::with_suffix;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
+use std::cell::Cell;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// How a connection opens the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -335,31 +337,67 @@ pub(super) fn linked_side_file(path: &Path) -> Option<ReadOnly> {
 }
 
 /// SQLite's busy handler: called while another connection holds the lock this one needs, it waits
-/// a millisecond and asks to try again, until [`BUSY_TIMEOUT`] has passed since the first call.
+/// a millisecond and asks to try again, until [`BUSY_TIMEOUT`] has passed since the wait began.
 /// SQLite's own handler (`busy_timeout`) waits up to 100 ms between tries, which misses the short
 /// pauses a long import leaves between its transactions; polling every millisecond catches them.
 fn wait_for_the_lock(tries: i32) -> bool {
+    /// Calls further apart than this belong to two waits: SQLite does not restart `tries` at 0
+    /// for every wait (a second wait within one statement, a backup step), and calls within one
+    /// wait come a millisecond apart.
+    const SAME_WAIT: Duration = Duration::from_millis(250);
     thread_local! {
-        static WAITING_SINCE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+        /// When this thread's current wait began, and its latest call.
+        static WAIT: Cell<Option<(Instant, Instant)>> = const { Cell::new(None) };
     }
-    let now = std::time::Instant::now();
-    // The first call of a wait (tries == 0) starts the clock; each thread waits for one lock at a time.
-    let since = WAITING_SINCE.with(|cell| {
-        if tries == 0 || cell.get().is_none() {
-            cell.set(Some(now));
-        }
-        cell.get().unwrap_or(now)
+    let now = Instant::now();
+    let began = WAIT.with(|wait| {
+        let began = wait_began(wait.get(), tries, now, SAME_WAIT);
+        wait.set(Some((began, now)));
+        began
     });
-    if now.duration_since(since) >= BUSY_TIMEOUT {
+    if now.duration_since(began) >= BUSY_TIMEOUT {
         return false;
     }
-    std::thread::sleep(std::time::Duration::from_millis(1));
+    std::thread::sleep(Duration::from_millis(1));
     true
+}
+
+/// When the wait that a busy handler's call at `now` belongs to began, given the previous call's
+/// (began, called at): a new wait when SQLite counts from 0 again or the previous call is older
+/// than `same_wait`.
+fn wait_began(
+    previous: Option<(Instant, Instant)>,
+    tries: i32,
+    now: Instant,
+    same_wait: Duration,
+) -> Instant {
+    match previous {
+        Some((began, last)) if tries > 0 && now.duration_since(last) < same_wait => began,
+        _ => now,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_busy_wait_is_timed_from_its_first_call_not_from_an_earlier_wait() {
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let same = Duration::from_millis(250);
+        // The first call of a thread, and any call SQLite counts from 0, begins a wait.
+        assert_eq!(wait_began(None, 0, at(5), same), at(5));
+        assert_eq!(wait_began(Some((at(0), at(4))), 0, at(5), same), at(5));
+        // Calls a millisecond apart are one wait, timed from its first call.
+        assert_eq!(wait_began(Some((at(0), at(4))), 5, at(5), same), at(0));
+        // A call long after the previous one begins a new wait even if SQLite did not count from
+        // 0, so a wait that ended minutes ago does not make this one give up at once.
+        assert_eq!(
+            wait_began(Some((at(0), at(4))), 3, at(60_000), same),
+            at(60_000)
+        );
+    }
 
     /// Defence in depth behind the schema check: every way of opening the file is defensive and
     /// does not trust the schema, so a trigger cannot call Timeline's own SQL functions.

@@ -31,10 +31,13 @@ pub type PathRow = (u64, u64, u64);
 /// The path columns of a batch of new nodes numbered from `first` (`Tx::insert_nodes`), each
 /// computed as the engines' single INSERT computes it in SQL from its parent's row (a row that is
 /// not there counts 0), but from the rows of the batch itself where the parent is one of them, so
-/// that what the batch just wrote is not read back.
+/// that what the batch just wrote is not read back. Each stored node is read once per batch: many
+/// rows jump to the same few (the root, the batch's first parent and its jump targets), and on a
+/// server engine each read is a round trip.
 pub struct Batch {
     first: u64,
     rows: Vec<PathRow>,
+    stored: std::collections::HashMap<u64, Option<PathRow>>,
 }
 
 impl Batch {
@@ -42,6 +45,7 @@ impl Batch {
         Batch {
             first,
             rows: Vec::with_capacity(len),
+            stored: std::collections::HashMap::new(),
         }
     }
 
@@ -54,7 +58,14 @@ impl Batch {
     ) -> Result<(u64, u64), E> {
         let mut row = |n: u64| match n.checked_sub(self.first) {
             Some(k) if (k as usize) < self.rows.len() => Ok(Some(self.rows[k as usize])),
-            _ => stored(n),
+            _ => match self.stored.get(&n) {
+                Some(known) => Ok(*known),
+                None => {
+                    let found = stored(n)?;
+                    self.stored.insert(n, found);
+                    Ok(found)
+                }
+            },
         };
         let cols = if id == ROOT {
             (ROOT, 0)

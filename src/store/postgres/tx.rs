@@ -484,9 +484,6 @@ impl Tx for PgTx<'_, '_> {
             .ok_or_else(|| Error::internal(format!("internal error: no timeline tl{tl}")))?;
         let mut paths = crate::store::jumps::Batch::new(next, rows.len());
         let mut columns = Vec::with_capacity(rows.len());
-        // The stored nodes a batch's paths reach (its first parent, the root and a few jump
-        // targets), each read once: many rows of a batch jump to the same ones.
-        let mut stored: HashMap<u64, Option<crate::store::jumps::PathRow>> = HashMap::new();
         for row in rows {
             if row.id != next {
                 return Err(Error::internal(format!(
@@ -496,14 +493,7 @@ impl Tx for PgTx<'_, '_> {
             }
             if rows.len() > 1 {
                 let key = (row.id, row.node.parent, row.depth, row.node.tokens);
-                columns.push(paths.next(key, &mut |n| match stored.get(&n) {
-                    Some(known) => Ok::<_, Error>(*known),
-                    None => {
-                        let found = self.path_row(tl, n)?;
-                        stored.insert(n, found);
-                        Ok(found)
-                    }
-                })?);
+                columns.push(paths.next(key, &mut |n| self.path_row(tl, n))?);
             }
             let pending = self.pending.entry(tl).or_default();
             pending.nodes += 1;

@@ -36,8 +36,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use timeline::model::{
     Branch, Database, Node, ROOT, Role, Summary, SummaryKind, Timeline, estimate_tokens,
@@ -424,13 +425,26 @@ fn wchar() -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-/// One MCP server over stdio: requests out, one JSON message per line back.
+/// One MCP server over stdio: requests out, one JSON message per line back. The answer is read on
+/// the calling thread, so a timed call pays for the server's work and the pipe's two wake-ups, not
+/// for a hop through a reader thread of the harness's own; a watchdog kills a server that does not
+/// answer within `ANSWER_TIMEOUT`.
 struct McpClient {
-    child: Child,
+    child: Arc<Mutex<Child>>,
+    pid: u32,
     stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
+    stdout: BufReader<ChildStdout>,
+    watchdog: Arc<Watchdog>,
     next_id: u64,
     what: String,
+}
+
+/// When the watchdog kills the server unless an answer came first, and whether it did kill it.
+#[derive(Default)]
+struct Watchdog {
+    deadline: Mutex<Option<Instant>>,
+    fired: AtomicBool,
+    done: AtomicBool,
 }
 
 impl McpClient {
@@ -441,20 +455,35 @@ impl McpClient {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start {what}: {e}"))?;
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
+        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let stdin = child.stdin.take();
+        let pid = child.id();
+        let child = Arc::new(Mutex::new(child));
+        let watchdog = Arc::new(Watchdog::default());
+        {
+            let (child, watchdog) = (Arc::clone(&child), Arc::clone(&watchdog));
+            std::thread::spawn(move || {
+                while !watchdog.done.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    let late = watchdog
+                        .deadline
+                        .lock()
+                        .expect("watchdog lock")
+                        .is_some_and(|deadline| Instant::now() > deadline);
+                    if late {
+                        watchdog.fired.store(true, Ordering::Relaxed);
+                        let _ = child.lock().expect("child lock").kill();
+                        return;
+                    }
                 }
-            }
-        });
+            });
+        }
         let mut client = McpClient {
-            stdin: child.stdin.take(),
             child,
-            lines: rx,
+            pid,
+            stdin,
+            stdout,
+            watchdog,
             next_id: 1,
             what: what.to_string(),
         };
@@ -484,17 +513,26 @@ impl McpClient {
     fn request(&mut self, method: &str, params: Value) -> Result<Value, String> {
         let id = self.next_id;
         self.next_id += 1;
+        *self.watchdog.deadline.lock().expect("watchdog lock") =
+            Some(Instant::now() + ANSWER_TIMEOUT);
+        let answer = self.answer(method, id, params);
+        *self.watchdog.deadline.lock().expect("watchdog lock") = None;
+        answer
+    }
+
+    fn answer(&mut self, method: &str, id: u64, params: Value) -> Result<Value, String> {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        let mut line = String::new();
         loop {
-            let line = match self.lines.recv_timeout(ANSWER_TIMEOUT) {
-                Ok(line) => line,
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(format!("{} gave no answer to {method}", self.what));
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(format!("{} exited during {method}", self.what));
-                }
-            };
+            line.clear();
+            let read = self.stdout.read_line(&mut line);
+            if !matches!(read, Ok(n) if n > 0) {
+                return Err(if self.watchdog.fired.load(Ordering::Relaxed) {
+                    format!("{} gave no answer to {method}", self.what)
+                } else {
+                    format!("{} exited during {method}", self.what)
+                });
+            }
             let Ok(message) = serde_json::from_str::<Value>(&line) else {
                 continue;
             };
@@ -520,17 +558,19 @@ impl McpClient {
 
 impl Drop for McpClient {
     fn drop(&mut self) {
+        self.watchdog.done.store(true, Ordering::Relaxed);
         // Closing stdin ends both servers; kill only if one does not exit in time.
         drop(self.stdin.take());
+        let mut child = self.child.lock().expect("child lock");
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            if let Ok(Some(_)) = child.try_wait() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 

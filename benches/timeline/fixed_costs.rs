@@ -9,6 +9,13 @@ use super::*;
 /// The floor of one durable change: 300 bytes appended to a file and `fdatasync`ed.
 const FLOOR: &str = "floor: 300-byte append + `fdatasync` to a file on the same disk (in process)";
 
+/// What one SQLite commit costs here, without Timeline: the reference table's insert through the
+/// library in this process, with `tl`'s settings (WAL, `synchronous = FULL`), connection kept open.
+const SQLITE_COMMIT: &str = "reference: one durable insert through the SQLite library in process (WAL, `synchronous = FULL`, a table of as many rows)";
+
+/// What any MCP call costs before it does anything: the request line out, the answer back.
+const PING: &str = "`ping` round trip in the same `tl-mcp` session";
+
 /// Calls of the measured `tl-mcp` session, all timed (the first ones included).
 const SESSION_CALLS: usize = 101;
 
@@ -23,6 +30,9 @@ struct FixedCosts {
     /// processes.
     floor: Measured,
     floor_process: Measured,
+    /// In turns with the session's calls.
+    ping: Measured,
+    sqlite_commit: Option<Measured>,
 }
 
 impl Bench {
@@ -37,6 +47,17 @@ impl Bench {
             file.write_all(&bytes)
                 .and_then(|()| file.sync_data())
                 .expect("write and sync the floor file");
+            secs(started)
+        })
+    }
+
+    /// A lane inserting one 300-byte row into the reference table through an open connection.
+    fn sqlite_commit_lane<'a>(&'a self, conn: &'a rusqlite::Connection) -> Lane<'a> {
+        Box::new(move || {
+            let text = self.next_text();
+            let started = Instant::now();
+            conn.execute("INSERT INTO messages (text) VALUES (?1)", [&text])
+                .expect("insert into the reference table");
             secs(started)
         })
     }
@@ -76,22 +97,39 @@ impl Bench {
         if let Some(table) = &table {
             remove_db(table);
         }
-        // A new session on a fresh copy: the calls that open the database and its log count.
+        // A new session on a fresh copy: the calls that open the database and its log count. In
+        // turns with its calls: the floor, a `ping` (the protocol's share of a call) and a commit
+        // through the SQLite library (SQLite's share).
         let work = self.working_copy(&fixture[0], &format!("fixed-session-{size}"));
+        let reference = match (&self.sqlite3, &table) {
+            (Ok(shell), Some(_)) => {
+                let copy = self.working_copy(
+                    &self.sqlite3_table(shell, size),
+                    &format!("fixed-library-{size}"),
+                );
+                let conn = rusqlite::Connection::open(&copy).expect("open the reference table");
+                conn.execute_batch("PRAGMA synchronous = FULL;")
+                    .expect("set synchronous");
+                conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+                    .expect("set WAL");
+                Some((copy, conn))
+            }
+            _ => None,
+        };
         let calls = if self.smoke { 3 } else { SESSION_CALLS };
         let session = RefCell::new(Vec::new());
-        let floor_session = {
+        let (floor_session, ping, sqlite_commit) = {
             let mut command = Command::new(&self.tl_mcp);
             command.arg("--db").arg(&work);
-            let mut client = McpClient::spawn(command, "tl-mcp").expect("tl-mcp starts");
-            let session = &session;
-            let timeline = &timeline;
+            let client = RefCell::new(McpClient::spawn(command, "tl-mcp").expect("tl-mcp starts"));
+            let (session, timeline, client) = (&session, &timeline, &client);
             let mut lanes: Vec<Lane> = vec![
                 Box::new(move || {
                     let arguments =
                         json!({"timeline_id": timeline, "role": "user", "text": self.next_text()});
                     let started = Instant::now();
                     client
+                        .borrow_mut()
                         .call("timeline_append", arguments)
                         .expect("timeline_append succeeds");
                     let elapsed = secs(started);
@@ -99,7 +137,18 @@ impl Bench {
                     elapsed
                 }),
                 self.floor_lane(&floor),
+                Box::new(move || {
+                    let started = Instant::now();
+                    client
+                        .borrow_mut()
+                        .request("ping", json!({}))
+                        .expect("ping answers");
+                    secs(started)
+                }),
             ];
+            if let Some((_, conn)) = &reference {
+                lanes.push(self.sqlite_commit_lane(conn));
+            }
             let plan = Plan {
                 warmup: 0,
                 min: calls,
@@ -107,8 +156,13 @@ impl Bench {
                 budget: Duration::ZERO,
                 slow: f64::INFINITY,
             };
-            interleave(plan, &mut lanes)[1]
+            let measured = interleave(plan, &mut lanes);
+            (measured[1], measured[2], measured.get(3).copied())
         };
+        if let Some((copy, conn)) = reference {
+            drop(conn);
+            remove_db(&copy);
+        }
         remove_db(&work);
         let _ = fs::remove_file(&floor_path);
         FixedCosts {
@@ -118,6 +172,8 @@ impl Bench {
             session: session.take(),
             floor: floor_session,
             floor_process,
+            ping,
+            sqlite_commit,
         }
     }
 
@@ -159,6 +215,11 @@ impl Bench {
             fmt_secs(m.floor_process.median),
             m.floor_process.runs
         );
+        println!("| {PING} | {} | {} |", fmt_secs(m.ping.median), m.ping.runs);
+        match &m.sqlite_commit {
+            Some(c) => println!("| {SQLITE_COMMIT} | {} | {} |", fmt_secs(c.median), c.runs),
+            None => println!("| {SQLITE_COMMIT} | MISSING | — |"),
+        }
         let verdict = |ratio: f64, limit: f64| match (self.smoke, ratio <= limit) {
             (true, _) => "(smoke figure, not a verdict)",
             (false, true) => "met",
@@ -183,6 +244,21 @@ impl Bench {
                 verdict(r, 1.5)
             );
         }
+        // What the medians are made of: a call pays the protocol's round trip and one SQLite commit
+        // before any work of Timeline's own.
+        let floor = m.floor.median.max(1e-9);
+        println!(
+            "\nWhat a `timeline_append` call is made of, as ratios to the floor: the `ping` round trip {:.2}, a commit through the SQLite library {}, the rest (Timeline's own work) {}.",
+            m.ping.median / floor,
+            m.sqlite_commit.map_or("MISSING".to_string(), |c| format!(
+                "{:.2}",
+                c.median / floor
+            )),
+            m.sqlite_commit.map_or("MISSING".to_string(), |c| format!(
+                "{:.2}",
+                (session.median - m.ping.median - c.median) / floor
+            )),
+        );
     }
 }
 

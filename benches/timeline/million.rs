@@ -227,7 +227,7 @@ impl Bench {
             let mut command = Command::new(&self.tl_mcp);
             command.arg("--db").arg(db);
             let client = McpClient::spawn(command, "tl-mcp").expect("tl-mcp starts");
-            pids.push(client.child.id());
+            pids.push(client.pid);
             lanes.push(self.mcp_lane(client, "timeline_context_budget", None, move |_| {
                 json!({"timeline_id": "tl0", "node": format!("n{size}"), "max_tokens": MAX_TOKENS})
             }));

@@ -5,8 +5,9 @@
 mod cli;
 mod reference;
 mod requests;
+mod spec_data;
 
-use crate::spec::{mcp::tools_list, spec};
+use crate::spec::{SPEC_JSON, Spec, mcp::tools_list};
 use serde_json::Value;
 
 /// The note at the top of every generated file: where it comes from and how to regenerate it.
@@ -14,8 +15,11 @@ pub const HEADER_NOTE: &str = "generated from spec/timeline.json; do not edit. R
 
 /// Every generated file as (path relative to the repository root, contents).
 pub fn render_all() -> Vec<(&'static str, String)> {
-    let spec = spec();
+    // From the JSON itself, not the compiled-in copy (`spec()`), which may be the stale file.
+    let spec =
+        &Spec::parse(SPEC_JSON).expect("spec/timeline.json is valid JSON of the spec's shape");
     let mut files = vec![
+        ("generated/spec.rs", spec_data::render_spec(spec)),
         ("generated/cli.rs", cli::render_cli(spec)),
         ("generated/requests.rs", requests::render_requests(spec)),
         ("generated/tools.json", pretty(&tools_list(spec))),

@@ -8,9 +8,11 @@
 //! - `path_min_tokens`: the smallest `tokens` of the messages root→node (root excluded), which
 //!   says in one row whether any message above a window is small enough to change its layout.
 //!
-//! Both are fixed at insert (a node's parent never changes), like `prefix_tokens` and `depth`. The
-//! engines compute them in SQL from the parent's row; this module derives them from a timeline's
-//! nodes for the migrations that fill existing rows and for `db check`, which compares.
+//! Both are fixed at insert (a node's parent never changes), like `prefix_tokens` and `depth`. New
+//! rows of the SQL engines get them from `Batch` (SQLite's appends, both engines' batches) or from
+//! an INSERT that reads the parent's row itself (PostgreSQL's single append, SQLite's bulk loads);
+//! this module also derives them from a timeline's nodes for the migrations that fill existing
+//! rows and for `db check`, which compares.
 
 use crate::model::ROOT;
 

@@ -66,10 +66,10 @@ impl SqlTx<'_> {
             .collect()
     }
 
-    /// Insert one node row as it is (used by `insert_node` and bulk loads); its path columns come
-    /// from the parent's row, read by key in the INSERT.
+    /// Insert one node row as it is (bulk loads, whose rows are in path order); its path columns
+    /// come from the parent's row, read by key in the INSERT.
     pub(super) fn put_node(&self, tl: u64, row: &NodeRow) -> Result<()> {
-        NodeWriter::new(self)?.put(self, tl, row, None)
+        NodeWriter::new().put(self, tl, row, None)
     }
 
     /// The rows of a node's derived columns a child's path columns need (`jumps::PathRow`).
@@ -91,36 +91,52 @@ impl SqlTx<'_> {
 /// The columns of a node row, `?1`..`?24`, in the order of `NodeWriter::put`'s parameters.
 const INSERT_NODE: &str = "INSERT INTO nodes (timeline, id, parent, role, text, tokens, intent_tag, intent_note, summary_kind, summary_from, summary_to, derived_from, supersedes, version, request_digest, cold, pinned, prefix_tokens, depth, cover_count, stale, superseded_by, created_at, provenance, jump, path_min_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ";
 
-/// The statements that write node rows, prepared once for a whole batch of rows (the cache's
-/// lookup hashes and compares each statement's text on every use).
+/// The statements that write node rows, each prepared once for a whole batch of rows (the cache's
+/// lookup hashes and compares each statement's text on every use) and only when first used: a
+/// `tl append` process, whose cache starts empty, would otherwise spend a sixth of its instructions
+/// preparing the batch's INSERT it never runs.
 pub(super) struct NodeWriter<'c> {
     /// The path columns from the parent's row (src/store/jumps.rs), read by key.
-    derived: rusqlite::CachedStatement<'c>,
+    derived: Option<rusqlite::CachedStatement<'c>>,
     /// The path columns given (`?25`, `?26`).
-    given: rusqlite::CachedStatement<'c>,
-    doc: rusqlite::CachedStatement<'c>,
-    terms: rusqlite::CachedStatement<'c>,
+    given: Option<rusqlite::CachedStatement<'c>>,
+    doc: Option<rusqlite::CachedStatement<'c>>,
+    terms: Option<rusqlite::CachedStatement<'c>>,
+}
+
+/// The statement in `slot`, prepared (or taken from the connection's cache) on first use.
+fn prepared<'s, 'c>(
+    slot: &'s mut Option<rusqlite::CachedStatement<'c>>,
+    t: &SqlTx<'c>,
+    text: impl FnOnce() -> String,
+) -> Result<&'s mut rusqlite::CachedStatement<'c>> {
+    if slot.is_none() {
+        *slot = Some(t.conn.prepare_cached(&text()).map_err(|e| t.fail(e))?);
+    }
+    Ok(slot.as_mut().expect("prepared above"))
 }
 
 impl<'c> NodeWriter<'c> {
-    pub(super) fn new(t: &SqlTx<'c>) -> Result<NodeWriter<'c>> {
-        let prepare = |text: &str| t.conn.prepare_cached(text).map_err(|e| t.fail(e));
-        Ok(NodeWriter {
-            derived: prepare(&format!(
-                "{INSERT_NODE}\
+    pub(super) fn new() -> NodeWriter<'c> {
+        NodeWriter {
+            derived: None,
+            given: None,
+            doc: None,
+            terms: None,
+        }
+    }
+
+    /// The INSERT that computes the path columns from the parent's row.
+    fn derived_text() -> String {
+        format!(
+            "{INSERT_NODE}\
                  coalesce((SELECT CASE WHEN p.depth - jp.depth = jp.depth - jjp.depth THEN jp.jump ELSE p.id END \
                    FROM nodes p JOIN nodes jp ON jp.timeline = ?1 AND jp.id = p.jump \
                    JOIN nodes jjp ON jjp.timeline = ?1 AND jjp.id = jp.jump \
                    WHERE p.timeline = ?1 AND p.id = ?3 AND ?2 <> 0), 0), \
                  coalesce((SELECT CASE WHEN p.id = 0 THEN ?6 ELSE min(p.path_min_tokens, ?6) END \
                    FROM nodes p WHERE p.timeline = ?1 AND p.id = ?3 AND ?2 <> 0), 0))"
-            ))?,
-            given: prepare(&format!("{INSERT_NODE}?25, ?26)"))?,
-            doc: prepare(
-                "INSERT INTO search_docs (timeline, node, created_at) VALUES (?1, ?2, ?3)",
-            )?,
-            terms: prepare("INSERT INTO search_index (rowid, terms) VALUES (?1, ?2)")?,
-        })
+        )
     }
 
     /// Insert one node row as it is, with its summary sources and search terms; `path` gives its
@@ -164,12 +180,12 @@ impl<'c> NodeWriter<'c> {
             node.provenance,
         ];
         let done = match path {
-            None => self.derived.execute(columns),
+            None => prepared(&mut self.derived, t, Self::derived_text)?.execute(columns),
             Some((jump, min)) => {
                 let mut all: Vec<&dyn rusqlite::ToSql> = columns.to_vec();
                 let (jump, min) = (sql(jump), sql(min));
                 all.extend([&jump as &dyn rusqlite::ToSql, &min]);
-                self.given.execute(&*all)
+                prepared(&mut self.given, t, || format!("{INSERT_NODE}?25, ?26)"))?.execute(&*all)
             }
         };
         done.map_err(|e| t.fail(e))?;
@@ -193,13 +209,17 @@ impl<'c> NodeWriter<'c> {
         if terms.is_empty() {
             return Ok(());
         }
-        self.doc
-            .execute(params![sql(tl), sql(row.id), row.node.created_at.map(sql)])
-            .map_err(|e| t.fail(e))?;
+        prepared(&mut self.doc, t, || {
+            "INSERT INTO search_docs (timeline, node, created_at) VALUES (?1, ?2, ?3)".into()
+        })?
+        .execute(params![sql(tl), sql(row.id), row.node.created_at.map(sql)])
+        .map_err(|e| t.fail(e))?;
         let doc = t.conn.last_insert_rowid();
-        self.terms
-            .execute(params![doc, terms])
-            .map_err(|e| t.fail(e))?;
+        prepared(&mut self.terms, t, || {
+            "INSERT INTO search_index (rowid, terms) VALUES (?1, ?2)".into()
+        })?
+        .execute(params![doc, terms])
+        .map_err(|e| t.fail(e))?;
         Ok(())
     }
 }

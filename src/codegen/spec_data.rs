@@ -94,6 +94,92 @@ fn literal(name: &str, fields: &[(&str, String)]) -> String {
     format!("{name} {{ {} }}", fields.join(", "))
 }
 
+/// `Rust` for a spec struct, written as a literal of all its fields. The pattern names every field
+/// (no `..`), so a field added to the struct fails to compile here until it is listed.
+macro_rules! structs {
+    ($($name:ident { $($field:ident),* $(,)? })*) => {$(
+        impl Rust for $name {
+            fn rust(&self) -> String {
+                let $name { $($field),* } = self;
+                literal(stringify!($name), &[$((stringify!($field), $field.rust())),*])
+            }
+        }
+    )*};
+}
+
+structs! {
+    Constants {
+        format_version,
+        reserve_tokens,
+        max_output_messages,
+        max_text_bytes,
+        max_idempotency_key_bytes,
+        idempotency_window_seconds,
+        mcp_frame_limit_bytes,
+        mcp_protocol_versions,
+        mcp_batch_protocol_versions,
+        mcp_batch_max_items,
+        mcp_batch_answer_limit_bytes,
+        mcp_annotations_from,
+        mcp_structured_content_from,
+        mcp_title_from,
+        mcp_argument_errors_as_tool_errors_from,
+        mcp_server_name,
+        root_node,
+        first_branch,
+        ascii_truncate_scalars,
+    }
+    TypeDef {
+        kind,
+        prefix,
+        items,
+        min_chars,
+        max_bytes,
+        forbidden_chars,
+        allowed,
+        fields,
+        minimum,
+        maximum,
+        description,
+        mcp_description,
+    }
+    Field { name, ty, required, cli_flag, help, mcp_help }
+    ErrorDef { exit_code, mcp_code, description }
+    Operation {
+        name,
+        cli,
+        mcp,
+        runs,
+        mcp_omitted,
+        summary,
+        mutating,
+        title,
+        mcp_description,
+        annotations,
+        timeline,
+        idempotency,
+        params,
+        mcp_result_key,
+        result,
+        errors,
+    }
+    Annotations { read_only, destructive, idempotent }
+    Param {
+        name,
+        cli_flag,
+        ty,
+        required,
+        stdin,
+        file_flag,
+        positional,
+        help,
+        mcp_help,
+        names,
+    }
+    Global { name, cli_flag, value_name, help, mcp_help, values, operations }
+}
+
+/// The whole spec: like the structs, but with one operation per line.
 impl Rust for Spec {
     fn rust(&self) -> String {
         let Spec {
@@ -129,272 +215,6 @@ impl Rust for Spec {
                 ("mcp_error_schema", mcp_error_schema.rust()),
                 ("operations", format!("vec![{}\n]", operations.concat())),
                 ("globals", globals.rust()),
-            ],
-        )
-    }
-}
-
-impl Rust for Constants {
-    fn rust(&self) -> String {
-        let Constants {
-            format_version,
-            reserve_tokens,
-            max_output_messages,
-            max_text_bytes,
-            max_idempotency_key_bytes,
-            idempotency_window_seconds,
-            mcp_frame_limit_bytes,
-            mcp_protocol_versions,
-            mcp_batch_protocol_versions,
-            mcp_batch_max_items,
-            mcp_batch_answer_limit_bytes,
-            mcp_annotations_from,
-            mcp_structured_content_from,
-            mcp_title_from,
-            mcp_argument_errors_as_tool_errors_from,
-            mcp_server_name,
-            root_node,
-            first_branch,
-            ascii_truncate_scalars,
-        } = self;
-        literal(
-            "Constants",
-            &[
-                ("format_version", format_version.rust()),
-                ("reserve_tokens", reserve_tokens.rust()),
-                ("max_output_messages", max_output_messages.rust()),
-                ("max_text_bytes", max_text_bytes.rust()),
-                (
-                    "max_idempotency_key_bytes",
-                    max_idempotency_key_bytes.rust(),
-                ),
-                (
-                    "idempotency_window_seconds",
-                    idempotency_window_seconds.rust(),
-                ),
-                ("mcp_frame_limit_bytes", mcp_frame_limit_bytes.rust()),
-                ("mcp_protocol_versions", mcp_protocol_versions.rust()),
-                (
-                    "mcp_batch_protocol_versions",
-                    mcp_batch_protocol_versions.rust(),
-                ),
-                ("mcp_batch_max_items", mcp_batch_max_items.rust()),
-                (
-                    "mcp_batch_answer_limit_bytes",
-                    mcp_batch_answer_limit_bytes.rust(),
-                ),
-                ("mcp_annotations_from", mcp_annotations_from.rust()),
-                (
-                    "mcp_structured_content_from",
-                    mcp_structured_content_from.rust(),
-                ),
-                ("mcp_title_from", mcp_title_from.rust()),
-                (
-                    "mcp_argument_errors_as_tool_errors_from",
-                    mcp_argument_errors_as_tool_errors_from.rust(),
-                ),
-                ("mcp_server_name", mcp_server_name.rust()),
-                ("root_node", root_node.rust()),
-                ("first_branch", first_branch.rust()),
-                ("ascii_truncate_scalars", ascii_truncate_scalars.rust()),
-            ],
-        )
-    }
-}
-
-impl Rust for TypeDef {
-    fn rust(&self) -> String {
-        let TypeDef {
-            kind,
-            prefix,
-            items,
-            min_chars,
-            max_bytes,
-            forbidden_chars,
-            allowed,
-            fields,
-            minimum,
-            maximum,
-            description,
-            mcp_description,
-        } = self;
-        literal(
-            "TypeDef",
-            &[
-                ("kind", kind.rust()),
-                ("prefix", prefix.rust()),
-                ("items", items.rust()),
-                ("min_chars", min_chars.rust()),
-                ("max_bytes", max_bytes.rust()),
-                ("forbidden_chars", forbidden_chars.rust()),
-                ("allowed", allowed.rust()),
-                ("fields", fields.rust()),
-                ("minimum", minimum.rust()),
-                ("maximum", maximum.rust()),
-                ("description", description.rust()),
-                ("mcp_description", mcp_description.rust()),
-            ],
-        )
-    }
-}
-
-impl Rust for Field {
-    fn rust(&self) -> String {
-        let Field {
-            name,
-            ty,
-            required,
-            cli_flag,
-            help,
-            mcp_help,
-        } = self;
-        literal(
-            "Field",
-            &[
-                ("name", name.rust()),
-                ("ty", ty.rust()),
-                ("required", required.rust()),
-                ("cli_flag", cli_flag.rust()),
-                ("help", help.rust()),
-                ("mcp_help", mcp_help.rust()),
-            ],
-        )
-    }
-}
-
-impl Rust for ErrorDef {
-    fn rust(&self) -> String {
-        let ErrorDef {
-            exit_code,
-            mcp_code,
-            description,
-        } = self;
-        literal(
-            "ErrorDef",
-            &[
-                ("exit_code", exit_code.rust()),
-                ("mcp_code", mcp_code.rust()),
-                ("description", description.rust()),
-            ],
-        )
-    }
-}
-
-impl Rust for Operation {
-    fn rust(&self) -> String {
-        let Operation {
-            name,
-            cli,
-            mcp,
-            runs,
-            mcp_omitted,
-            summary,
-            mutating,
-            title,
-            mcp_description,
-            annotations,
-            timeline,
-            idempotency,
-            params,
-            mcp_result_key,
-            result,
-            errors,
-        } = self;
-        literal(
-            "Operation",
-            &[
-                ("name", name.rust()),
-                ("cli", cli.rust()),
-                ("mcp", mcp.rust()),
-                ("runs", runs.rust()),
-                ("mcp_omitted", mcp_omitted.rust()),
-                ("summary", summary.rust()),
-                ("mutating", mutating.rust()),
-                ("title", title.rust()),
-                ("mcp_description", mcp_description.rust()),
-                ("annotations", annotations.rust()),
-                ("timeline", timeline.rust()),
-                ("idempotency", idempotency.rust()),
-                ("params", params.rust()),
-                ("mcp_result_key", mcp_result_key.rust()),
-                ("result", result.rust()),
-                ("errors", errors.rust()),
-            ],
-        )
-    }
-}
-
-impl Rust for Annotations {
-    fn rust(&self) -> String {
-        let Annotations {
-            read_only,
-            destructive,
-            idempotent,
-        } = self;
-        literal(
-            "Annotations",
-            &[
-                ("read_only", read_only.rust()),
-                ("destructive", destructive.rust()),
-                ("idempotent", idempotent.rust()),
-            ],
-        )
-    }
-}
-
-impl Rust for Param {
-    fn rust(&self) -> String {
-        let Param {
-            name,
-            cli_flag,
-            ty,
-            required,
-            stdin,
-            file_flag,
-            positional,
-            help,
-            mcp_help,
-            names,
-        } = self;
-        literal(
-            "Param",
-            &[
-                ("name", name.rust()),
-                ("cli_flag", cli_flag.rust()),
-                ("ty", ty.rust()),
-                ("required", required.rust()),
-                ("stdin", stdin.rust()),
-                ("file_flag", file_flag.rust()),
-                ("positional", positional.rust()),
-                ("help", help.rust()),
-                ("mcp_help", mcp_help.rust()),
-                ("names", names.rust()),
-            ],
-        )
-    }
-}
-
-impl Rust for Global {
-    fn rust(&self) -> String {
-        let Global {
-            name,
-            cli_flag,
-            value_name,
-            help,
-            mcp_help,
-            values,
-            operations,
-        } = self;
-        literal(
-            "Global",
-            &[
-                ("name", name.rust()),
-                ("cli_flag", cli_flag.rust()),
-                ("value_name", value_name.rust()),
-                ("help", help.rust()),
-                ("mcp_help", mcp_help.rust()),
-                ("values", values.rust()),
-                ("operations", operations.rust()),
             ],
         )
     }

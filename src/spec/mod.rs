@@ -457,6 +457,11 @@ impl Global {
 }
 
 impl Spec {
+    /// Parse a spec's JSON text (the code generator's input; the binaries use [`spec`]).
+    pub fn parse(text: &str) -> Result<Spec, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
     /// The operation with spec name `name`.
     pub fn operation(&self, name: &str) -> Option<&Operation> {
         self.operations.iter().find(|op| op.name == name)
@@ -800,13 +805,6 @@ impl Spec {
             .last()
             .map(String::as_str)
             .unwrap_or_default()
-    }
-}
-
-impl Spec {
-    /// Parse a spec's JSON text (the code generator's input; the binaries use [`spec`]).
-    pub fn parse(text: &str) -> Result<Spec, serde_json::Error> {
-        serde_json::from_str(text)
     }
 }
 

@@ -77,13 +77,15 @@ impl Bench {
         );
         // `tl append` and the shell's insert, in turns with the floor.
         let work = self.working_copy(&fixture[0], &format!("fixed-append-{size}"));
-        let table = match &self.sqlite3 {
-            Ok(shell) => {
-                let table = self.sqlite3_table(shell, size);
-                Some(self.working_copy(&table, &format!("fixed-reference-{size}")))
-            }
-            Err(_) => None,
-        };
+        // The shell's table of as many rows (built once, cached), copied for each reference.
+        let pristine = self
+            .sqlite3
+            .as_ref()
+            .ok()
+            .map(|shell| self.sqlite3_table(shell, size));
+        let table = pristine
+            .as_ref()
+            .map(|t| self.working_copy(t, &format!("fixed-reference-{size}")));
         let (tl_append, shell, floor_process) = {
             let mut lanes: Vec<Lane> = vec![self.append_lane(&work, &timeline)];
             lanes.push(self.floor_lane(&floor));
@@ -101,21 +103,15 @@ impl Bench {
         // turns with its calls: the floor, a `ping` (the protocol's share of a call) and a commit
         // through the SQLite library (SQLite's share).
         let work = self.working_copy(&fixture[0], &format!("fixed-session-{size}"));
-        let reference = match (&self.sqlite3, &table) {
-            (Ok(shell), Some(_)) => {
-                let copy = self.working_copy(
-                    &self.sqlite3_table(shell, size),
-                    &format!("fixed-library-{size}"),
-                );
-                let conn = rusqlite::Connection::open(&copy).expect("open the reference table");
-                conn.execute_batch("PRAGMA synchronous = FULL;")
-                    .expect("set synchronous");
-                conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
-                    .expect("set WAL");
-                Some((copy, conn))
-            }
-            _ => None,
-        };
+        let reference = pristine.as_ref().map(|t| {
+            let copy = self.working_copy(t, &format!("fixed-library-{size}"));
+            let conn = rusqlite::Connection::open(&copy).expect("open the reference table");
+            conn.execute_batch("PRAGMA synchronous = FULL;")
+                .expect("set synchronous");
+            conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+                .expect("set WAL");
+            (copy, conn)
+        });
         let calls = if self.smoke { 3 } else { SESSION_CALLS };
         let session = RefCell::new(Vec::new());
         let (floor_session, ping, sqlite_commit) = {

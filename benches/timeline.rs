@@ -58,7 +58,7 @@ mod postgres;
 mod search_worst;
 
 /// Bump when the fixtures below change shape, so cached files are rebuilt.
-const FIXTURE_VERSION: u32 = 2;
+const FIXTURE_VERSION: u32 = 3;
 /// The creation time of every generated message (2026-01-01T00:00:00Z).
 const NOW: u64 = 1_767_225_600;
 /// The MCP reference server, pinned.

@@ -103,8 +103,28 @@ impl Bench {
         // turns with its calls: the floor, a `ping` (the protocol's share of a call) and a commit
         // through the SQLite library (SQLite's share).
         let work = self.working_copy(&fixture[0], &format!("fixed-session-{size}"));
+        // A database Timeline has changed before, as one in use is: its log kept, blank, at the
+        // length a session needs (`store::sqlite::kept_log`). One append, not timed.
+        self.tl(
+            &work,
+            &[
+                "--timeline",
+                &timeline,
+                "append",
+                "--role",
+                "user",
+                "--text",
+                "before the session",
+            ],
+        );
         let reference = pristine.as_ref().map(|t| {
             let copy = self.working_copy(t, &format!("fixed-library-{size}"));
+            // The same for the reference: a blank log of 4 MiB, which SQLite writes over (zeros
+            // written, not a hole, which would be allocated by the writes timed).
+            let log = with_suffix(&copy, "-wal");
+            fs::write(&log, vec![0; 4 << 20])
+                .and_then(|()| fs::File::open(&log)?.sync_all())
+                .expect("write the reference's log");
             let conn = rusqlite::Connection::open(&copy).expect("open the reference table");
             conn.execute_batch("PRAGMA synchronous = FULL;")
                 .expect("set synchronous");

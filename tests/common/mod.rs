@@ -100,6 +100,23 @@ macro_rules! on_every_engine {
     };
 }
 
+/// The files a clean close leaves of the SQLite database `name` in `dir`: the database, and on
+/// Unix its write-ahead log, kept blank for the next process (`store::sqlite::kept_log`). Checks
+/// that the log is blank: one that still began with a log's header would be read again.
+pub fn closed_sqlite(dir: &Path, name: &str) -> Vec<String> {
+    let mut names = vec![name.to_string()];
+    if cfg!(unix) {
+        let wal = format!("{name}-wal");
+        let bytes = std::fs::read(dir.join(&wal)).expect("the closed database's log is kept");
+        assert!(
+            bytes.len() >= 32 && bytes[..32].iter().all(|&b| b == 0),
+            "the kept log {wal} does not start with a blank header"
+        );
+        names.push(wal);
+    }
+    names
+}
+
 /// What a change alters, or `None` when there is no database. For the JSON snapshot (a name ending
 /// in `.json`), the file's bytes. For SQLite, whose bytes move between the file and its write-ahead
 /// log when a process closes, the whole database as the library reads it, in the snapshot format

@@ -87,3 +87,158 @@ fn sqlite_an_append_writes_one_page_of_each_btree_it_changes() {
         .collect();
     assert_eq!(written, vec![expected.to_vec(); 6]);
 }
+
+/// Where they are written: the log is kept between processes, blank, and the next process writes its
+/// commit over the blocks it has (`store::sqlite::kept_log`; Unix, where SQLite's own VFS is wrapped).
+/// A process that only reads leaves it as it is, and a new database can be made beside a blank log
+/// that outlived its database, which is nothing SQLite would read.
+#[test]
+#[cfg(unix)]
+fn sqlite_the_log_is_kept_blank_and_written_over_by_the_next_process() {
+    common::use_engine(Engine::Sqlite);
+    let db = Db::created_at("1767225600");
+    let wal = format!("{}-wal", db.path.display());
+    let name = db.path.file_name().unwrap().to_string_lossy().into_owned();
+    db.tl(&[
+        "append", "--role", "user", "--text", "first", "--tokens", "1",
+    ])
+    .ok(r#"{"node":"n1"}"#);
+    assert_eq!(
+        names_in(db.dir.path()),
+        common::closed_sqlite(db.dir.path(), &name)
+    );
+    let len = std::fs::metadata(&wal).unwrap().len();
+    assert!(
+        len > 32,
+        "the log holds the last commit's pages ({len} bytes)"
+    );
+    db.tl(&[
+        "append", "--role", "user", "--text", "second", "--tokens", "1",
+    ])
+    .ok(r#"{"node":"n2"}"#);
+    common::closed_sqlite(db.dir.path(), &name);
+    assert_eq!(
+        std::fs::metadata(&wal).unwrap().len(),
+        len,
+        "written over, not grown"
+    );
+    let before = std::fs::read(&wal).unwrap();
+    db.tl(&["search", "--query", "second"]).ok(
+        r#"{"hits":[{"timeline_id":"tl0","node":"n2","role":"user","created_at":1767225600,"zone":"hot","snippet":"«second»","score":1e-6}],"next_cursor":null}"#,
+    );
+    assert_eq!(
+        std::fs::read(&wal).unwrap(),
+        before,
+        "a read changed the log"
+    );
+    // The database goes, its blank log stays: a new database at the path is made, and reads nothing
+    // of the old one.
+    std::fs::remove_file(&db.path).unwrap();
+    db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+    db.tl(&["log"]).ok(r#"{"messages":[],"next_cursor":null}"#);
+}
+
+/// A database of 16 MiB or more keeps a log of 4 MiB, the length SQLite's automatic checkpoint lets
+/// it reach, so a long session writes over blocks from its first commit; a log a large transaction
+/// made longer is cut back to that when the last process closes.
+#[test]
+#[cfg(unix)]
+fn sqlite_a_large_database_keeps_a_log_of_four_mebibytes() {
+    common::use_engine(Engine::Sqlite);
+    let db = Db::created_at("1767225600");
+    let name = db.path.file_name().unwrap().to_string_lossy().into_owned();
+    let wal = format!("{}-wal", db.path.display());
+    // 20 messages of 1,000,000 bytes (dots, so the search index has one word each to add).
+    let text = format!("x {}", ".".repeat(999_998));
+    import_openai(&db, (0..20).map(|_| text.clone()).collect());
+    assert!(std::fs::metadata(&db.path).unwrap().len() >= 16 << 20);
+    assert_eq!(
+        names_in(db.dir.path()),
+        common::closed_sqlite(db.dir.path(), &name)
+    );
+    assert_eq!(std::fs::metadata(&wal).unwrap().len(), 4 << 20);
+    db.tl(&[
+        "--timeline",
+        "tl0",
+        "append",
+        "--role",
+        "user",
+        "--text",
+        "after",
+        "--tokens",
+        "1",
+    ])
+    .ok(r#"{"node":"n1"}"#);
+    common::closed_sqlite(db.dir.path(), &name);
+    assert_eq!(std::fs::metadata(&wal).unwrap().len(), 4 << 20);
+}
+
+#[cfg(unix)]
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A database written whole (`db convert`, `Store::create_from`) has its search index in one
+/// segment, so the appends after it do not merge the load's segments piecemeal (a hundred pages and
+/// more in some of their commits). The source here, imported a batch at a time, has several.
+#[test]
+fn sqlite_a_database_written_whole_has_its_search_index_in_one_segment() {
+    common::use_engine(Engine::Sqlite);
+    let db = Db::created_at("1767225600");
+    // 3,000 messages of 150 distinct words each: more than FTS5 holds in memory before writing a
+    // segment (1 MiB).
+    import_openai(
+        &db,
+        (0..3000)
+            .map(|i| {
+                let words: Vec<String> = (0..150).map(|j| format!("w{i}x{j}")).collect();
+                words.join(" ")
+            })
+            .collect(),
+    );
+    let copy = db.dir.path().join("whole.db");
+    db.tl(&["db", "convert", "--to", copy.to_str().unwrap()])
+        .json();
+    let segments = |path: &Path| -> i64 {
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .query_row(
+                "SELECT count(DISTINCT segid) FROM search_index_idx",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    assert!(
+        segments(&db.path) > 1,
+        "the source's index is in one segment already"
+    );
+    assert_eq!(segments(&copy), 1);
+}
+
+/// Import `texts` as one conversation of user messages (an OpenAI messages array), in one `tl`.
+fn import_openai(db: &Db, texts: Vec<String>) {
+    let count = texts.len();
+    let messages: Vec<_> = texts
+        .into_iter()
+        .map(|text| json!({"role": "user", "content": text}))
+        .collect();
+    let input = db.dir.path().join("messages.json");
+    std::fs::write(&input, serde_json::to_vec(&messages).unwrap()).unwrap();
+    let report = db
+        .tl(&[
+            "import",
+            "--format",
+            "openai",
+            "--input",
+            input.to_str().unwrap(),
+        ])
+        .json();
+    assert_eq!(report["messages"], count, "{report}");
+    std::fs::remove_file(&input).unwrap();
+}

@@ -8,6 +8,7 @@
 //! go on as ordinary writers. Files SQLite keeps beside a database (`-wal`, `-shm`, `-journal`) that
 //! are found where no database is are never merged into a new one: the write is refused.
 
+use super::open::log_holds_changes;
 use super::rows::{insert_archived, sql};
 use super::tx::SqlTx;
 use super::{BUSY_TIMEOUT, SqliteStore, failure};
@@ -100,8 +101,16 @@ pub(super) fn remove_leftovers(path: &Path) {
 fn refuse_leftover_companions(path: &Path) -> Result<()> {
     let found: Vec<PathBuf> = COMPANIONS
         .iter()
-        .map(|suffix| with_suffix(path, suffix))
-        .filter(|p| fs::symlink_metadata(p).is_ok())
+        .filter_map(|&suffix| {
+            let companion = with_suffix(path, suffix);
+            match fs::symlink_metadata(&companion) {
+                Err(_) => None,
+                // A log that does not start with a log's header (Timeline's last connection leaves
+                // it blank, see `kept_log`) brings nothing back.
+                Ok(m) if suffix == "-wal" && m.is_file() && !log_holds_changes(&companion) => None,
+                Ok(_) => Some(companion),
+            }
+        })
         .collect();
     if found.is_empty() {
         return Ok(());
@@ -355,6 +364,14 @@ impl SqliteStore {
         for record in &db.imports {
             t.put_import_row(record)?;
         }
+        // The search index in one segment. As the rows' inserts left it (a segment for each
+        // flush of FTS5's memory, merged as they came), the appends after the load would merge
+        // its large segments piecemeal: a hundred pages and more in some of their commits. This
+        // rewrites what the load wrote, once.
+        t.exec(
+            "INSERT INTO search_index (search_index) VALUES ('optimize')",
+            [],
+        )?;
         tx.commit().map_err(|e| failure(&path, "cannot commit", e))
     }
 }

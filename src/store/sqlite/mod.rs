@@ -25,6 +25,8 @@ use std::time::Duration;
 
 mod check;
 mod create;
+#[cfg(unix)]
+mod kept_log;
 mod migrations;
 mod open;
 mod phrase_counts;
@@ -40,6 +42,11 @@ use tx::SqlTx;
 
 /// The first 16 bytes of every SQLite database file.
 pub const HEADER: &[u8] = b"SQLite format 3\0";
+
+/// How long a log may stay between transactions: SQLite's automatic checkpoint starts the log over
+/// after 1,000 pages (of 4 KiB, with their 24-byte frame headers), and some room is left for the
+/// transaction that crosses the mark. `kept_log` keeps a log this long.
+const LOG_SIZE: u64 = 4 << 20;
 
 /// `PRAGMA application_id` of a Timeline database ("TLne"), so another program's SQLite file is
 /// recognised and refused instead of being written into.

@@ -3,7 +3,7 @@
 
 use super::migrations::schema_version;
 use super::schema::{foreign_schema, register_functions, verify_schema};
-use super::{APPLICATION_ID, BUSY_TIMEOUT, SqliteStore, file_stamp};
+use super::{APPLICATION_ID, BUSY_TIMEOUT, LOG_SIZE, SqliteStore, file_stamp};
 use crate::error::{Error, Message, Result};
 use crate::fsutil::with_suffix;
 use rusqlite::config::DbConfig;
@@ -44,6 +44,19 @@ pub(super) fn write_access(path: &Path) -> Option<ReadOnly> {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Some(ReadOnly::Permission),
         _ => None,
     }
+}
+
+/// Whether the file at `wal` (a database's -wal) starts with a log's header, so that SQLite would
+/// read changes from it. A log Timeline's last connection left behind is blank (see `kept_log`), and
+/// a missing or short one holds nothing either.
+pub(super) fn log_holds_changes(wal: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0; 4];
+    std::fs::File::open(wal)
+        .and_then(|mut file| file.read_exact(&mut magic))
+        .is_ok()
+        // SQLite's two magic numbers (big-endian), one for each byte order of its checksums.
+        && matches!(u32::from_be_bytes(magic), 0x377f_0682 | 0x377f_0683)
 }
 
 /// An SQLite URI that opens `path` as immutable: no lock, no -wal or -shm file, which is right only
@@ -185,7 +198,11 @@ impl SqliteStore {
         // Verified now; after a migration (its own change of the schema) the first transaction
         // verifies again.
         self.verified_schema = (version == schema_version()).then_some(cookie);
-        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF;")
+        // A log that a large transaction made longer than the one `kept_log` keeps is cut back to
+        // it when SQLite next starts the log over.
+        conn.execute_batch(&format!(
+            "PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF; PRAGMA journal_size_limit = {LOG_SIZE};"
+        ))
             .map_err(|e| self.failure("cannot configure", e))?;
         register_functions(&conn).map_err(|e| self.failure("cannot configure", e))?;
         if let Some(why) = self.read_only
@@ -214,6 +231,15 @@ impl SqliteStore {
     pub(super) fn open_as(&self, how: Opening) -> rusqlite::Result<(Connection, (i64, i32, i64))> {
         let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = match how {
+            // Only a writer's last connection deletes the log, so only writers keep it.
+            #[cfg(unix)]
+            Opening::ReadWrite if super::kept_log::registered() => {
+                Connection::open_with_flags_and_vfs(
+                    &self.path,
+                    OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                    super::kept_log::VFS_NAME,
+                )?
+            }
             Opening::ReadWrite => Connection::open_with_flags(
                 &self.path,
                 OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -253,9 +279,9 @@ impl SqliteStore {
         Ok((conn, header))
     }
 
-    /// Whether a -wal file with committed changes not yet copied into the database exists.
+    /// Whether a -wal file that may hold committed changes not yet copied into the database exists.
     pub(super) fn wal_has_changes(&self) -> bool {
-        std::fs::metadata(with_suffix(&self.path, "-wal")).is_ok_and(|m| m.len() > 0)
+        log_holds_changes(&with_suffix(&self.path, "-wal"))
     }
 
     /// A failure to open or first read the file: damage is reported as damage, anything else (a

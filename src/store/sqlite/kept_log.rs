@@ -1,9 +1,9 @@
 //! The write-ahead log kept between processes (Unix).
 //!
 //! SQLite deletes a database's `-wal` file when its last connection closes, so the next process
-//! creates it again and every commit of that process makes the file longer. On a journaling file
-//! system a sync that makes a file longer also commits the file's new length (a journal write and
-//! a second flush); a sync after writing over blocks the file already has does not. Measured on the
+//! creates it again and every commit of that process makes the file longer. A sync that makes a
+//! file longer must also write the file's new length (its inode, or a journal entry for it) before
+//! the data counts as durable; a sync after writing over blocks the file already has need not. Measured on the
 //! benchmark's disk: 4 KiB written over existing blocks and `fdatasync`ed costs 0.6 to 0.8 × a
 //! 300-byte append that grows the file, 4 KiB appended 1.3 to 1.5 ×.
 //!

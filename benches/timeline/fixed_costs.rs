@@ -105,18 +105,7 @@ impl Bench {
         let work = self.working_copy(&fixture[0], &format!("fixed-session-{size}"));
         // A database Timeline has changed before, as one in use is: its log kept, blank, at the
         // length a session needs (`store::sqlite::kept_log`). One append, not timed.
-        self.tl(
-            &work,
-            &[
-                "--timeline",
-                &timeline,
-                "append",
-                "--role",
-                "user",
-                "--text",
-                "before the session",
-            ],
-        );
+        (self.append_lane(&work, &timeline))();
         let reference = pristine.as_ref().map(|t| {
             let copy = self.working_copy(t, &format!("fixed-library-{size}"));
             // The same for the reference: a blank log of 4 MiB, which SQLite writes over (zeros

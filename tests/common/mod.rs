@@ -100,6 +100,16 @@ macro_rules! on_every_engine {
     };
 }
 
+/// The names of the files in `dir`, sorted.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 /// The files a clean close leaves of the SQLite database `name` in `dir`: the database, and on
 /// Unix its write-ahead log, kept blank for the next process (`store::sqlite::kept_log`). Checks
 /// that the log is blank: one that still began with a log's header would be read again.

@@ -2299,15 +2299,7 @@ mod read_only_and_links {
         unsafe { libc::geteuid() == 0 }
     }
 
-    /// The names in `dir`, sorted: what a refused or read-only run must leave as it was.
-    fn names_in(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
+    use common::names_in;
 
     /// Run `bin --db <db> args` with the database's directory bind-mounted read-only in a private mount
     /// namespace (unshare(1) and user namespaces, as on the CI machines), so the kernel answers every
@@ -2786,15 +2778,7 @@ mod first_write {
     use super::*;
     use common::{Engine, McpSession};
 
-    /// The names in `dir`, sorted.
-    fn names_in(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
+    use common::names_in;
 
     /// Set the modification time of `path` to `secs` seconds ago, as a file left that long ago.
     #[cfg(unix)]

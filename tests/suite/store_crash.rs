@@ -242,11 +242,7 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
         "append", "--role", "user", "--text", "final", "--tokens", "1",
     ])
     .json();
-    let mut names: Vec<String> = std::fs::read_dir(db.dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = common::names_in(db.dir.path());
     // Both snapshots match the published schema.
     let schema: Value = serde_json::from_slice(
         &std::fs::read(concat!(
@@ -357,14 +353,7 @@ fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize, messages_wan
         Engine::Postgres => common::stored_state(&db.path).is_some(),
         _ => db.path.exists(),
     };
-    let names = || -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    };
+    let names = || common::names_in(&dir);
     let start = Instant::now();
     let out = common::output_of(&mut import());
     assert!(out.status.success(), "{out:?}");

@@ -104,7 +104,7 @@ fn sqlite_the_log_is_kept_blank_and_written_over_by_the_next_process() {
     ])
     .ok(r#"{"node":"n1"}"#);
     assert_eq!(
-        names_in(db.dir.path()),
+        common::names_in(db.dir.path()),
         common::closed_sqlite(db.dir.path(), &name)
     );
     let len = std::fs::metadata(&wal).unwrap().len();
@@ -153,34 +153,13 @@ fn sqlite_a_large_database_keeps_a_log_of_four_mebibytes() {
     import_openai(&db, (0..20).map(|_| text.clone()).collect());
     assert!(std::fs::metadata(&db.path).unwrap().len() >= 16 << 20);
     assert_eq!(
-        names_in(db.dir.path()),
+        common::names_in(db.dir.path()),
         common::closed_sqlite(db.dir.path(), &name)
     );
     assert_eq!(std::fs::metadata(&wal).unwrap().len(), 4 << 20);
-    db.tl(&[
-        "--timeline",
-        "tl0",
-        "append",
-        "--role",
-        "user",
-        "--text",
-        "after",
-        "--tokens",
-        "1",
-    ])
-    .ok(r#"{"node":"n1"}"#);
+    assert_eq!(db.append("user", "after", 1), "n1");
     common::closed_sqlite(db.dir.path(), &name);
     assert_eq!(std::fs::metadata(&wal).unwrap().len(), 4 << 20);
-}
-
-#[cfg(unix)]
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// A database written whole (`db convert`, `Store::create_from`) has its search index in one

@@ -22,10 +22,11 @@
 //! empty one is deleted as before.
 
 use super::LOG_SIZE;
+use super::open::starts_with_log_header;
 use rusqlite::ffi;
 use std::ffi::{CStr, OsStr, c_char, c_int};
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
@@ -118,9 +119,8 @@ fn keep(path: &Path) -> bool {
     if !meta.is_file() || len == 0 {
         return false;
     }
-    if !blank_header(&file).is_ok_and(|blank| blank)
-        && file.write_all_at(&[0; HEADER_LEN], 0).is_err()
-    {
+    // (Read first, so that a log left blank already is not written again.)
+    if starts_with_log_header(&file) && file.write_all_at(&[0; HEADER_LEN], 0).is_err() {
         return false;
     }
     // A failure below leaves the log as it is: blank all the same.
@@ -130,13 +130,6 @@ fn keep(path: &Path) -> bool {
         let _ = fill(file, len);
     }
     true
-}
-
-/// Whether the log's header is all zeros already (read so that a log left blank is not written).
-fn blank_header(mut file: &File) -> std::io::Result<bool> {
-    let mut header = [0; HEADER_LEN];
-    file.read_exact(&mut header)?;
-    Ok(header == [0; HEADER_LEN])
 }
 
 /// The length of the database whose log is at `wal` (0 when it cannot be read).
@@ -149,13 +142,7 @@ fn database_len(wal: &Path) -> u64 {
 /// Make the log `LOG_SIZE` long with zeros that are written and synced, so that later commits
 /// write over blocks the file has.
 fn fill(mut file: File, len: u64) -> std::io::Result<()> {
-    file.seek(SeekFrom::Start(len))?;
-    let zeros = vec![0; 64 << 10];
-    let mut left = LOG_SIZE - len;
-    while left > 0 {
-        let n = left.min(zeros.len() as u64) as usize;
-        file.write_all(&zeros[..n])?;
-        left -= n as u64;
-    }
+    file.seek(SeekFrom::End(0))?;
+    std::io::copy(&mut std::io::repeat(0).take(LOG_SIZE - len), &mut file)?;
     file.sync_data()
 }

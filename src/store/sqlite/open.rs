@@ -50,12 +50,14 @@ pub(super) fn write_access(path: &Path) -> Option<ReadOnly> {
 /// read changes from it. A log Timeline's last connection left behind is blank (see `kept_log`), and
 /// a missing or short one holds nothing either.
 pub(super) fn log_holds_changes(wal: &Path) -> bool {
-    use std::io::Read;
+    std::fs::File::open(wal).is_ok_and(starts_with_log_header)
+}
+
+/// Whether what `log` reads from its start is a log's magic number: SQLite's two (big-endian), one
+/// for each byte order of its checksums.
+pub(super) fn starts_with_log_header(mut log: impl std::io::Read) -> bool {
     let mut magic = [0; 4];
-    std::fs::File::open(wal)
-        .and_then(|mut file| file.read_exact(&mut magic))
-        .is_ok()
-        // SQLite's two magic numbers (big-endian), one for each byte order of its checksums.
+    log.read_exact(&mut magic).is_ok()
         && matches!(u32::from_be_bytes(magic), 0x377f_0682 | 0x377f_0683)
 }
 

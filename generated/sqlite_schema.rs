@@ -1,4 +1,4 @@
-// The SQLite schema of version 9: what its migrations create (see src/store/sqlite/schema.rs).
+// The SQLite schema of version 10: what its migrations create (see src/store/sqlite/schema.rs).
 // Generated from src/store/sqlite/migrations/; do not edit. Regenerate with: cargo test --test suite generated::
 &[
     ("table", "state", "state", Some("CREATE TABLE state (\n    id INTEGER PRIMARY KEY CHECK (id = 0),\n    next_timeline INTEGER NOT NULL\n)")),
@@ -33,4 +33,5 @@
     ("index", "nodes_pinned", "nodes", Some("CREATE INDEX nodes_pinned ON nodes (timeline, id) WHERE pinned = 1")),
     ("index", "nodes_by_real_start", "nodes", Some("CREATE INDEX nodes_by_real_start ON nodes (timeline, summary_from) WHERE summary_kind = 'real'")),
     ("index", "nodes_summaries", "nodes", Some("CREATE INDEX nodes_summaries ON nodes (timeline, id) WHERE summary_kind IS NOT NULL")),
+    ("table", "search_pending", "search_pending", Some("CREATE TABLE search_pending (\n    timeline INTEGER NOT NULL,\n    node INTEGER NOT NULL,\n    PRIMARY KEY (timeline, node)\n) WITHOUT ROWID")),
 ]

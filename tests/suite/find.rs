@@ -631,6 +631,9 @@ fn sqlite_search_index_repair_and_migration() {
     for text in ["alpha budget", "beta budget", "gamma"] {
         db.tl(&["append", "--role", "user", "--text", text]).json();
     }
+    // The appended messages wait for the index (src/store/sqlite/pending.rs); the repair indexes
+    // them, so that the damage below reaches them.
+    db.tl(&["db", "check", "--repair"]).json();
     let before = db.tl(&["search", "--query", "budget"]).json();
     assert_eq!(nodes(&before), ["tl0/n2", "tl0/n1"]);
     {
@@ -662,7 +665,7 @@ fn sqlite_search_index_repair_and_migration() {
     {
         let conn = rusqlite::Connection::open(&db.path).unwrap();
         conn.execute_batch(
-            "DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; DROP INDEX nodes_with_newer_parent; DROP INDEX imports_by_digest; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 2;",
+            "DROP TABLE search_pending; DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; DROP INDEX nodes_with_newer_parent; DROP INDEX imports_by_digest; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 2;",
         )
         .unwrap();
     }
@@ -705,6 +708,9 @@ fn sqlite_a_search_index_without_a_size_record_is_damaged_until_repaired() {
     for text in ["alpha budget", "beta budget"] {
         db.tl(&["append", "--role", "user", "--text", text]).json();
     }
+    // The appended messages wait for the index (src/store/sqlite/pending.rs); the repair indexes
+    // them, so that the damage below reaches them.
+    db.tl(&["db", "check", "--repair"]).json();
     let before = db.tl(&["search", "--query", "budget"]).json();
     assert_eq!(nodes(&before), ["tl0/n2", "tl0/n1"]);
     let what = |node: u64| {
@@ -779,6 +785,9 @@ fn sqlite_search_index_keeps_creation_times_migrated_checked_and_repaired() {
         db.env("TIMELINE_NOW", now);
         db.tl(&["append", "--role", "user", "--text", text]).json();
     }
+    // The appended messages wait for the index (src/store/sqlite/pending.rs); the repair indexes
+    // them, as a database of schema 6 has every message indexed.
+    db.tl(&["db", "check", "--repair"]).json();
     let times = |run: &Value| -> Vec<(String, u64)> {
         run["hits"]
             .as_array()
@@ -813,7 +822,7 @@ fn sqlite_search_index_keeps_creation_times_migrated_checked_and_repaired() {
     {
         let conn = rusqlite::Connection::open(&db.path).unwrap();
         conn.execute_batch(
-            "DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; ALTER TABLE search_docs DROP COLUMN created_at; PRAGMA user_version = 6;",
+            "DROP TABLE search_pending; DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; ALTER TABLE search_docs DROP COLUMN created_at; PRAGMA user_version = 6;",
         )
         .unwrap();
     }
@@ -1018,4 +1027,93 @@ fn text_colour_only_for_terminals_without_no_color() {
         // An empty NO_COLOR does not count (no-color.org).
         assert!(in_pty(Some("")).contains('\u{1b}'));
     }
+}
+
+/// Messages written one at a time wait for the SQLite search index in `search_pending`
+/// (src/store/sqlite/pending.rs). A search finds them and ranks them exactly as once they are
+/// indexed, under every filter and beside messages that are indexed; `tl db check` counts them as
+/// indexed; `--repair` indexes them and changes no answer.
+#[test]
+fn sqlite_messages_waiting_for_the_index_are_found_and_ranked_as_indexed_ones() {
+    common::use_engine(Engine::Sqlite);
+    let db = Db::created_at("1767225600");
+    let waiting = || -> i64 {
+        rusqlite::Connection::open(&db.path)
+            .unwrap()
+            .query_row("SELECT count(*) FROM search_pending", [], |r| r.get(0))
+            .unwrap()
+    };
+    let texts = [
+        "the monthly budget was agreed",
+        "a budget plan for the quarter, budget first",
+        "nothing about money here",
+        "预算 已经 批准",
+        "budgeting is a monthly chore",
+        "the plan: a budget, then a monthly budget review",
+        "预算 还没有 批准",
+        "an unrelated note",
+    ];
+    for (i, text) in texts.iter().enumerate() {
+        if i == 4 {
+            // The first four are indexed; the next four wait.
+            db.tl(&["db", "check", "--repair"]).json();
+            assert_eq!(waiting(), 0);
+        }
+        db.append(if i % 2 == 0 { "user" } else { "assistant" }, text, 5);
+    }
+    assert_eq!(waiting(), 4);
+    let queries: [&[&str]; 8] = [
+        &["search", "--query", "budget"],
+        &["search", "--query", "budget monthly"],
+        &["search", "--query", "\"monthly budget\""],
+        &["search", "--query", "bud*"],
+        &["search", "--query", "budget", "--role", "assistant"],
+        &["search", "--query", "预算"],
+        &["search", "--query", "budget", "--limit", "2"],
+        &["search", "--query", "zebra"],
+    ];
+    let answers: Vec<Value> = queries.iter().map(|q| db.tl(q).json()).collect();
+    // The waiting messages are found (n5: "budgeting" by the prefix only; n6, n7).
+    assert_eq!(nodes(&answers[3]), ["tl0/n6", "tl0/n5", "tl0/n2", "tl0/n1"]);
+    assert_eq!(nodes(&answers[5]), ["tl0/n4", "tl0/n7"]);
+    db.tl(&["db", "check"]).json();
+    db.tl(&["db", "check", "--repair"]).json();
+    assert_eq!(waiting(), 0);
+    for (query, answer) in queries.iter().zip(&answers) {
+        assert_eq!(&db.tl(query).json(), answer, "{query:?}");
+    }
+}
+
+/// The change that brings the waiting messages to 64 indexes them all, in the same transaction:
+/// the index then holds every message and nothing waits.
+#[test]
+fn sqlite_the_sixty_fourth_waiting_message_sends_them_all_to_the_index() {
+    common::use_engine(Engine::Sqlite);
+    let db = Db::created_at("1767225600");
+    let count = |table: &str| -> i64 {
+        rusqlite::Connection::open(&db.path)
+            .unwrap()
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    let mut mcp = Mcp::start(&db);
+    for i in 1..64 {
+        mcp.ok(
+            "timeline_append",
+            json!({"timeline_id": "tl0", "role": "user", "text": format!("message {i} about budgets")}),
+        );
+    }
+    assert_eq!((count("search_pending"), count("search_docs")), (63, 0));
+    mcp.ok(
+        "timeline_append",
+        json!({"timeline_id": "tl0", "role": "user", "text": "message 64 about budgets"}),
+    );
+    assert_eq!((count("search_pending"), count("search_docs")), (0, 64));
+    let hits = mcp.ok(
+        "timeline_search",
+        json!({"query": "budgets", "limit": 1000}),
+    );
+    assert_eq!(hits["hits"].as_array().unwrap().len(), 64);
+    mcp.close();
+    db.tl(&["db", "check"]).json();
 }

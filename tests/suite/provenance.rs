@@ -175,10 +175,13 @@ on_every_engine! {
                 std::fs::write(&db.path, serde_json::to_vec_pretty(&as_version_1(current.clone())).unwrap()).unwrap();
             }
             common::Engine::Sqlite => {
+                // An older schema has every message indexed: index the ones waiting
+                // (src/store/sqlite/pending.rs).
+                db.tl(&["db", "check", "--repair"]).json();
                 let conn = rusqlite::Connection::open(&db.path).unwrap();
                 conn.execute_batch(
                     "UPDATE nodes SET intent_note = coalesce(provenance, intent_note);
-                     DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start;
+                     DROP TABLE search_pending; DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start;
                      ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens;
                      DROP INDEX nodes_with_newer_parent;
                      DROP INDEX imports_by_digest;

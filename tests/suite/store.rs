@@ -1896,7 +1896,7 @@ fn s1_an_append_waits_for_another_programs_transaction() {
 fn s8_a_schema_1_database_is_migrated_to_schema_2() {
     let db = small_sqlite();
     let conn = rusqlite::Connection::open(&db.path).unwrap();
-    conn.execute_batch("DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; DROP INDEX nodes_with_newer_parent; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE archived_branches; DROP TABLE imports; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 1")
+    conn.execute_batch("DROP TABLE search_pending; DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; DROP INDEX nodes_with_newer_parent; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE archived_branches; DROP TABLE imports; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 1")
         .unwrap();
     drop(conn);
     db.tl(&["branches"])

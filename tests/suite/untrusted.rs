@@ -197,7 +197,7 @@ fn several_foreign_objects_are_all_named_and_an_old_schema_is_not_migrated() {
     let old = sqlite_db();
     sqlite_exec(
         &old,
-        "DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; DROP INDEX nodes_with_newer_parent; DROP INDEX imports_by_digest; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 2; CREATE TABLE extra (x);",
+        "DROP TABLE search_pending; DROP INDEX nodes_summaries; DROP INDEX nodes_pinned; DROP INDEX nodes_by_real_start; ALTER TABLE nodes DROP COLUMN jump; ALTER TABLE nodes DROP COLUMN path_min_tokens; DROP INDEX nodes_with_newer_parent; DROP INDEX imports_by_digest; ALTER TABLE nodes DROP COLUMN provenance; DROP TABLE search_index; DROP TABLE search_docs; PRAGMA user_version = 2; CREATE TABLE extra (x);",
     );
     let before = files(old.dir.path());
     tl_bounded(&old, &["branches"]).err(3, &refusal(&old, "table extra", r#"DROP TABLE "extra";"#));

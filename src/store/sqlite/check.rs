@@ -105,7 +105,7 @@ impl SqliteStore {
             .map_err(|e| failure(&path, "cannot start a change of", e))?;
         guard_schema(&tx, &path, &mut self.verified_schema)?;
         tx.execute_batch(&format!(
-            "DELETE FROM search_docs; INSERT INTO search_index (search_index) VALUES ('delete-all'); {REFILL_SEARCH_INDEX}"
+            "DELETE FROM search_pending; DELETE FROM search_docs; INSERT INTO search_index (search_index) VALUES ('delete-all'); {REFILL_SEARCH_INDEX}"
         ))
         .map_err(|e| failure(&path, "cannot rebuild the search index of", e))?;
         tx.commit()
@@ -153,6 +153,8 @@ impl SqlTx<'_> {
             .map_err(|e| self.fail(e))?;
         drop(stmt);
         let mut indexed = indexed.into_iter().peekable();
+        // Messages waiting for the index (src/store/sqlite/pending.rs) count as indexed.
+        let mut pending = self.pending_keys()?.into_iter().peekable();
         let mut missing = 0usize;
         let mut wrong = 0usize;
         let mut extra = 0usize;
@@ -180,6 +182,16 @@ impl SqlTx<'_> {
                         }
                         size
                     });
+                while pending.peek().is_some_and(|key| *key < (timeline.id, n)) {
+                    pending.next();
+                    extra += 1;
+                }
+                if pending.next_if(|key| *key == (timeline.id, n)).is_some() {
+                    // Waiting for the index: wrong for a node that is not searchable, or twice.
+                    extra += usize::from(!crate::store::searchable(n, node));
+                    extra += usize::from(entry.is_some());
+                    continue;
+                }
                 match (terms, entry) {
                     (0, None) => {}
                     (0, Some(_)) => extra += 1,
@@ -192,7 +204,7 @@ impl SqlTx<'_> {
                 }
             }
         }
-        extra += indexed.count();
+        extra += indexed.count() + pending.count();
         for (count, what) in [
             (
                 missing,
@@ -218,14 +230,19 @@ impl SqlTx<'_> {
 
 /// An SQLite variable-length integer (as FTS5 stores a message's term count in `_docsize`).
 pub(super) fn varint(bytes: &[u8]) -> Option<u64> {
+    varint_at(bytes, 0).map(|(value, _)| value)
+}
+
+/// The SQLite variable-length integer at `at` in `bytes`, and the offset after it.
+pub(super) fn varint_at(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
     let mut value = 0u64;
-    for (i, &b) in bytes.iter().enumerate().take(9) {
+    for (i, &b) in bytes.get(at..)?.iter().enumerate().take(9) {
         if i == 8 {
-            return Some((value << 8) | u64::from(b));
+            return Some(((value << 8) | u64::from(b), at + 9));
         }
         value = (value << 7) | u64::from(b & 0x7f);
         if b & 0x80 == 0 {
-            return Some(value);
+            return Some((value, at + i + 1));
         }
     }
     None

@@ -19,6 +19,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0007_search_docs_created_at.sql"),
     MIGRATION_PATH_JUMPS,
     include_str!("migrations/0009_summaries_by_id.sql"),
+    include_str!("migrations/0010_search_pending.sql"),
 ];
 
 /// The migration after which every existing node's path columns are filled (`fill_path_columns`).

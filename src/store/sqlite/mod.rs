@@ -29,6 +29,7 @@ mod create;
 mod kept_log;
 mod migrations;
 mod open;
+mod pending;
 mod phrase_counts;
 mod rows;
 mod schema;

@@ -102,6 +102,8 @@ pub(super) struct NodeWriter<'c> {
     given: Option<rusqlite::CachedStatement<'c>>,
     doc: Option<rusqlite::CachedStatement<'c>>,
     terms: Option<rusqlite::CachedStatement<'c>>,
+    /// Whether the nodes wait for the search index (`pending`) instead of going in directly.
+    defer: bool,
 }
 
 /// The statement in `slot`, prepared (or taken from the connection's cache) on first use.
@@ -123,6 +125,15 @@ impl<'c> NodeWriter<'c> {
             given: None,
             doc: None,
             terms: None,
+            defer: false,
+        }
+    }
+
+    /// A writer of one node, which waits for the search index (src/store/sqlite/pending.rs).
+    pub(super) fn deferring() -> NodeWriter<'c> {
+        NodeWriter {
+            defer: true,
+            ..NodeWriter::new()
         }
     }
 
@@ -200,19 +211,35 @@ impl<'c> NodeWriter<'c> {
         self.index(t, tl, row)
     }
 
-    /// Add a searchable node to the search index (same transaction as the node itself).
+    /// Add a searchable node to the search index (same transaction as the node itself), or note it
+    /// for the index when this writer defers.
     fn index(&mut self, t: &SqlTx<'c>, tl: u64, row: &NodeRow) -> Result<()> {
         if !crate::store::searchable(row.id, &row.node) {
             return Ok(());
         }
-        let terms = crate::search::indexed_text(&row.node.text);
+        if self.defer {
+            return t.defer_index(tl, row.id);
+        }
+        self.index_text(t, tl, row.id, row.node.created_at, &row.node.text)
+    }
+
+    /// Index the text of node `node` of timeline `tl` (nothing when it has no terms).
+    pub(super) fn index_text(
+        &mut self,
+        t: &SqlTx<'c>,
+        tl: u64,
+        node: u64,
+        created_at: Option<u64>,
+        text: &str,
+    ) -> Result<()> {
+        let terms = crate::search::indexed_text(text);
         if terms.is_empty() {
             return Ok(());
         }
         prepared(&mut self.doc, t, || {
             "INSERT INTO search_docs (timeline, node, created_at) VALUES (?1, ?2, ?3)".into()
         })?
-        .execute(params![sql(tl), sql(row.id), row.node.created_at.map(sql)])
+        .execute(params![sql(tl), sql(node), created_at.map(sql)])
         .map_err(|e| t.fail(e))?;
         let doc = t.conn.last_insert_rowid();
         prepared(&mut self.terms, t, || {

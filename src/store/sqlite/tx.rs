@@ -502,7 +502,12 @@ impl Tx for SqlTx<'_> {
             .timeline(tl)?
             .map(|t| t.next_node)
             .ok_or_else(|| Error::internal(format!("internal error: no timeline tl{tl}")))?;
-        let mut writer = super::rows::NodeWriter::new();
+        // One node (an append, a summary) waits for the search index; a batch is indexed with it.
+        let mut writer = if rows.len() == 1 {
+            super::rows::NodeWriter::deferring()
+        } else {
+            super::rows::NodeWriter::new()
+        };
         let mut paths = crate::store::jumps::Batch::new(first, rows.len());
         let mut next = first;
         let mut cold = 0i64;
@@ -981,6 +986,32 @@ impl Tx for SqlTx<'_> {
                     ASK_THE_USER_TO_CHECK,
                 ),
             ));
+        }
+        // The messages waiting for the index (src/store/sqlite/pending.rs), matched as the JSON
+        // engine matches every message and counted in the statistics as FTS5 will count them.
+        let pending = self.pending_docs()?;
+        if !pending.is_empty() {
+            totals = self.index_totals()?;
+        }
+        for doc in pending {
+            let terms = crate::search::terms(&doc.text);
+            if terms.is_empty() {
+                continue;
+            }
+            let words: Vec<&str> = terms.iter().map(|t| t.text.as_str()).collect();
+            totals.0 += 1;
+            totals.1 += words.len() as u64;
+            let found = query.occurrences(&words);
+            for (hit, at) in hits.iter_mut().zip(&found) {
+                *hit += u64::from(!at.is_empty());
+            }
+            let in_scope = scope.timeline.is_none_or(|id| id == doc.timeline)
+                && scope.role.is_none_or(|role| Some(role) == doc.role)
+                && scope.cold.is_none_or(|cold| cold == doc.cold);
+            if in_scope && found.iter().all(|at| !at.is_empty()) {
+                freqs.extend(found.iter().map(Vec::len));
+                matched.push((doc.timeline, doc.node, words.len() as u64, doc.created_at));
+            }
         }
         let scorer = Scorer::new(totals.0, totals.1, &hits);
         Ok(matched

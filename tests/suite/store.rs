@@ -2246,6 +2246,49 @@ fn special_files_are_refused_without_reading_them() {
     device.tl(&["branches"]).err(3, r#"{"error":"/dev/zero is not a regular file (it is a FIFO, socket or device), so it cannot be a database; nothing was read or written. Pass --db with the path of a database file"}"#);
 }
 
+/// A FIFO, a directory or a link where SQLite keeps a database's log or its index is refused by a
+/// read and by a change, at once (a FIFO opened to read would wait for a writer for ever), naming
+/// it; nothing is written, and once it is removed the database works.
+#[cfg(unix)]
+#[test]
+fn sqlite_special_files_at_the_logs_names_are_refused_without_waiting() {
+    common::use_engine(common::Engine::Sqlite);
+    for suffix in ["-wal", "-shm"] {
+        let db = Db::new();
+        db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+        db.tl(&["append", "--role", "user", "--text", "kept"])
+            .ok(r#"{"node":"n1"}"#);
+        let companion = PathBuf::from(format!("{}{suffix}", db.path.display()));
+        let _ = fs::remove_file(&companion);
+        let what = if suffix == "-wal" {
+            "write-ahead log"
+        } else {
+            "write-ahead log's index"
+        };
+        let message = json!({"error": format!("{} is not a regular file (it is a link, directory, FIFO, socket or device), and SQLite keeps the database's {what} under that name; nothing was read or written. Remove it when no program uses the database {}, then try again", companion.display(), db.path.display())}).to_string();
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(&companion)
+            .status()
+            .unwrap();
+        assert!(fifo.success());
+        let before = fs::read(&db.path).unwrap();
+        db.tl(&["log"]).err(3, &message);
+        db.tl(&["append", "--role", "user", "--text", "lost"])
+            .err(3, &message);
+        assert_eq!(fs::read(&db.path).unwrap(), before);
+        fs::remove_file(&companion).unwrap();
+        std::os::unix::fs::symlink(db.dir.path().join("elsewhere"), &companion).unwrap();
+        db.tl(&["append", "--role", "user", "--text", "lost"])
+            .err(3, &message);
+        fs::remove_file(&companion).unwrap();
+        fs::create_dir(&companion).unwrap();
+        db.tl(&["log"]).err(3, &message);
+        fs::remove_dir(&companion).unwrap();
+        db.tl(&["append", "--role", "user", "--text", "second"])
+            .ok(r#"{"node":"n2"}"#);
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn a_lock_file_that_is_a_link_and_a_backup_that_is_a_directory_are_named() {

@@ -50,7 +50,29 @@ pub(super) fn write_access(path: &Path) -> Option<ReadOnly> {
 /// read changes from it. A log Timeline's last connection left behind is blank (see `kept_log`), and
 /// a missing or short one holds nothing either.
 pub(super) fn log_holds_changes(wal: &Path) -> bool {
-    std::fs::File::open(wal).is_ok_and(starts_with_log_header)
+    // (Not blocking: a FIFO at the log's name would wait for a writer; it holds no log either.)
+    crate::fsutil::open_no_block(wal)
+        .is_ok_and(|log| log.metadata().is_ok_and(|m| m.is_file()) && starts_with_log_header(log))
+}
+
+/// SQLite keeps the database's write-ahead log and its index at `<db>-wal` and `<db>-shm`, and only
+/// a regular file will do there: a FIFO would block a read, SQLite would write changes into a pipe
+/// or a device, and it opens neither through a link.
+fn refuse_special_companions(db: &Path) -> Result<()> {
+    for (suffix, what) in [
+        ("-wal", "write-ahead log"),
+        ("-shm", "write-ahead log's index"),
+    ] {
+        let companion = with_suffix(db, suffix);
+        if std::fs::symlink_metadata(&companion).is_ok_and(|m| !m.is_file()) {
+            return Err(Error::database(format!(
+                "{} is not a regular file (it is a link, directory, FIFO, socket or device), and SQLite keeps the database's {what} under that name; nothing was read or written. Remove it when no program uses the database {}, then try again",
+                companion.display(),
+                db.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Whether what `log` reads from its start is a log's magic number: SQLite's two (big-endian), one
@@ -103,6 +125,7 @@ pub(super) fn immutable_uri(path: &Path) -> String {
 
 impl SqliteStore {
     pub(super) fn open_checked(&mut self) -> Result<Connection> {
+        refuse_special_companions(&self.path)?;
         self.read_only = if self.reads_only {
             Some(ReadOnly::Requested)
         } else {

@@ -217,3 +217,71 @@ fn import_openai(db: &Db, texts: Vec<String>) {
     assert_eq!(report["messages"], count, "{report}");
     std::fs::remove_file(&input).unwrap();
 }
+
+/// The files a traced process synced, in order, read from `strace -y`'s lines
+/// (`fdatasync(4</dir/db.sqlite-wal>) = 0`); `None` (after one loud line, or a panic under
+/// CI=true, where .ci/run installs it) when strace cannot run.
+#[cfg(target_os = "linux")]
+fn synced_files(args: &[&str], db: &Db) -> Option<Vec<String>> {
+    let trace = db.dir.path().join("syncs.trace");
+    let run = std::process::Command::new("strace")
+        .args(["-f", "-y", "-e", "trace=fsync,fdatasync", "-o"])
+        .arg(&trace)
+        .arg(common::TL)
+        .arg("--db")
+        .arg(&db.path)
+        .args(args)
+        .output();
+    match run {
+        Ok(out) if out.status.success() => {}
+        other => {
+            let message = format!(
+                "THE SYNC-COUNTING TEST DID NOT RUN: strace could not trace tl ({other:?}); install Debian's strace package (apt-get install strace), as .ci/run does"
+            );
+            let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
+            assert!(!in_ci, "{message}");
+            eprintln!("\n{message}\n");
+            return None;
+        }
+    }
+    let text = std::fs::read_to_string(&trace).unwrap();
+    Some(
+        text.lines()
+            .filter_map(|line| {
+                let file = line.split_once('<')?.1.split_once('>')?.0;
+                Some(Path::new(file).file_name()?.to_string_lossy().into_owned())
+            })
+            .collect(),
+    )
+}
+
+/// A `tl append` on a database whose log was kept blank syncs three times: the log's new header,
+/// the commit, and the database in the close's checkpoint. Not the directory (the blank log's name
+/// was made durable by the process that wrote it), nor the log again before the checkpoint (nothing
+/// was written to it since the commit). (`store::sqlite::kept_log`; the `sqlite3` shell syncs those
+/// three, the directory and the log a second time.)
+#[test]
+#[cfg(target_os = "linux")]
+fn sqlite_an_append_on_a_kept_log_syncs_the_log_twice_and_the_database_once() {
+    common::use_engine(Engine::Sqlite);
+    let db = Db::created_at("1767225600");
+    db.append("user", "the first message", 3);
+    let name = db.path.file_name().unwrap().to_string_lossy().into_owned();
+    common::closed_sqlite(db.dir.path(), &name);
+    let append = [
+        "append",
+        "--role",
+        "user",
+        "--text",
+        "the second",
+        "--tokens",
+        "2",
+    ];
+    let Some(synced) = synced_files(&append, &db) else {
+        return;
+    };
+    let wal = format!("{name}-wal");
+    assert_eq!(synced, [wal.clone(), wal, name.clone()]);
+    common::closed_sqlite(db.dir.path(), &name);
+    db.tl(&["log"]).json();
+}

@@ -20,6 +20,17 @@
 //! `tl-mcp` writes over blocks from its first commit; a log longer than that (after a large
 //! transaction) is cut back to it. A smaller database's log keeps the length it reached, and an
 //! empty one is deleted as before.
+//!
+//! Two syncs SQLite would make of a kept log are left out, neither of which makes anything durable:
+//! - **The directory's.** SQLite syncs the directory of a log it opens to create, at the log's
+//!   first sync, so that the new name survives a crash. A blank log (its header all zeros, which
+//!   only `keep` writes) was synced, directory and all, by the connection that wrote it (SQLite
+//!   syncs a new log's header before its first page), so it is opened without asking to create it
+//!   and SQLite does not sync the directory again; if it has gone in between, the open asks again.
+//! - **A log's sync with nothing written since its last one.** A checkpoint syncs the log before
+//!   copying its pages into the database, right after the commit that synced it (the automatic
+//!   checkpoint after a commit, the one at close). A sync of a file with no write since a sync
+//!   that succeeded (at least as strong) adds nothing; the log's file object counts its writes.
 
 use super::LOG_SIZE;
 use super::open::starts_with_log_header;
@@ -46,11 +57,38 @@ const LARGE_DATABASE: u64 = 4 * LOG_SIZE;
 /// SQLite's own VFS, which this one passes every call to but `xDelete`'s of a log.
 static BASE: OnceLock<Option<Base>> = OnceLock::new();
 
-/// A pointer to a VFS SQLite keeps for the life of the process (its built-in ones are never freed).
-struct Base(*mut ffi::sqlite3_vfs);
-// SAFETY: SQLite's VFS objects are immutable once registered and safe to use from any thread.
+/// A pointer to a VFS SQLite keeps for the life of the process (its built-in ones are never freed),
+/// the methods of the files it opens for logs, and this VFS's methods for them.
+struct Base {
+    vfs: *mut ffi::sqlite3_vfs,
+    /// Where `LogState` starts in a file object this VFS opens: after the base's own.
+    state_at: usize,
+    /// The base's methods for a log (SQLite's Unix VFS uses one set for every read-write file) and
+    /// the copy of them this VFS gives a log instead, set by the first log opened.
+    log_methods: OnceLock<(Methods, Methods)>,
+}
+
+/// A pointer to a set of file methods that lives as long as the process.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Methods(*const ffi::sqlite3_io_methods);
+
+// SAFETY: SQLite's VFS and method objects are immutable once registered and safe to use from any
+// thread; the copies made here are leaked, never changed.
 unsafe impl Send for Base {}
 unsafe impl Sync for Base {}
+unsafe impl Send for Methods {}
+unsafe impl Sync for Methods {}
+
+/// What this VFS keeps about an open log, after the base's file object.
+#[repr(C)]
+struct LogState {
+    /// The base's methods, which every call goes to.
+    base: *const ffi::sqlite3_io_methods,
+    /// Written to (or cut) since the last sync that succeeded.
+    written: bool,
+    /// The strength of that sync (`SQLITE_SYNC_NORMAL` or `SQLITE_SYNC_FULL`), 0 before one.
+    synced: c_int,
+}
 
 /// Register the VFS once per process. `false` when SQLite has no default VFS or refuses the
 /// registration; connections then use SQLite's default VFS and the log is deleted as usual.
@@ -62,15 +100,24 @@ pub(super) fn registered() -> bool {
         // but `xDelete`.
         unsafe {
             let base = ffi::sqlite3_vfs_find(std::ptr::null());
-            if base.is_null() || (*base).xDelete.is_none() {
+            if base.is_null() || (*base).xDelete.is_none() || (*base).xOpen.is_none() {
                 return None;
             }
+            let base_size = usize::try_from((*base).szOsFile).ok()?;
+            let state_at = base_size.next_multiple_of(std::mem::align_of::<LogState>());
+            let size = c_int::try_from(state_at + std::mem::size_of::<LogState>()).ok()?;
             let mut vfs = std::ptr::read(base);
             vfs.zName = VFS_NAME_C.as_ptr();
             vfs.pNext = std::ptr::null_mut();
+            vfs.szOsFile = size;
+            vfs.xOpen = Some(open);
             vfs.xDelete = Some(delete);
             let vfs = Box::leak(Box::new(vfs));
-            (ffi::sqlite3_vfs_register(vfs, 0) == ffi::SQLITE_OK).then_some(Base(base))
+            (ffi::sqlite3_vfs_register(vfs, 0) == ffi::SQLITE_OK).then_some(Base {
+                vfs: base,
+                state_at,
+                log_methods: OnceLock::new(),
+            })
         }
     })
     .is_some()
@@ -83,7 +130,7 @@ unsafe extern "C" fn delete(
     sync_dir: c_int,
 ) -> c_int {
     // (Registered only with a base whose `xDelete` exists; nothing here may panic across SQLite.)
-    let Some(Some(Base(base))) = BASE.get() else {
+    let Some(Some(Base { vfs: base, .. })) = BASE.get() else {
         return ffi::SQLITE_IOERR_DELETE;
     };
     // SAFETY: the base VFS lives as long as the process.
@@ -145,4 +192,170 @@ fn fill(mut file: File, len: u64) -> std::io::Result<()> {
     file.seek(SeekFrom::End(0))?;
     std::io::copy(&mut std::io::repeat(0).take(LOG_SIZE - len), &mut file)?;
     file.sync_data()
+}
+
+/// `xOpen`: the base's, asked to create a blank log's file only if it has gone, and giving a log
+/// the methods that leave out a sync with nothing to sync (see the module's comment).
+unsafe extern "C" fn open(
+    _vfs: *mut ffi::sqlite3_vfs,
+    name: ffi::sqlite3_filename,
+    file: *mut ffi::sqlite3_file,
+    flags: c_int,
+    out_flags: *mut c_int,
+) -> c_int {
+    let Some(Some(base)) = BASE.get() else {
+        return ffi::SQLITE_CANTOPEN;
+    };
+    // SAFETY: the base VFS lives as long as the process; `xOpen` was checked at registration.
+    let Some(base_open) = (unsafe { (*base.vfs).xOpen }) else {
+        return ffi::SQLITE_CANTOPEN;
+    };
+    let log = flags & ffi::SQLITE_OPEN_WAL != 0 && !name.is_null();
+    // SAFETY: SQLite passes a NUL-terminated name that outlives the call (checked non-null).
+    let blank = log
+        && flags & ffi::SQLITE_OPEN_CREATE != 0
+        && is_blank(Path::new(OsStr::from_bytes(
+            unsafe { CStr::from_ptr(name) }.to_bytes(),
+        )));
+    // SAFETY: the base's own method, called with SQLite's arguments (and its flags without
+    // SQLITE_OPEN_CREATE, which the Unix VFS accepts for a file that exists). A failed open leaves
+    // the file object closed (`pMethods` null), so it can be opened again.
+    let mut rc = ffi::SQLITE_CANTOPEN;
+    if blank {
+        rc = unsafe {
+            base_open(
+                base.vfs,
+                name,
+                file,
+                flags & !ffi::SQLITE_OPEN_CREATE,
+                out_flags,
+            )
+        };
+    }
+    if rc != ffi::SQLITE_OK {
+        rc = unsafe { base_open(base.vfs, name, file, flags, out_flags) };
+    }
+    if rc == ffi::SQLITE_OK && log {
+        // SAFETY: `file` was opened by the base and is `state_at + size_of::<LogState>()` bytes
+        // (this VFS's `szOsFile`), aligned as SQLite aligns file objects (8 bytes).
+        unsafe { watch_syncs(base, file) };
+    }
+    rc
+}
+
+/// Whether the file at `path` is a log `keep` left blank: a regular file whose first
+/// `HEADER_LEN` bytes are zeros.
+fn is_blank(path: &Path) -> bool {
+    // (O_NONBLOCK: opening a FIFO put at the log's name to read would wait for a writer.)
+    let Ok(file) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return false;
+    };
+    let mut header = [0xff; HEADER_LEN];
+    file.metadata().is_ok_and(|m| m.is_file())
+        && file.read_exact_at(&mut header, 0).is_ok()
+        && header == [0; HEADER_LEN]
+}
+
+/// Give the log `file` (just opened by the base) this VFS's methods, which count its writes.
+///
+/// # Safety
+/// `file` is open and has room for a `LogState` at `base.state_at`.
+unsafe fn watch_syncs(base: &Base, file: *mut ffi::sqlite3_file) {
+    // SAFETY: (the caller's) `file` is open, so `pMethods` points at the base's methods.
+    let own = Methods(unsafe { (*file).pMethods });
+    if own.0.is_null() {
+        return;
+    }
+    let (theirs, ours) = *base.log_methods.get_or_init(|| {
+        // SAFETY: the base's methods live as long as the process; the copy is leaked.
+        let mut copy = unsafe { std::ptr::read(own.0) };
+        copy.xWrite = Some(write);
+        copy.xTruncate = Some(truncate);
+        copy.xSync = Some(sync);
+        (own, Methods(Box::leak(Box::new(copy))))
+    });
+    // Another set of methods (not seen with SQLite's Unix VFS) is left as it is.
+    if own != theirs {
+        return;
+    }
+    // SAFETY: the state is inside the file object (the caller's guarantee), which SQLite zeroes
+    // before the open and does not touch past the base's size.
+    unsafe {
+        state(file).write(LogState {
+            base: theirs.0,
+            written: true,
+            synced: 0,
+        });
+        (*file).pMethods = ours.0;
+    }
+}
+
+/// The `LogState` of a log this VFS opened.
+///
+/// # Safety
+/// `file` was opened by `open` as a log (so the state is there).
+unsafe fn state(file: *mut ffi::sqlite3_file) -> *mut LogState {
+    let at = match BASE.get() {
+        Some(Some(base)) => base.state_at,
+        _ => 0,
+    };
+    // SAFETY: (the caller's) the state starts `state_at` bytes into the file object.
+    unsafe { file.cast::<u8>().add(at).cast::<LogState>() }
+}
+
+/// `xWrite` of a log: the base's, counted.
+unsafe extern "C" fn write(
+    file: *mut ffi::sqlite3_file,
+    data: *const std::ffi::c_void,
+    amount: c_int,
+    offset: ffi::sqlite3_int64,
+) -> c_int {
+    // SAFETY: SQLite calls a log's methods with the file object `open` gave them.
+    unsafe {
+        let state = state(file);
+        (*state).written = true;
+        match (*(*state).base).xWrite {
+            Some(base_write) => base_write(file, data, amount, offset),
+            None => ffi::SQLITE_IOERR_WRITE,
+        }
+    }
+}
+
+/// `xTruncate` of a log: the base's, counted as a write.
+unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
+    // SAFETY: as in `write`.
+    unsafe {
+        let state = state(file);
+        (*state).written = true;
+        match (*(*state).base).xTruncate {
+            Some(base_truncate) => base_truncate(file, size),
+            None => ffi::SQLITE_IOERR_TRUNCATE,
+        }
+    }
+}
+
+/// `xSync` of a log: the base's, unless nothing was written since one at least as strong
+/// succeeded.
+unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
+    let strength = flags & 0x0f;
+    // SAFETY: as in `write`.
+    unsafe {
+        let state = state(file);
+        if !(*state).written && (*state).synced >= strength {
+            return ffi::SQLITE_OK;
+        }
+        let rc = match (*(*state).base).xSync {
+            Some(base_sync) => base_sync(file, flags),
+            None => ffi::SQLITE_IOERR_FSYNC,
+        };
+        if rc == ffi::SQLITE_OK {
+            (*state).written = false;
+            (*state).synced = strength;
+        }
+        rc
+    }
 }

@@ -218,20 +218,31 @@ fn import_openai(db: &Db, texts: Vec<String>) {
     std::fs::remove_file(&input).unwrap();
 }
 
-/// The files a traced process synced, in order, read from `strace -y`'s lines
-/// (`fdatasync(4</dir/db.sqlite-wal>) = 0`); `None` (after one loud line, or a panic under
-/// CI=true, where .ci/run installs it) when strace cannot run.
+/// The files a traced `tl` synced, in order (see `traced`).
 #[cfg(target_os = "linux")]
 fn synced_files(args: &[&str], db: &Db) -> Option<Vec<String>> {
-    let trace = db.dir.path().join("syncs.trace");
-    let run = std::process::Command::new("strace")
+    let mut command = strace(db);
+    command.arg(common::TL).arg("--db").arg(&db.path).args(args);
+    traced(command.output(), db)
+}
+
+/// `strace`, set to write every `fsync` and `fdatasync` with its file's path to a file in `db`'s
+/// directory.
+#[cfg(target_os = "linux")]
+fn strace(db: &Db) -> std::process::Command {
+    let mut command = std::process::Command::new("strace");
+    command
         .args(["-f", "-y", "-e", "trace=fsync,fdatasync", "-o"])
-        .arg(&trace)
-        .arg(common::TL)
-        .arg("--db")
-        .arg(&db.path)
-        .args(args)
-        .output();
+        .arg(db.dir.path().join("syncs.trace"));
+    command
+}
+
+/// The files a process run by `strace(db)` synced, in order, read from `strace -y`'s lines
+/// (`fdatasync(4</dir/db.sqlite-wal>) = 0`); `None` (after one loud line, or a panic under
+/// CI=true, where .ci/run installs it) when strace could not run it.
+#[cfg(target_os = "linux")]
+fn traced(run: std::io::Result<std::process::Output>, db: &Db) -> Option<Vec<String>> {
+    let trace = db.dir.path().join("syncs.trace");
     match run {
         Ok(out) if out.status.success() => {}
         other => {
@@ -284,4 +295,63 @@ fn sqlite_an_append_on_a_kept_log_syncs_the_log_twice_and_the_database_once() {
     assert_eq!(synced, [wal.clone(), wal, name.clone()]);
     common::closed_sqlite(db.dir.path(), &name);
     db.tl(&["log"]).json();
+}
+
+/// A `tl-mcp` session that closes last checkpoints the log into the database. When another
+/// program's connection committed after the session's last commit without syncing (SQLite's
+/// `synchronous=NORMAL`), the session syncs the log before copying it; when none did, that sync
+/// is left out (the session's commit synced everything in the log).
+#[test]
+#[cfg(target_os = "linux")]
+fn sqlite_a_checkpoint_syncs_the_log_when_another_program_wrote_to_it_unsynced() {
+    use std::io::{BufRead, Write};
+    common::use_engine(Engine::Sqlite);
+    for foreign in [false, true] {
+        let db = Db::created_at("1767225600");
+        db.append("user", "the first message", 3);
+        let name = db.path.file_name().unwrap().to_string_lossy().into_owned();
+        let wal = format!("{name}-wal");
+        let mut command = strace(&db);
+        command
+            .arg(common::TL_MCP)
+            .arg("--db")
+            .arg(&db.path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = command.spawn().expect("strace runs");
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut answer = String::new();
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"timeline_append","arguments":{"timeline_id":"tl0","role":"user","text":"the second","tokens":2}}}"#,
+        ] {
+            writeln!(stdin, "{line}").unwrap();
+            if line.contains(r#""id""#) {
+                answer.clear();
+                stdout.read_line(&mut answer).unwrap();
+            }
+        }
+        assert!(answer.contains(r#"\"node\":\"n2\""#), "{answer}");
+        if foreign {
+            let conn = rusqlite::Connection::open(&db.path).unwrap();
+            conn.execute_batch(
+                "PRAGMA synchronous = NORMAL; UPDATE timelines SET title = 'renamed'",
+            )
+            .unwrap();
+        }
+        drop(stdin);
+        let Some(synced) = traced(child.wait_with_output(), &db) else {
+            return;
+        };
+        let expected: Vec<String> = if foreign {
+            vec![wal.clone(), wal.clone(), wal, name.clone()]
+        } else {
+            vec![wal.clone(), wal, name.clone()]
+        };
+        assert_eq!(synced, expected, "another program wrote: {foreign}");
+        db.tl(&["db", "check"]).json();
+    }
 }

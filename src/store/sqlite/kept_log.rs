@@ -23,14 +23,22 @@
 //!
 //! Two syncs SQLite would make of a kept log are left out, neither of which makes anything durable:
 //! - **The directory's.** SQLite syncs the directory of a log it opens to create, at the log's
-//!   first sync, so that the new name survives a crash. A blank log (its header all zeros, which
-//!   only `keep` writes) was synced, directory and all, by the connection that wrote it (SQLite
-//!   syncs a new log's header before its first page), so it is opened without asking to create it
-//!   and SQLite does not sync the directory again; if it has gone in between, the open asks again.
-//! - **A log's sync with nothing written since its last one.** A checkpoint syncs the log before
+//!   first sync, so that the new name survives a crash. A log is kept blank (its header all
+//!   zeros, which only `keep` writes) only when its name is known to be durable: the file object
+//!   that closed it last had opened it blank, or had a sync succeed since it opened it to create
+//!   it (SQLite's directory sync comes with that sync). Any other log is deleted, as SQLite
+//!   would. So a blank log is opened without asking to create it, and SQLite does not sync the
+//!   directory again; if it has gone in between, the open asks again.
+//! - **A log's sync with nothing written since the last one.** A checkpoint syncs the log before
 //!   copying its pages into the database, right after the commit that synced it (the automatic
-//!   checkpoint after a commit, the one at close). A sync of a file with no write since a sync
-//!   that succeeded (at least as strong) adds nothing; the log's file object counts its writes.
+//!   checkpoint after a commit, the one at close). That sync is left out when the file object
+//!   wrote nothing since its last successful sync at least as strong, and no other connection
+//!   changed the log since: its header is the one that sync left, and no frame of that header's
+//!   generation follows the object's last write (frames are only appended after the last
+//!   commit's). Another program's connection that commits without syncing
+//!   (`synchronous=NORMAL`) thus still gets its frames synced before they are copied.
+//!
+//! The per-file state lives after the base VFS's file object (this VFS's `szOsFile` is larger).
 
 use super::LOG_SIZE;
 use super::open::starts_with_log_header;
@@ -41,7 +49,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// The VFS's name, as connections ask for it.
 pub(super) const VFS_NAME: &str = "timeline-kept-log";
@@ -63,8 +71,8 @@ struct Base {
     vfs: *mut ffi::sqlite3_vfs,
     /// Where `LogState` starts in a file object this VFS opens: after the base's own.
     state_at: usize,
-    /// The base's methods for a log (SQLite's Unix VFS uses one set for every read-write file) and
-    /// the copy of them this VFS gives a log instead, set by the first log opened.
+    /// The base's methods for a log (SQLite's Unix VFS gives every log the same set) and the copy
+    /// of them this VFS gives a log instead, set by the first log opened.
     log_methods: OnceLock<(Methods, Methods)>,
 }
 
@@ -84,11 +92,26 @@ unsafe impl Sync for Methods {}
 struct LogState {
     /// The base's methods, which every call goes to.
     base: *const ffi::sqlite3_io_methods,
-    /// Written to (or cut) since the last sync that succeeded.
+    /// Written to (or cut) through this file object since its last sync that succeeded.
     written: bool,
     /// The strength of that sync (`SQLITE_SYNC_NORMAL` or `SQLITE_SYNC_FULL`), 0 before one.
     synced: c_int,
+    /// Where this file object's last write ended: a frame another connection appended after its
+    /// frames would start there.
+    write_end: i64,
+    /// The log's header as it was after that sync (another connection starting the log over
+    /// writes a new one).
+    header: [u8; HEADER_LEN],
+    /// Whether the log's name is known to be durable: it was blank when opened (see `keep`), or a
+    /// sync succeeded since it was opened to be created (SQLite then synced its directory).
+    name_durable: bool,
+    /// The log's name as SQLite gave it (alive until after the file object closes).
+    name: *const c_char,
 }
+
+/// The logs whose last file object closed with its name known to be durable: only those are kept
+/// blank when SQLite deletes them (`keep`), so that a blank log's name is always durable.
+static DURABLE_NAMES: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
 /// Register the VFS once per process. `false` when SQLite has no default VFS or refuses the
 /// registration; connections then use SQLite's default VFS and the log is deleted as usual.
@@ -151,6 +174,16 @@ unsafe extern "C" fn delete(
 /// Keep the log at `path` empty in SQLite's eyes; `false` when it should be deleted instead (it is
 /// empty already, or it cannot be changed here).
 fn keep(path: &Path) -> bool {
+    // A log whose name may not be durable is deleted, as SQLite would: kept blank, the next
+    // process would not sync its directory.
+    let name = path.as_os_str().as_bytes();
+    let proven = DURABLE_NAMES.lock().is_ok_and(|mut names| {
+        let found = names.iter().position(|n| n == name);
+        found.map(|at| names.swap_remove(at)).is_some()
+    });
+    if !proven {
+        return false;
+    }
     let Ok(file) = OpenOptions::new()
         .read(true)
         .write(true)
@@ -198,7 +231,7 @@ fn fill(mut file: File, len: u64) -> std::io::Result<()> {
 /// the methods that leave out a sync with nothing to sync (see the module's comment).
 unsafe extern "C" fn open(
     _vfs: *mut ffi::sqlite3_vfs,
-    name: ffi::sqlite3_filename,
+    name: *const c_char,
     file: *mut ffi::sqlite3_file,
     flags: c_int,
     out_flags: *mut c_int,
@@ -221,7 +254,9 @@ unsafe extern "C" fn open(
     // SQLITE_OPEN_CREATE, which the Unix VFS accepts for a file that exists). A failed open leaves
     // the file object closed (`pMethods` null), so it can be opened again.
     let mut rc = ffi::SQLITE_CANTOPEN;
+    let mut created = true;
     if blank {
+        created = false;
         rc = unsafe {
             base_open(
                 base.vfs,
@@ -233,12 +268,13 @@ unsafe extern "C" fn open(
         };
     }
     if rc != ffi::SQLITE_OK {
+        created = true;
         rc = unsafe { base_open(base.vfs, name, file, flags, out_flags) };
     }
     if rc == ffi::SQLITE_OK && log {
         // SAFETY: `file` was opened by the base and is `state_at + size_of::<LogState>()` bytes
         // (this VFS's `szOsFile`), aligned as SQLite aligns file objects (8 bytes).
-        unsafe { watch_syncs(base, file) };
+        unsafe { watch_syncs(base, file, name, blank && !created) };
     }
     rc
 }
@@ -264,7 +300,12 @@ fn is_blank(path: &Path) -> bool {
 ///
 /// # Safety
 /// `file` is open and has room for a `LogState` at `base.state_at`.
-unsafe fn watch_syncs(base: &Base, file: *mut ffi::sqlite3_file) {
+unsafe fn watch_syncs(
+    base: &Base,
+    file: *mut ffi::sqlite3_file,
+    name: *const c_char,
+    opened_blank: bool,
+) {
     // SAFETY: (the caller's) `file` is open, so `pMethods` points at the base's methods.
     let own = Methods(unsafe { (*file).pMethods });
     if own.0.is_null() {
@@ -273,6 +314,7 @@ unsafe fn watch_syncs(base: &Base, file: *mut ffi::sqlite3_file) {
     let (theirs, ours) = *base.log_methods.get_or_init(|| {
         // SAFETY: the base's methods live as long as the process; the copy is leaked.
         let mut copy = unsafe { std::ptr::read(own.0) };
+        copy.xClose = Some(close);
         copy.xWrite = Some(write);
         copy.xTruncate = Some(truncate);
         copy.xSync = Some(sync);
@@ -282,13 +324,17 @@ unsafe fn watch_syncs(base: &Base, file: *mut ffi::sqlite3_file) {
     if own != theirs {
         return;
     }
-    // SAFETY: the state is inside the file object (the caller's guarantee), which SQLite zeroes
-    // before the open and does not touch past the base's size.
+    // SAFETY: the state is inside the file object (the caller's guarantee), past the base's part,
+    // which the base never touches.
     unsafe {
         state(file).write(LogState {
             base: theirs.0,
             written: true,
             synced: 0,
+            write_end: 0,
+            header: [0xff; HEADER_LEN],
+            name_durable: opened_blank,
+            name,
         });
         (*file).pMethods = ours.0;
     }
@@ -299,10 +345,12 @@ unsafe fn watch_syncs(base: &Base, file: *mut ffi::sqlite3_file) {
 /// # Safety
 /// `file` was opened by `open` as a log (so the state is there).
 unsafe fn state(file: *mut ffi::sqlite3_file) -> *mut LogState {
-    let at = match BASE.get() {
-        Some(Some(base)) => base.state_at,
-        _ => 0,
+    // (A log's methods are given only once `BASE` is set, so the fallback is never taken; it
+    // aborts rather than unwinding into SQLite.)
+    let Some(Some(base)) = BASE.get() else {
+        std::process::abort();
     };
+    let at = base.state_at;
     // SAFETY: (the caller's) the state starts `state_at` bytes into the file object.
     unsafe { file.cast::<u8>().add(at).cast::<LogState>() }
 }
@@ -318,6 +366,7 @@ unsafe extern "C" fn write(
     unsafe {
         let state = state(file);
         (*state).written = true;
+        (*state).write_end = offset.saturating_add(ffi::sqlite3_int64::from(amount));
         match (*(*state).base).xWrite {
             Some(base_write) => base_write(file, data, amount, offset),
             None => ffi::SQLITE_IOERR_WRITE,
@@ -338,14 +387,15 @@ unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_i
     }
 }
 
-/// `xSync` of a log: the base's, unless nothing was written since one at least as strong
-/// succeeded.
+/// `xSync` of a log: the base's, unless nothing was written to the log since a sync at least as
+/// strong succeeded: not through this file object, and not by another connection (the header is
+/// the one that sync left, and no frame of its generation follows this object's last write).
 unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
     let strength = flags & 0x0f;
-    // SAFETY: as in `write`.
+    // SAFETY: as in `write`; the reads go through the base's own method.
     unsafe {
         let state = state(file);
-        if !(*state).written && (*state).synced >= strength {
+        if !(*state).written && (*state).synced >= strength && unchanged_since_sync(file, state) {
             return ffi::SQLITE_OK;
         }
         let rc = match (*(*state).base).xSync {
@@ -355,7 +405,87 @@ unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
         if rc == ffi::SQLITE_OK {
             (*state).written = false;
             (*state).synced = strength;
+            (*state).name_durable = true;
+            let mut header = [0xff; HEADER_LEN];
+            if read_at(file, state, &mut header, 0) != ffi::SQLITE_OK {
+                // Unknown: the next sync is not left out.
+                header = [0xff; HEADER_LEN];
+            }
+            (*state).header = header;
         }
         rc
+    }
+}
+
+/// Whether the log is as the last successful sync of `file` left it, as far as another connection
+/// could have changed it: the same header, and no frame of that header's generation after this
+/// object's last write (frames are only ever appended after the last commit's).
+///
+/// # Safety
+/// `file` is an open log with its `state`.
+unsafe fn unchanged_since_sync(file: *mut ffi::sqlite3_file, state: *mut LogState) -> bool {
+    // A file object that wrote no frame does not know where the last commit ends.
+    if unsafe { (*state).write_end } <= HEADER_LEN as i64 {
+        return false;
+    }
+    let mut header = [0; HEADER_LEN];
+    // SAFETY: (the caller's.)
+    if unsafe { read_at(file, state, &mut header, 0) } != ffi::SQLITE_OK
+        || header != unsafe { (*state).header }
+    {
+        return false;
+    }
+    let mut frame = [0; 24];
+    // SAFETY: (the caller's.)
+    match unsafe { read_at(file, state, &mut frame, (*state).write_end) } {
+        // A frame header whose salts are this header's is a frame of this generation (a short
+        // read, where the log ends, fills the rest with zeros, never a log's salts).
+        ffi::SQLITE_OK | ffi::SQLITE_IOERR_SHORT_READ => frame[8..16] != header[16..24],
+        _ => false,
+    }
+}
+
+/// Read `buf.len()` bytes at `offset` of the log through the base's method (SQLite's result code;
+/// a short read fills the rest with zeros).
+///
+/// # Safety
+/// `file` is an open log with its `state`.
+unsafe fn read_at(
+    file: *mut ffi::sqlite3_file,
+    state: *mut LogState,
+    buf: &mut [u8],
+    offset: i64,
+) -> c_int {
+    let Ok(amount) = c_int::try_from(buf.len()) else {
+        return ffi::SQLITE_IOERR_READ;
+    };
+    // SAFETY: (the caller's) the base's own method on its own file object, into `buf`.
+    unsafe {
+        match (*(*state).base).xRead {
+            Some(base_read) => base_read(file, buf.as_mut_ptr().cast(), amount, offset),
+            None => ffi::SQLITE_IOERR_READ,
+        }
+    }
+}
+
+/// `xClose` of a log: the base's, after noting whether the log's name is known to be durable (for
+/// `keep`, which SQLite's delete of the log calls next).
+unsafe extern "C" fn close(file: *mut ffi::sqlite3_file) -> c_int {
+    // SAFETY: as in `write`; SQLite's name for the log outlives its file object.
+    unsafe {
+        let state = state(file);
+        if !(*state).name.is_null() {
+            let name = CStr::from_ptr((*state).name).to_bytes().to_vec();
+            if let Ok(mut names) = DURABLE_NAMES.lock() {
+                names.retain(|n| *n != name);
+                if (*state).name_durable {
+                    names.push(name);
+                }
+            }
+        }
+        match (*(*state).base).xClose {
+            Some(base_close) => base_close(file),
+            None => ffi::SQLITE_OK,
+        }
     }
 }

@@ -2246,9 +2246,10 @@ fn special_files_are_refused_without_reading_them() {
     device.tl(&["branches"]).err(3, r#"{"error":"/dev/zero is not a regular file (it is a FIFO, socket or device), so it cannot be a database; nothing was read or written. Pass --db with the path of a database file"}"#);
 }
 
-/// A FIFO, a directory or a link where SQLite keeps a database's log or its index is refused by a
-/// read and by a change, at once (a FIFO opened to read would wait for a writer for ever), naming
-/// it; nothing is written, and once it is removed the database works.
+/// A FIFO or a directory where SQLite keeps a database's log or its index is refused by a read and
+/// by a change, at once (a FIFO opened to read would wait for a writer for ever), naming it;
+/// nothing is written, and once it is removed the database works. (A link there:
+/// `a_linked_wal_or_shm_file_is_named`.)
 #[cfg(unix)]
 #[test]
 fn sqlite_special_files_at_the_logs_names_are_refused_without_waiting() {
@@ -2265,7 +2266,7 @@ fn sqlite_special_files_at_the_logs_names_are_refused_without_waiting() {
         } else {
             "write-ahead log's index"
         };
-        let message = json!({"error": format!("{} is not a regular file (it is a link, directory, FIFO, socket or device), and SQLite keeps the database's {what} under that name; nothing was read or written. Remove it when no program uses the database {}, then try again", companion.display(), db.path.display())}).to_string();
+        let message = json!({"error": format!("{} is not a regular file (it is a directory, FIFO, socket or device), and SQLite keeps the database's {what} under that name; nothing was read or written. Remove it when no program uses the database {}, then try again", companion.display(), db.path.display())}).to_string();
         let fifo = std::process::Command::new("mkfifo")
             .arg(&companion)
             .status()
@@ -2276,10 +2277,6 @@ fn sqlite_special_files_at_the_logs_names_are_refused_without_waiting() {
         db.tl(&["append", "--role", "user", "--text", "lost"])
             .err(3, &message);
         assert_eq!(fs::read(&db.path).unwrap(), before);
-        fs::remove_file(&companion).unwrap();
-        std::os::unix::fs::symlink(db.dir.path().join("elsewhere"), &companion).unwrap();
-        db.tl(&["append", "--role", "user", "--text", "lost"])
-            .err(3, &message);
         fs::remove_file(&companion).unwrap();
         fs::create_dir(&companion).unwrap();
         db.tl(&["log"]).err(3, &message);

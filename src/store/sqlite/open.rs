@@ -56,17 +56,19 @@ pub(super) fn log_holds_changes(wal: &Path) -> bool {
 }
 
 /// SQLite keeps the database's write-ahead log and its index at `<db>-wal` and `<db>-shm`, and only
-/// a regular file will do there: a FIFO would block a read, SQLite would write changes into a pipe
-/// or a device, and it opens neither through a link.
+/// a regular file will do there: a FIFO would block a read, and SQLite would write changes into a
+/// pipe or a device. (A link there is refused by changes only, with its own message: SQLite never
+/// opens one, and a read does not need to.)
 fn refuse_special_companions(db: &Path) -> Result<()> {
     for (suffix, what) in [
         ("-wal", "write-ahead log"),
         ("-shm", "write-ahead log's index"),
     ] {
         let companion = with_suffix(db, suffix);
-        if std::fs::symlink_metadata(&companion).is_ok_and(|m| !m.is_file()) {
+        let special = |m: std::fs::Metadata| !m.is_file() && !m.file_type().is_symlink();
+        if std::fs::symlink_metadata(&companion).is_ok_and(special) {
             return Err(Error::database(format!(
-                "{} is not a regular file (it is a link, directory, FIFO, socket or device), and SQLite keeps the database's {what} under that name; nothing was read or written. Remove it when no program uses the database {}, then try again",
+                "{} is not a regular file (it is a directory, FIFO, socket or device), and SQLite keeps the database's {what} under that name; nothing was read or written. Remove it when no program uses the database {}, then try again",
                 companion.display(),
                 db.display()
             )));

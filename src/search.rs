@@ -444,6 +444,40 @@ pub fn indexed_text(text: &str) -> String {
     out
 }
 
+/// BM25's statistics gathered by a scan of messages, as FTS5 keeps them for its index: how many
+/// searchable messages, their terms in all, and how many hold each phrase of the query. The JSON
+/// engine scans every message; the SQLite engine scans the messages waiting for its index on top
+/// of the index's own statistics.
+#[derive(Debug, Clone)]
+pub struct Tally {
+    pub rows: u64,
+    pub tokens: u64,
+    pub hits: Vec<u64>,
+}
+
+impl Tally {
+    /// Count the message of `text` (searchable): its length in terms and each phrase's
+    /// occurrences when it holds every phrase of `query` (a match), else `None`. A text without
+    /// terms is not counted, as FTS5 indexes nothing for it.
+    pub fn add(&mut self, query: &Query, text: &str) -> Option<(usize, Vec<usize>)> {
+        let terms = terms(text);
+        if terms.is_empty() {
+            return None;
+        }
+        let words: Vec<&str> = terms.iter().map(|t| t.text.as_str()).collect();
+        self.rows += 1;
+        self.tokens += words.len() as u64;
+        let found = query.occurrences(&words);
+        for (hit, at) in self.hits.iter_mut().zip(&found) {
+            *hit += u64::from(!at.is_empty());
+        }
+        found
+            .iter()
+            .all(|at| !at.is_empty())
+            .then(|| (words.len(), found.iter().map(Vec::len).collect()))
+    }
+}
+
 /// FTS5's `bm25()` with its constants (k1 = 1.2, b = 0.75), computed the same way: over every indexed
 /// message of the database, `rows` of them holding `tokens` terms in all, `hits[i]` containing phrase
 /// `i`. Higher is better (FTS5 returns the negative).

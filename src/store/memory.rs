@@ -7,7 +7,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, ROOT, SummaryKind, Timeline};
-use crate::search::{Query, Scorer};
+use crate::search::{Query, Scorer, Tally};
 
 /// A transaction over an in-memory `Database` (the JSON engine's, or an empty one).
 pub struct MemTx<'a> {
@@ -425,9 +425,11 @@ impl Tx for MemTx<'_> {
         // A scan with the rules of the SQLite engine's index: the statistics BM25 needs (searchable
         // messages, their terms, messages holding each phrase) cover the whole database, whatever
         // the scope, exactly as FTS5 computes them over its whole table.
-        let mut rows = 0u64;
-        let mut tokens = 0u64;
-        let mut hits = vec![0u64; query.phrases.len()];
+        let mut tally = Tally {
+            rows: 0,
+            tokens: 0,
+            hits: vec![0; query.phrases.len()],
+        };
         // Each match with its length in terms and the occurrences of each phrase, scored below.
         let mut matched: Vec<(SearchHit, usize, Vec<usize>)> = Vec::new();
         for t in &self.db.timelines {
@@ -436,32 +438,21 @@ impl Tx for MemTx<'_> {
                 if !super::searchable(n, node) {
                     continue;
                 }
-                let terms = crate::search::terms(&node.text);
-                if terms.is_empty() {
+                let Some((length, freq)) = tally.add(query, &node.text) else {
                     continue;
-                }
-                let words: Vec<&str> = terms.iter().map(|t| t.text.as_str()).collect();
-                rows += 1;
-                tokens += words.len() as u64;
-                let found = query.occurrences(&words);
-                for (hit, at) in hits.iter_mut().zip(&found) {
-                    *hit += u64::from(!at.is_empty());
-                }
-                let in_scope = scope.timeline.is_none_or(|id| id == t.id)
-                    && scope.role.is_none_or(|role| role == node.role)
-                    && scope.cold.is_none_or(|cold| cold == node.cold);
-                if in_scope && found.iter().all(|at| !at.is_empty()) {
+                };
+                if scope.admits(t.id, Some(node.role), node.cold) {
                     let hit = SearchHit {
                         timeline: t.id,
                         node: n,
                         score: 0.0,
                         created_at: node.created_at,
                     };
-                    matched.push((hit, words.len(), found.iter().map(Vec::len).collect()));
+                    matched.push((hit, length, freq));
                 }
             }
         }
-        let scorer = Scorer::new(rows, tokens, &hits);
+        let scorer = Scorer::new(tally.rows, tally.tokens, &tally.hits);
         Ok(matched
             .into_iter()
             .map(|(hit, length, freq)| SearchHit {

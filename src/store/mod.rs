@@ -359,6 +359,16 @@ pub struct SearchScope {
     pub cold: Option<bool>,
 }
 
+impl SearchScope {
+    /// Whether a message of `timeline`, `role` and zone (`cold`) is in the scope (a role that
+    /// cannot be read is in a scope of every role only).
+    pub fn admits(&self, timeline: u64, role: Option<Role>, cold: bool) -> bool {
+        self.timeline.is_none_or(|id| id == timeline)
+            && self.role.is_none_or(|r| Some(r) == role)
+            && self.cold.is_none_or(|c| c == cold)
+    }
+}
+
 /// A message that matches a search.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SearchHit {

@@ -6,6 +6,7 @@
 use super::rows::{get, unsql};
 use super::tx::PgTx;
 use crate::error::Result;
+use crate::model::Role;
 use crate::search::{Query, Scorer};
 use crate::store::{SearchHit, SearchScope};
 
@@ -66,10 +67,7 @@ pub(super) fn search(t: &mut PgTx, query: &Query, scope: &SearchScope) -> Result
         for (hit, at) in hits.iter_mut().zip(&at) {
             *hit += u64::from(!at.is_empty());
         }
-        let in_scope = scope.timeline.is_none_or(|id| id == timeline)
-            && scope.role.is_none_or(|want| want.as_str() == role)
-            && scope.cold.is_none_or(|want| want == cold);
-        if in_scope && at.iter().all(|o| !o.is_empty()) {
+        if scope.admits(timeline, Role::parse(role), cold) && at.iter().all(|o| !o.is_empty()) {
             let freq: Vec<usize> = at.iter().map(Vec::len).collect();
             matched.push((timeline, node, words.len(), freq, created_at));
         }

@@ -56,28 +56,9 @@ impl SqlTx<'_> {
     /// Index every waiting message (in timeline and node order, one FTS5 segment) and empty
     /// `search_pending`.
     pub(super) fn index_pending(&self) -> Result<()> {
-        let waiting: Vec<(u64, u64, Option<u64>, String)> = self
-            .conn
-            .prepare_cached(
-                "SELECT p.timeline, p.node, n.created_at, n.text FROM search_pending p \
-                 JOIN nodes n ON n.timeline = p.timeline AND n.id = p.node \
-                 ORDER BY p.timeline, p.node",
-            )
-            .and_then(|mut s| {
-                s.query_map([], |r| {
-                    Ok((
-                        unsql(r.get(0)?),
-                        unsql(r.get(1)?),
-                        r.get::<_, Option<i64>>(2)?.map(unsql),
-                        r.get(3)?,
-                    ))
-                })?
-                .collect()
-            })
-            .map_err(|e| self.fail(e))?;
         let mut writer = super::rows::NodeWriter::new();
-        for (tl, node, created_at, text) in waiting {
-            writer.index_text(self, tl, node, created_at, &text)?;
+        for doc in self.pending_docs()? {
+            writer.index_text(self, doc.timeline, doc.node, doc.created_at, &doc.text)?;
         }
         self.exec("DELETE FROM search_pending", [])?;
         Ok(())

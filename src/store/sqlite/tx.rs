@@ -9,7 +9,7 @@ use super::{corrupt, failure};
 use crate::error::{ASK_THE_USER_TO_CHECK, Error, Message, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Node, ROOT, Timeline};
-use crate::search::{Query, Scorer};
+use crate::search::{Query, Scorer, Tally};
 use crate::store::{
     Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx, cover,
 };
@@ -991,27 +991,18 @@ impl Tx for SqlTx<'_> {
         // engine matches every message and counted in the statistics as FTS5 will count them.
         let pending = self.pending_docs()?;
         if !pending.is_empty() {
-            totals = self.index_totals()?;
-        }
-        for doc in pending {
-            let terms = crate::search::terms(&doc.text);
-            if terms.is_empty() {
-                continue;
+            let (rows, tokens) = self.index_totals()?;
+            let mut tally = Tally { rows, tokens, hits };
+            for doc in pending {
+                let Some((length, freq)) = tally.add(query, &doc.text) else {
+                    continue;
+                };
+                if scope.admits(doc.timeline, doc.role, doc.cold) {
+                    freqs.extend(freq);
+                    matched.push((doc.timeline, doc.node, length as u64, doc.created_at));
+                }
             }
-            let words: Vec<&str> = terms.iter().map(|t| t.text.as_str()).collect();
-            totals.0 += 1;
-            totals.1 += words.len() as u64;
-            let found = query.occurrences(&words);
-            for (hit, at) in hits.iter_mut().zip(&found) {
-                *hit += u64::from(!at.is_empty());
-            }
-            let in_scope = scope.timeline.is_none_or(|id| id == doc.timeline)
-                && scope.role.is_none_or(|role| Some(role) == doc.role)
-                && scope.cold.is_none_or(|cold| cold == doc.cold);
-            if in_scope && found.iter().all(|at| !at.is_empty()) {
-                freqs.extend(found.iter().map(Vec::len));
-                matched.push((doc.timeline, doc.node, words.len() as u64, doc.created_at));
-            }
+            (totals, hits) = ((tally.rows, tally.tokens), tally.hits);
         }
         let scorer = Scorer::new(totals.0, totals.1, &hits);
         Ok(matched

@@ -146,7 +146,7 @@ pub fn run_with(
 ) -> Result<Option<Output>, CliError> {
     let args: Vec<OsString> = args.into_iter().collect();
     // The program is `tl` in usage lines whatever its file is called (`tl.exe` on Windows).
-    let matches = command()
+    let matches = command_to_parse()
         .bin_name("tl")
         .try_get_matches_from(&args)
         .map_err(|e| clap_error(e, &args))?;

@@ -164,7 +164,18 @@ pub fn render_cli(spec: &Spec) -> String {
         "// `spec_values` offers the allowed values to shell completion without checking them.\n\n",
     );
     out.push_str("/// The `tl` command with every subcommand and flag of the spec.\n");
-    out.push_str("pub fn command() -> clap::Command {\n");
+    out.push_str("pub fn command() -> clap::Command {\n    tree(false)\n}\n\n");
+    out.push_str(
+        "/// The same command, each subcommand's flags added only when that subcommand is parsed: what\n\
+         /// a run of `tl` parses with (a command's flags are most of the tree).\n",
+    );
+    out.push_str("pub fn command_to_parse() -> clap::Command {\n    tree(true)\n}\n\n");
+    out.push_str(
+        "/// A subcommand with its flags, added now or (`defer`) when it is parsed.\n\
+         fn with_flags(cmd: clap::Command, defer: bool, flags: fn(clap::Command) -> clap::Command) -> clap::Command {\n    \
+         if defer { cmd.defer(flags) } else { flags(cmd) }\n}\n\n",
+    );
+    out.push_str("fn tree(defer: bool) -> clap::Command {\n");
     out.push_str("    use clap::{Arg, ArgAction, Command, ValueHint};\n");
     out.push_str("    Command::new(\"tl\")\n");
     out.push_str(&format!("        .about({})\n", rust_str(&spec.about)));
@@ -230,7 +241,7 @@ pub fn render_cli(spec: &Spec) -> String {
 /// One `.subcommand(...)` of the clap tree, indented by `indent`.
 fn render_command(spec: &Spec, op: &Operation, name: &str, indent: &str) -> String {
     let mut out = format!(
-        "{indent}.subcommand(\n{indent}    Command::new({})\n",
+        "{indent}.subcommand(with_flags(\n{indent}    Command::new({})\n",
         rust_str(name)
     );
     out.push_str(&format!(
@@ -238,9 +249,10 @@ fn render_command(spec: &Spec, op: &Operation, name: &str, indent: &str) -> Stri
         rust_str(&op.summary)
     ));
     out.push_str(&format!(
-        "{indent}        .override_usage({})\n",
+        "{indent}        .override_usage({}),\n",
         rust_str(&usage(spec, op))
     ));
+    out.push_str(&format!("{indent}    defer,\n{indent}    |cmd| cmd\n"));
     for arg in cli_args(spec, op) {
         let place = if arg.positional {
             String::new()
@@ -271,6 +283,6 @@ fn render_command(spec: &Spec, op: &Operation, name: &str, indent: &str) -> Stri
             )),
         }
     }
-    out.push_str(&format!("{indent})\n"));
+    out.push_str(&format!("{indent}))\n"));
     out
 }

@@ -266,35 +266,61 @@ fn traced(run: std::io::Result<std::process::Output>, db: &Db) -> Option<Vec<Str
     )
 }
 
-/// A `tl append` on a database whose log was kept blank syncs three times: the log's new header,
-/// the commit, and the database in the close's checkpoint. Not the directory (the blank log's name
-/// was made durable by the process that wrote it), nor the log again before the checkpoint (nothing
-/// was written to it since the commit). (`store::sqlite::kept_log`; the `sqlite3` shell syncs those
-/// three, the directory and the log a second time.)
+/// A `tl append` on a database whose log was kept blank syncs twice: the commit (with the log's new
+/// header, written with its frames), and the database in the close's checkpoint. Not the header on
+/// its own (the generation of frames the blank log held had one commit), nor the directory (the
+/// blank log's name was made durable by the process that wrote it), nor the log again before the
+/// checkpoint (nothing was written to it since the commit). When the blank log's generation had
+/// more than one commit, the new header is synced before the frames, as SQLite does.
+/// (`store::sqlite::kept_log`; the `sqlite3` shell syncs the directory, the header, the commit,
+/// the log again and the database.)
 #[test]
 #[cfg(target_os = "linux")]
-fn sqlite_an_append_on_a_kept_log_syncs_the_log_twice_and_the_database_once() {
+fn sqlite_an_append_on_a_kept_log_syncs_the_log_once_and_the_database_once() {
     common::use_engine(Engine::Sqlite);
     let db = Db::created_at("1767225600");
     db.append("user", "the first message", 3);
     let name = db.path.file_name().unwrap().to_string_lossy().into_owned();
     common::closed_sqlite(db.dir.path(), &name);
-    let append = [
-        "append",
-        "--role",
-        "user",
-        "--text",
-        "the second",
-        "--tokens",
-        "2",
-    ];
-    let Some(synced) = synced_files(&append, &db) else {
-        return;
+    let append = |text: &str| {
+        ["append", "--role", "user", "--text", text, "--tokens", "2"].map(str::to_owned)
     };
     let wal = format!("{name}-wal");
-    assert_eq!(synced, [wal.clone(), wal, name.clone()]);
+    let Some(synced) = synced_files(&append("the second").each_ref().map(String::as_str), &db)
+    else {
+        return;
+    };
+    assert_eq!(synced, [wal.clone(), name.clone()]);
     common::closed_sqlite(db.dir.path(), &name);
-    db.tl(&["log"]).json();
+    // Two commits in one process (a session of two appends): the next process syncs the header.
+    let mut session = common::McpSession::start(&db);
+    for (text, node) in [("the third", "n3"), ("the fourth", "n4")] {
+        let answer = session.ok(
+            "timeline_append",
+            serde_json::json!({"timeline_id": "tl0", "role": "user", "text": text, "tokens": 2}),
+        );
+        assert_eq!(answer["node"], node);
+    }
+    session.close();
+    common::closed_sqlite(db.dir.path(), &name);
+    let synced = synced_files(&append("the fifth").each_ref().map(String::as_str), &db).unwrap();
+    assert_eq!(synced, [wal.clone(), wal, name.clone()]);
+    let texts: Vec<String> = db.tl(&["log"]).json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "the fifth",
+            "the fourth",
+            "the third",
+            "the second",
+            "the first message"
+        ]
+    );
 }
 
 /// A `tl-mcp` session that closes last checkpoints the log into the database. When another
@@ -346,10 +372,11 @@ fn sqlite_a_checkpoint_syncs_the_log_when_another_program_wrote_to_it_unsynced()
         let Some(synced) = traced(child.wait_with_output(), &db) else {
             return;
         };
+        // (The commit, with the new header; the foreign commit's frames; the database.)
         let expected: Vec<String> = if foreign {
-            vec![wal.clone(), wal.clone(), wal, name.clone()]
-        } else {
             vec![wal.clone(), wal, name.clone()]
+        } else {
+            vec![wal, name.clone()]
         };
         assert_eq!(synced, expected, "another program wrote: {foreign}");
         db.tl(&["db", "check"]).json();

@@ -21,7 +21,8 @@
 //! transaction) is cut back to it. A smaller database's log keeps the length it reached, and an
 //! empty one is deleted as before.
 //!
-//! Two syncs SQLite would make of a kept log are left out, neither of which makes anything durable:
+//! Syncs SQLite would make of a kept log are left out where they make nothing durable that is not
+//! already, or order nothing that needs ordering:
 //! - **The directory's.** SQLite syncs the directory of a log it opens to create, at the log's
 //!   first sync, so that the new name survives a crash. A log is kept blank (its header all
 //!   zeros, which only `keep` writes) only when its name is known to be durable: the file object
@@ -37,6 +38,22 @@
 //!   generation follows the object's last write (frames are only appended after the last
 //!   commit's). Another program's connection that commits without syncing
 //!   (`synchronous=NORMAL`) thus still gets its frames synced before they are copied.
+//! - **A new header's own sync, when the log was blank and its previous frames hold one commit.**
+//!   See `header_sync_unneeded`: no crash can then leave a run of old frames that ends at an older
+//!   commit, so the header goes to the file with the commit's frames, under the commit's sync.
+//!
+//! A log's writes are also gathered in memory and go to the file together, in one `pwrite`, which
+//! costs about what one small write does: SQLite writes every frame of a commit in two calls (its
+//! header, then its page), and on the benchmark's disk each of those costs more than copying the
+//! page does. Nothing is read or published before it is in the file: the gathered bytes are
+//! written before any other call on the log (a read, its size, a sync, a truncation, closing), and
+//! right after the page of a commit frame, after which writes go straight to the file until the
+//! next sync. So the commit is in the file before SQLite makes it visible to readers in its shared
+//! index, with or without a sync (Timeline's connections always sync: `synchronous = FULL`). Only
+//! where SQLite writes a commit's frames in one run, which it does on a device that needs no padding
+//! to its sector size (`SQLITE_IOCAP_POWERSAFE_OVERWRITE`, the Unix VFS's default); elsewhere every
+//! write goes straight to the file. A gathered write stays under 128 KiB, the most the Unix VFS
+//! writes in one call.
 //!
 //! The per-file state lives after the base VFS's file object (this VFS's `szOsFile` is larger).
 
@@ -57,6 +74,11 @@ const VFS_NAME_C: &CStr = c"timeline-kept-log";
 
 /// The length of a log's header (SQLite's file format, "WAL file format").
 const HEADER_LEN: usize = 32;
+
+/// The most bytes of a log's writes gathered before they go to the file (a large transaction's
+/// frames go out in pieces this large). SQLite's Unix VFS cuts a write to less than 128 KiB (a
+/// larger one fails as if the disk were full), and a frame of its largest page is just over 64 KiB.
+const GATHER_LIMIT: usize = 64 << 10;
 
 /// A database at least this large gets a log of `LOG_SIZE` from its first close on (a quarter
 /// of its size or less).
@@ -107,6 +129,25 @@ struct LogState {
     name_durable: bool,
     /// The log's name as SQLite gave it (alive until after the file object closes).
     name: *const c_char,
+    /// Whether writes are gathered: SQLite writes a commit's frames in one run only on a device
+    /// that does not need them padded to its sector size (`SQLITE_IOCAP_POWERSAFE_OVERWRITE`, the
+    /// Unix VFS's default); otherwise every write goes straight to the file.
+    gathers: bool,
+    /// Writes not yet in the file: contiguous bytes that start at `gathered_at` (owned here, freed
+    /// by `close`).
+    gathered: *mut Vec<u8>,
+    gathered_at: i64,
+    /// What the last write was a commit frame's header: the next one is its page, the last write
+    /// of the commit.
+    commit_header_written: bool,
+    /// A commit's frames are in the file: writes go straight there until the next sync.
+    committed: bool,
+    /// Written to (or cut) through this file object since its last sync that succeeded, or since
+    /// it was opened (unlike `written`, which starts out true).
+    wrote_since_sync: bool,
+    /// The last write was a new header over a blank log whose previous generation holds at most
+    /// one commit: SQLite's sync of it is left out (see `header_sync_unneeded`).
+    header_sync_skippable: bool,
 }
 
 /// The logs whose last file object closed with its name known to be durable: only those are kept
@@ -315,9 +356,12 @@ unsafe fn watch_syncs(
         // SAFETY: the base's methods live as long as the process; the copy is leaked.
         let mut copy = unsafe { std::ptr::read(own.0) };
         copy.xClose = Some(close);
+        copy.xRead = Some(read);
         copy.xWrite = Some(write);
         copy.xTruncate = Some(truncate);
         copy.xSync = Some(sync);
+        copy.xFileSize = Some(file_size);
+        copy.xFileControl = Some(file_control);
         (own, Methods(Box::leak(Box::new(copy))))
     });
     // Another set of methods (not seen with SQLite's Unix VFS) is left as it is.
@@ -335,6 +379,15 @@ unsafe fn watch_syncs(
             header: [0xff; HEADER_LEN],
             name_durable: opened_blank,
             name,
+            gathers: (*theirs.0).xDeviceCharacteristics.map_or(0, |f| f(file))
+                & ffi::SQLITE_IOCAP_POWERSAFE_OVERWRITE
+                != 0,
+            gathered: Box::into_raw(Box::default()),
+            gathered_at: 0,
+            commit_header_written: false,
+            committed: false,
+            wrote_since_sync: false,
+            header_sync_skippable: false,
         });
         (*file).pMethods = ours.0;
     }
@@ -355,18 +408,174 @@ unsafe fn state(file: *mut ffi::sqlite3_file) -> *mut LogState {
     unsafe { file.cast::<u8>().add(at).cast::<LogState>() }
 }
 
-/// `xWrite` of a log: the base's, counted.
+/// `xWrite` of a log: counted, and gathered with the writes before it that it continues (see the
+/// module's comment).
 unsafe extern "C" fn write(
     file: *mut ffi::sqlite3_file,
     data: *const std::ffi::c_void,
     amount: c_int,
     offset: ffi::sqlite3_int64,
 ) -> c_int {
-    // SAFETY: SQLite calls a log's methods with the file object `open` gave them.
+    let Ok(len) = usize::try_from(amount) else {
+        return ffi::SQLITE_IOERR_WRITE;
+    };
+    // SAFETY: SQLite calls a log's methods with the file object `open` gave them, and `data` holds
+    // `amount` bytes.
     unsafe {
         let state = state(file);
+        let first_since_sync = !(*state).wrote_since_sync;
         (*state).written = true;
+        (*state).wrote_since_sync = true;
+        (*state).header_sync_skippable = false;
         (*state).write_end = offset.saturating_add(ffi::sqlite3_int64::from(amount));
+        if offset == 0 && len == HEADER_LEN && first_since_sync {
+            let rc = flush(file, state);
+            if rc != ffi::SQLITE_OK {
+                return rc;
+            }
+            let header = std::slice::from_raw_parts(data.cast::<u8>(), len);
+            (*state).header_sync_skippable = header_sync_unneeded(file, state, header);
+        }
+        let gathered = &mut *(*state).gathered;
+        let continues = usize::try_from(offset - (*state).gathered_at) == Ok(gathered.len());
+        if !gathered.is_empty() && (!continues || gathered.len() + len > GATHER_LIMIT) {
+            let rc = flush(file, state);
+            if rc != ffi::SQLITE_OK {
+                return rc;
+            }
+        }
+        if !(*state).gathers || (*state).committed || len > GATHER_LIMIT {
+            return base_write(file, state, data, amount, offset);
+        }
+        let bytes = std::slice::from_raw_parts(data.cast::<u8>(), len);
+        if gathered.is_empty() {
+            (*state).gathered_at = offset;
+        }
+        gathered.extend_from_slice(bytes);
+        if (*state).commit_header_written {
+            (*state).commit_header_written = false;
+            (*state).committed = true;
+            return flush(file, state);
+        }
+        (*state).commit_header_written = is_commit_frame_header(offset, bytes);
+        ffi::SQLITE_OK
+    }
+}
+
+/// The most frame headers `header_sync_unneeded` reads: a generation of a few commits of a few
+/// pages each is read whole; a longer one gets its header synced.
+const SCANNED_FRAMES: i64 = 64;
+
+/// Whether SQLite's sync of a new log header (`header`, written at offset 0 as the first write
+/// since the last sync) can be left out: the log was blank (its header all zeros, which `keep`
+/// writes only after every frame is in the database, synced) and the generation of frames it
+/// held has at most one commit frame.
+///
+/// SQLite syncs a new header before writing frames after it so that a crash can never leave the
+/// old header with a valid run of old frames that stops at an older commit than the last: that
+/// run would be read as the log and bring back older pages over the database. Here the log's
+/// header on the disk is either the zeros (no frame is valid under them), or the new header
+/// (whose random salts no old frame has), or, when the zeros were never written back, the
+/// previous generation's header, under which the valid frames are the previous generation's up
+/// to the first one overwritten. With one commit frame in that generation, at its end, such a
+/// run either holds the whole generation, pages that are in the database already, or holds no
+/// commit and is ignored. The commit's own sync then makes the header and the frames durable
+/// together.
+///
+/// The previous frames are read at the new header's page size: a log is kept blank only by
+/// Timeline's connections, which never take the database out of WAL mode (the only way to change
+/// its page size), and another program that does deletes the log.
+///
+/// # Safety
+/// `file` is an open log with its `state`, with nothing gathered.
+unsafe fn header_sync_unneeded(
+    file: *mut ffi::sqlite3_file,
+    state: *mut LogState,
+    header: &[u8],
+) -> bool {
+    let mut old = [0xff; HEADER_LEN];
+    // SAFETY: (the caller's.)
+    if unsafe { read_at(file, state, &mut old, 0) } != ffi::SQLITE_OK || old != [0; HEADER_LEN] {
+        return false;
+    }
+    // The page size is the header's third field (1 stands for 65536).
+    let page = match u32::from_be_bytes([header[8], header[9], header[10], header[11]]) {
+        1 => 65536,
+        size @ 512..=32768 if size.is_power_of_two() => i64::from(size),
+        _ => return false,
+    };
+    let mut salts = None;
+    let mut commits = 0;
+    for frame in 0..SCANNED_FRAMES {
+        let mut frame_header = [0; 24];
+        let at = HEADER_LEN as i64 + frame * (page + 24);
+        // SAFETY: (the caller's.)
+        match unsafe { read_at(file, state, &mut frame_header, at) } {
+            // (A short read, where the log ends, fills the rest with zeros: no frame's salts
+            // follow the first frame's.)
+            ffi::SQLITE_OK | ffi::SQLITE_IOERR_SHORT_READ => {}
+            _ => return false,
+        }
+        let frame_salts: [u8; 8] = frame_header[8..16].try_into().unwrap_or_default();
+        if *salts.get_or_insert(frame_salts) != frame_salts {
+            return true;
+        }
+        if frame_header[4..8] != [0; 4] {
+            commits += 1;
+            if commits > 1 {
+                return false;
+            }
+        }
+    }
+    false
+}
+
+/// Whether a write is a frame's header whose frame ends a commit (SQLite's file format: a frame
+/// header is 24 bytes, after the log's header; a commit's frame gives the database's size in pages
+/// in its second field, which is 0 in every other frame).
+fn is_commit_frame_header(offset: i64, bytes: &[u8]) -> bool {
+    offset >= HEADER_LEN as i64 && bytes.len() == 24 && bytes[4..8] != [0; 4]
+}
+
+/// Write the gathered bytes to the file (SQLite's result code); they are dropped either way.
+///
+/// # Safety
+/// `file` is an open log with its `state`.
+unsafe fn flush(file: *mut ffi::sqlite3_file, state: *mut LogState) -> c_int {
+    // SAFETY: (the caller's.)
+    unsafe {
+        let gathered = &mut *(*state).gathered;
+        if gathered.is_empty() {
+            return ffi::SQLITE_OK;
+        }
+        let rc = match c_int::try_from(gathered.len()) {
+            Ok(amount) => base_write(
+                file,
+                state,
+                gathered.as_ptr().cast(),
+                amount,
+                (*state).gathered_at,
+            ),
+            Err(_) => ffi::SQLITE_IOERR_WRITE,
+        };
+        gathered.clear();
+        rc
+    }
+}
+
+/// The base's `xWrite`.
+///
+/// # Safety
+/// `file` is an open log with its `state`, and `data` holds `amount` bytes.
+unsafe fn base_write(
+    file: *mut ffi::sqlite3_file,
+    state: *mut LogState,
+    data: *const std::ffi::c_void,
+    amount: c_int,
+    offset: ffi::sqlite3_int64,
+) -> c_int {
+    // SAFETY: (the caller's.)
+    unsafe {
         match (*(*state).base).xWrite {
             Some(base_write) => base_write(file, data, amount, offset),
             None => ffi::SQLITE_IOERR_WRITE,
@@ -374,12 +583,90 @@ unsafe extern "C" fn write(
     }
 }
 
-/// `xTruncate` of a log: the base's, counted as a write.
+/// The state of `file` once what was gathered is written, or the write's result code.
+///
+/// # Safety
+/// `file` is an open log with its state.
+unsafe fn flushed(file: *mut ffi::sqlite3_file) -> Result<*mut LogState, c_int> {
+    // SAFETY: (the caller's.)
+    unsafe {
+        let state = state(file);
+        match flush(file, state) {
+            ffi::SQLITE_OK => Ok(state),
+            rc => Err(rc),
+        }
+    }
+}
+
+/// `xRead` of a log: the base's, after writing what was gathered.
+unsafe extern "C" fn read(
+    file: *mut ffi::sqlite3_file,
+    data: *mut std::ffi::c_void,
+    amount: c_int,
+    offset: ffi::sqlite3_int64,
+) -> c_int {
+    // SAFETY: as in `write`.
+    unsafe {
+        let state = match flushed(file) {
+            Ok(state) => state,
+            Err(rc) => return rc,
+        };
+        match (*(*state).base).xRead {
+            Some(base_read) => base_read(file, data, amount, offset),
+            None => ffi::SQLITE_IOERR_READ,
+        }
+    }
+}
+
+/// `xFileSize` of a log: the base's, after writing what was gathered.
+unsafe extern "C" fn file_size(
+    file: *mut ffi::sqlite3_file,
+    size: *mut ffi::sqlite3_int64,
+) -> c_int {
+    // SAFETY: as in `write`.
+    unsafe {
+        let state = match flushed(file) {
+            Ok(state) => state,
+            Err(rc) => return rc,
+        };
+        match (*(*state).base).xFileSize {
+            Some(base_file_size) => base_file_size(file, size),
+            None => ffi::SQLITE_IOERR_FSTAT,
+        }
+    }
+}
+
+/// `xFileControl` of a log: the base's, after writing what was gathered.
+unsafe extern "C" fn file_control(
+    file: *mut ffi::sqlite3_file,
+    op: c_int,
+    arg: *mut std::ffi::c_void,
+) -> c_int {
+    // SAFETY: as in `write`.
+    unsafe {
+        let state = match flushed(file) {
+            Ok(state) => state,
+            Err(rc) => return rc,
+        };
+        match (*(*state).base).xFileControl {
+            Some(base_file_control) => base_file_control(file, op, arg),
+            None => ffi::SQLITE_NOTFOUND,
+        }
+    }
+}
+
+/// `xTruncate` of a log: the base's, counted as a write, after writing what was gathered.
 unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
     // SAFETY: as in `write`.
     unsafe {
         let state = state(file);
         (*state).written = true;
+        (*state).wrote_since_sync = true;
+        (*state).header_sync_skippable = false;
+        let rc = flush(file, state);
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
         match (*(*state).base).xTruncate {
             Some(base_truncate) => base_truncate(file, size),
             None => ffi::SQLITE_IOERR_TRUNCATE,
@@ -395,6 +682,16 @@ unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
     // SAFETY: as in `write`; the reads go through the base's own method.
     unsafe {
         let state = state(file);
+        // The new header stays gathered, to go to the file with the commit's frames.
+        if (*state).header_sync_skippable {
+            (*state).header_sync_skippable = false;
+            return ffi::SQLITE_OK;
+        }
+        let rc = flush(file, state);
+        (*state).committed = false;
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
         if !(*state).written && (*state).synced >= strength && unchanged_since_sync(file, state) {
             return ffi::SQLITE_OK;
         }
@@ -404,6 +701,7 @@ unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
         };
         if rc == ffi::SQLITE_OK {
             (*state).written = false;
+            (*state).wrote_since_sync = false;
             (*state).synced = strength;
             (*state).name_durable = true;
             let mut header = [0xff; HEADER_LEN];
@@ -468,12 +766,17 @@ unsafe fn read_at(
     }
 }
 
-/// `xClose` of a log: the base's, after noting whether the log's name is known to be durable (for
-/// `keep`, which SQLite's delete of the log calls next).
+/// `xClose` of a log: the base's, after writing what was gathered and noting whether the log's
+/// name is known to be durable (for `keep`, which SQLite's delete of the log calls next).
 unsafe extern "C" fn close(file: *mut ffi::sqlite3_file) -> c_int {
-    // SAFETY: as in `write`; SQLite's name for the log outlives its file object.
+    // SAFETY: as in `write`; SQLite's name for the log outlives its file object, and the gathered
+    // bytes' vector is this object's, freed once.
     unsafe {
         let state = state(file);
+        // (Never a commit's frames: those are written before SQLite publishes them.)
+        let _ = flush(file, state);
+        drop(Box::from_raw((*state).gathered));
+        (*state).gathered = std::ptr::null_mut();
         if !(*state).name.is_null() {
             let name = CStr::from_ptr((*state).name).to_bytes().to_vec();
             if let Ok(mut names) = DURABLE_NAMES.lock() {

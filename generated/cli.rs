@@ -5,13 +5,18 @@
 
 /// The `tl` command with every subcommand and flag of the spec.
 pub fn command() -> clap::Command {
-    tree(false)
+    tree(false, None)
 }
 
-/// The same command, each subcommand's flags added only when that subcommand is parsed: what
-/// a run of `tl` parses with (a command's flags are most of the tree).
-pub fn command_to_parse() -> clap::Command {
-    tree(true)
+/// The same command as a run of `tl` parses with: each subcommand's flags added only when that
+/// subcommand is parsed, and only the subcommand `only` (its group, for `db ...`) when given.
+pub fn command_to_parse(only: Option<&str>) -> clap::Command {
+    tree(true, only)
+}
+
+/// Whether the tree holds the subcommand `name`.
+fn wanted(only: Option<&str>, name: &str) -> bool {
+    only.is_none_or(|only| only == name)
 }
 
 /// A subcommand with its flags, added now or (`defer`) when it is parsed.
@@ -19,7 +24,7 @@ fn with_flags(cmd: clap::Command, defer: bool, flags: fn(clap::Command) -> clap:
     if defer { cmd.defer(flags) } else { flags(cmd) }
 }
 
-fn tree(defer: bool) -> clap::Command {
+fn tree(defer: bool, only: Option<&str>) -> clap::Command {
     use clap::{Arg, ArgAction, Command, ValueHint};
     Command::new("tl")
         .about("Keep LLM conversations as a tree of messages with named branches, rebuild the context of any message, fit it into a token budget with summaries, and archive finished branches. Every command prints JSON on stdout (with --format text, log, search, diff, context and branches print readable text); errors are JSON on stderr.")
@@ -30,15 +35,15 @@ fn tree(defer: bool) -> clap::Command {
         .arg(Arg::new("timeline").long("timeline").value_name("TL").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("The timeline to use (tl0, tl1, ...). Default: the timeline with the smallest ID."))
         .arg(Arg::new("idempotency-key").long("idempotency-key").value_name("KEY").global(true).action(ArgAction::Set).value_parser(clap::value_parser!(std::ffi::OsString)).help("Make a change safe to retry: the same key on the same timeline within 7 days returns the first result; the same key with another request is refused."))
         .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
-        .subcommand(with_flags(
+        .subcommands(wanted(only, "create").then(|| with_flags(
             Command::new("create")
                 .about("Create a new timeline with an empty main branch.")
                 .override_usage("tl create [OPTIONS]"),
             defer,
             |cmd| cmd
                 .arg(Arg::new("title").long("title").value_name("TITLE").action(ArgAction::Set).allow_hyphen_values(true).help("An optional title, shown by timelines."))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "append").then(|| with_flags(
             Command::new("append")
                 .about("Append a message to the current branch (or the one named) and move its head.")
                 .override_usage("tl append [OPTIONS] --role <ROLE> <--text <TEXT>|--text-file <PATH>>"),
@@ -52,8 +57,8 @@ fn tree(defer: bool) -> clap::Command {
                 .arg(Arg::new("intent-note").long("intent-note").value_name("TEXT").action(ArgAction::Set).allow_hyphen_values(true).help("A note that explains the intent; needs the intent tag. Shown by node, never in context."))
                 .arg(Arg::new("branch").long("branch").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to append to; it does not become current. Default: the current branch."))
                 .arg(Arg::new("expect-head").long("expect-head").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("Refuse with a conflict (nothing written) unless the branch's head is this node: compare-and-set for concurrent writers."))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "fork").then(|| with_flags(
             Command::new("fork")
                 .about("Create a branch whose head is the given node.")
                 .override_usage("tl fork [OPTIONS] --node <NID> --name <BRANCH_NAME>"),
@@ -61,24 +66,24 @@ fn tree(defer: bool) -> clap::Command {
             |cmd| cmd
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("The node the new branch starts from (its head). (required)"))
                 .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The new branch's name. (required)"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "switch").then(|| with_flags(
             Command::new("switch")
                 .about("Make another branch the current one.")
                 .override_usage("tl switch [OPTIONS] --name <BRANCH_NAME>"),
             defer,
             |cmd| cmd
                 .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to make current. (required)"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "drop-branch").then(|| with_flags(
             Command::new("drop-branch")
                 .about("Remove a branch pointer; its messages stay in the timeline.")
                 .override_usage("tl drop-branch [OPTIONS] --name <BRANCH_NAME>"),
             defer,
             |cmd| cmd
                 .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to remove. The current branch cannot be removed. (required)"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "rename-branch").then(|| with_flags(
             Command::new("rename-branch")
                 .about("Rename a branch, keeping its head, watermark, place and current-branch marker.")
                 .override_usage("tl rename-branch [OPTIONS] --name <BRANCH_NAME> --to <BRANCH_NAME>"),
@@ -86,8 +91,8 @@ fn tree(defer: bool) -> clap::Command {
             |cmd| cmd
                 .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to rename. (required)"))
                 .arg(Arg::new("to").long("to").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("Its new name; no other branch may have it. (required)"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "context").then(|| with_flags(
             Command::new("context")
                 .about("Print the messages from the root to a node, oldest first.")
                 .override_usage("tl context [OPTIONS] --node <NID>"),
@@ -95,8 +100,8 @@ fn tree(defer: bool) -> clap::Command {
             |cmd| cmd
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("The last message of the context. (required)"))
                 .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "budget").then(|| with_flags(
             Command::new("budget")
                 .about("Fit the context of a node into a token budget with summaries and placeholders.")
                 .override_usage("tl budget [OPTIONS] --node <NID> --max <N>"),
@@ -106,24 +111,24 @@ fn tree(defer: bool) -> clap::Command {
                 .arg(Arg::new("max").long("max").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("The token budget. (required)"))
                 .arg(Arg::new("dry-run").long("dry-run").action(ArgAction::SetTrue).help("Show the layout without writing anything: a placeholder that would be created appears with node null and the range it would cover (from, to), and summaries_created lists only existing placeholders. An idempotency key has no effect."))
                 .arg(Arg::new("explain").long("explain").action(ArgAction::SetTrue).help("Add an explanation: for every message of the path, in order, whether it was kept, covered by a summary or by a placeholder, and why. If the budget is infeasible, the error data holds the smallest layout (messages) and its explanation."))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "pin").then(|| with_flags(
             Command::new("pin")
                 .about("Pin a node so that budgets always keep it verbatim.")
                 .override_usage("tl pin [OPTIONS] --node <NID>"),
             defer,
             |cmd| cmd
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("The node to pin. (required)"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "unpin").then(|| with_flags(
             Command::new("unpin")
                 .about("Remove a pin.")
                 .override_usage("tl unpin [OPTIONS] --node <NID>"),
             defer,
             |cmd| cmd
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("The node to unpin. (required)"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "summarize").then(|| with_flags(
             Command::new("summarize")
                 .about("Add a summary of the path from one node down to another.")
                 .override_usage("tl summarize [OPTIONS] --from <NID> --to <NID> <--summary <TEXT>|--summary-file <PATH>>"),
@@ -138,24 +143,24 @@ fn tree(defer: bool) -> clap::Command {
                 .arg(Arg::new("supersede").long("supersede").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("A summary this one replaces as its next version."))
                 .arg(Arg::new("intent-tag").long("intent-tag").value_name("TAG").action(ArgAction::Set).allow_hyphen_values(true).help("Label the message with an intent tag (your own vocabulary)."))
                 .arg(Arg::new("intent-note").long("intent-note").value_name("TEXT").action(ArgAction::Set).allow_hyphen_values(true).help("A note that explains the intent; needs the intent tag. Shown by node, never in context."))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "branches").then(|| with_flags(
             Command::new("branches")
                 .about("List the branches with their heads.")
                 .override_usage("tl branches [OPTIONS]"),
             defer,
             |cmd| cmd
                 .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "node").then(|| with_flags(
             Command::new("node")
                 .about("Show one node in full: text, tokens, intent, summary range and versions, import provenance.")
                 .override_usage("tl node [OPTIONS] --node <NID>"),
             defer,
             |cmd| cmd
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("The node to show. (required)"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "search").then(|| with_flags(
             Command::new("search")
                 .about("Find messages and summaries by their words, best matches first.")
                 .override_usage("tl search [OPTIONS] --query <SEARCH_QUERY>"),
@@ -171,8 +176,8 @@ fn tree(defer: bool) -> clap::Command {
                 .arg(Arg::new("limit").long("limit").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("Hits per page. Default: 20."))
                 .arg(Arg::new("cursor").long("cursor").value_name("CURSOR").action(ArgAction::Set).allow_hyphen_values(true).help("The next_cursor of the previous page (same query and filters), for the page after it."))
                 .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "log").then(|| with_flags(
             Command::new("log")
                 .about("Page through the messages of a branch, newest first.")
                 .override_usage("tl log [OPTIONS]"),
@@ -183,8 +188,8 @@ fn tree(defer: bool) -> clap::Command {
                 .arg(Arg::new("limit").long("limit").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("Messages per page. Default: 50."))
                 .arg(Arg::new("cursor").long("cursor").value_name("CURSOR").action(ArgAction::Set).allow_hyphen_values(true).help("The next_cursor of the previous page, for the older messages after it."))
                 .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "diff").then(|| with_flags(
             Command::new("diff")
                 .about("Compare two branches or nodes: their common ancestor and what each has after it.")
                 .override_usage("tl diff [OPTIONS] --left <SIDE> --right <SIDE>"),
@@ -193,32 +198,32 @@ fn tree(defer: bool) -> clap::Command {
                 .arg(Arg::new("left").long("left").value_name("SIDE").action(ArgAction::Set).allow_hyphen_values(true).help("One side: a branch name or a node ID. (required)"))
                 .arg(Arg::new("right").long("right").value_name("SIDE").action(ArgAction::Set).allow_hyphen_values(true).help("The other side: a branch name or a node ID. (required)"))
                 .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "archive-check").then(|| with_flags(
             Command::new("archive-check")
                 .about("Tell whether a branch can be archived, and why not.")
                 .override_usage("tl archive-check [OPTIONS] --name <BRANCH_NAME>"),
             defer,
             |cmd| cmd
                 .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to check. (required)"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "archive-branch").then(|| with_flags(
             Command::new("archive-branch")
                 .about("Archive a finished branch: remove its pointer and move its own messages to the cold zone.")
                 .override_usage("tl archive-branch [OPTIONS] --name <BRANCH_NAME>"),
             defer,
             |cmd| cmd
                 .arg(Arg::new("name").long("name").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The branch to archive. (required)"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "restore-branch").then(|| with_flags(
             Command::new("restore-branch")
                 .about("Bring an archived branch back: its pointer, and its archived messages to the hot zone.")
                 .override_usage("tl restore-branch [OPTIONS] --branch <BRANCH_NAME>"),
             defer,
             |cmd| cmd
                 .arg(Arg::new("branch").long("branch").value_name("BRANCH_NAME").action(ArgAction::Set).allow_hyphen_values(true).help("The archived branch to restore (the latest one archived under that name). (required)"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "import").then(|| with_flags(
             Command::new("import")
                 .about("Import conversations: chat exports, API request bodies, coding-agent sessions, llm logs.")
                 .override_usage("tl import [OPTIONS] --format <IMPORT_FORMAT>"),
@@ -231,8 +236,8 @@ fn tree(defer: bool) -> clap::Command {
                 .arg(Arg::new("max-unzipped-mib").long("max-unzipped-mib").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("A .zip only: the most its conversations files may decompress to, in MiB, in all; a bigger archive is refused. Default: 16384 (16 GiB)."))
                 .arg(Arg::new("max-zip-ratio").long("max-zip-ratio").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("A .zip only: the most an entry may decompress to, as a multiple of its compressed size; more is refused as a zip bomb. Default: 100."))
                 .arg(Arg::new("quiet").long("quiet").action(ArgAction::SetTrue).help("No progress bar on standard error, even on a terminal (it is never drawn when standard error is not one). The JSON report on standard output is printed as always."))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "export").then(|| with_flags(
             Command::new("export")
                 .about("Export a timeline (draw.io, ASCII tree, HTML) or a context (OpenAI, Anthropic, Markdown); read-only.")
                 .override_usage("tl export [OPTIONS] --format <EXPORT_FORMAT>"),
@@ -242,8 +247,8 @@ fn tree(defer: bool) -> clap::Command {
                 .arg(Arg::new("output").long("output").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).value_hint(ValueHint::FilePath).help("The file to write; it must not exist yet. Without it, every format but drawio and html is printed."))
                 .arg(Arg::new("node").long("node").value_name("NID").action(ArgAction::Set).allow_hyphen_values(true).help("openai, anthropic and markdown: the last message of the exported context (required for them); html: the message the page opens at."))
                 .arg(Arg::new("max").long("max").value_name("N").action(ArgAction::Set).allow_hyphen_values(true).help("openai, anthropic and markdown: export the layout a budget of this many tokens would give (summaries and placeholders as text), computed without writing anything."))
-        ))
-        .subcommand(
+        )))
+        .subcommands(wanted(only, "db").then(||
             Command::new("db").about("Commands on the database file as a whole (db ...).").subcommand_required(true).arg_required_else_help(true)
             .subcommand(with_flags(
                 Command::new("info")
@@ -276,35 +281,35 @@ fn tree(defer: bool) -> clap::Command {
                 |cmd| cmd
                     .arg(Arg::new("to").long("to").value_name("PATH").action(ArgAction::Set).allow_hyphen_values(true).value_hint(ValueHint::FilePath).help("The copy's file; it must not exist yet. The copy uses the same engine as the database (a PostgreSQL database's copy: the engine its name gives, .json: JSON, else SQLite). (required)"))
             ))
-        )
-        .subcommand(with_flags(
+        ))
+        .subcommands(wanted(only, "timelines").then(|| with_flags(
             Command::new("timelines")
                 .about("List every timeline with its title, times, message and branch counts.")
                 .override_usage("tl timelines [OPTIONS]"),
             defer,
             |cmd| cmd
                 .arg(Arg::new("format").long("format").value_name("FORMAT").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["json", "text"])).hide_possible_values(true).help("How results are printed: json (the default; the contract for scripts) or text (for people: role, time, node ID, text wrapped to the terminal, branch markers; coloured on a terminal unless NO_COLOR is set). Taken by timelines, log, search, diff, context and branches, and by import before the command only (tl --format text import --format codex), since import's own --format names what the file holds. [json, text]"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "completions").then(|| with_flags(
             Command::new("completions")
                 .about("Print a completion script for a shell (bash, zsh, fish, powershell or elvish).")
                 .override_usage("tl completions [OPTIONS] <SHELL>"),
             defer,
             |cmd| cmd
                 .arg(Arg::new("shell").value_name("SHELL").action(ArgAction::Set).allow_hyphen_values(true).value_parser(spec_values(&["bash", "zsh", "fish", "powershell", "elvish"])).hide_possible_values(true).help("The shell to print the script for. [bash, zsh, fish, powershell, elvish] (required)"))
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "man").then(|| with_flags(
             Command::new("man")
                 .about("Print the manual page of tl as roff text (read it with man -l, or install it as tl.1).")
                 .override_usage("tl man [OPTIONS]"),
             defer,
             |cmd| cmd
-        ))
-        .subcommand(with_flags(
+        )))
+        .subcommands(wanted(only, "demo").then(|| with_flags(
             Command::new("demo")
                 .about("Walk through a short demo conversation in a new database, printing each tl command and its answer.")
                 .override_usage("tl demo [OPTIONS]"),
             defer,
             |cmd| cmd
-        ))
+        )))
 }

@@ -108,6 +108,35 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The command `args` run when they name one of the spec's plainly, after global flags and their
+/// values (`tl --db x.db append ...`): the tree parsed then holds only it. Anything else (help, a
+/// version, a flag `tl` does not take before the command, a misspelt command, which clap suggests
+/// a fix for) is parsed with the whole tree.
+fn command_named(args: &[OsString]) -> Option<&str> {
+    let spec = spec();
+    let takes_value = |flag: &str| spec.globals.iter().any(|g| g.cli_flag == flag);
+    let mut rest = args.iter().skip(1);
+    while let Some(arg) = rest.next() {
+        let arg = arg.to_str()?;
+        match arg.strip_prefix("--") {
+            Some(flag) if takes_value(flag) => {
+                rest.next()?;
+            }
+            Some(flag) if flag.split_once('=').is_some_and(|(f, _)| takes_value(f)) => {}
+            Some(_) => return None,
+            None if arg.starts_with('-') => return None,
+            None => {
+                let known = spec
+                    .operations
+                    .iter()
+                    .any(|op| op.cli.split(' ').next() == Some(arg));
+                return known.then_some(arg);
+            }
+        }
+    }
+    None
+}
+
 /// Print to stdout, treating a closed pipe (`tl ... | head`) as the reader's choice, not an error.
 fn write_stdout(text: &str) {
     let mut out = std::io::stdout().lock();
@@ -146,7 +175,7 @@ pub fn run_with(
 ) -> Result<Option<Output>, CliError> {
     let args: Vec<OsString> = args.into_iter().collect();
     // The program is `tl` in usage lines whatever its file is called (`tl.exe` on Windows).
-    let matches = command_to_parse()
+    let matches = command_to_parse(command_named(&args))
         .bin_name("tl")
         .try_get_matches_from(&args)
         .map_err(|e| clap_error(e, &args))?;

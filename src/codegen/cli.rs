@@ -164,18 +164,24 @@ pub fn render_cli(spec: &Spec) -> String {
         "// `spec_values` offers the allowed values to shell completion without checking them.\n\n",
     );
     out.push_str("/// The `tl` command with every subcommand and flag of the spec.\n");
-    out.push_str("pub fn command() -> clap::Command {\n    tree(false)\n}\n\n");
+    out.push_str("pub fn command() -> clap::Command {\n    tree(false, None)\n}\n\n");
     out.push_str(
-        "/// The same command, each subcommand's flags added only when that subcommand is parsed: what\n\
-         /// a run of `tl` parses with (a command's flags are most of the tree).\n",
+        "/// The same command as a run of `tl` parses with: each subcommand's flags added only when that\n\
+         /// subcommand is parsed, and only the subcommand `only` (its group, for `db ...`) when given.\n",
     );
-    out.push_str("pub fn command_to_parse() -> clap::Command {\n    tree(true)\n}\n\n");
+    out.push_str(
+        "pub fn command_to_parse(only: Option<&str>) -> clap::Command {\n    tree(true, only)\n}\n\n",
+    );
+    out.push_str(
+        "/// Whether the tree holds the subcommand `name`.\n\
+         fn wanted(only: Option<&str>, name: &str) -> bool {\n    only.is_none_or(|only| only == name)\n}\n\n",
+    );
     out.push_str(
         "/// A subcommand with its flags, added now or (`defer`) when it is parsed.\n\
          fn with_flags(cmd: clap::Command, defer: bool, flags: fn(clap::Command) -> clap::Command) -> clap::Command {\n    \
          if defer { cmd.defer(flags) } else { flags(cmd) }\n}\n\n",
     );
-    out.push_str("fn tree(defer: bool) -> clap::Command {\n");
+    out.push_str("fn tree(defer: bool, only: Option<&str>) -> clap::Command {\n");
     out.push_str("    use clap::{Arg, ArgAction, Command, ValueHint};\n");
     out.push_str("    Command::new(\"tl\")\n");
     out.push_str(&format!("        .about({})\n", rust_str(&spec.about)));
@@ -213,11 +219,12 @@ pub fn render_cli(spec: &Spec) -> String {
     let mut groups: Vec<&str> = Vec::new();
     for op in &spec.operations {
         match op.cli.split_once(' ') {
-            None => out.push_str(&render_command(spec, op, &op.cli, "        ")),
+            None => out.push_str(&render_command(spec, op, &op.cli, "        ", true)),
             Some((group, _)) if !groups.contains(&group) => {
                 groups.push(group);
                 out.push_str(&format!(
-                    "        .subcommand(\n            Command::new({}).about({}).subcommand_required(true).arg_required_else_help(true)\n",
+                    "        .subcommands(wanted(only, {}).then(||\n            Command::new({}).about({}).subcommand_required(true).arg_required_else_help(true)\n",
+                    rust_str(group),
                     rust_str(group),
                     rust_str(&format!("Commands on the database file as a whole ({group} ...)."))
                 ));
@@ -227,9 +234,9 @@ pub fn render_cli(spec: &Spec) -> String {
                     .filter(|o| o.cli.split_once(' ').is_some_and(|(g, _)| g == group))
                 {
                     let (_, sub) = member.cli.split_once(' ').unwrap_or_default();
-                    out.push_str(&render_command(spec, member, sub, "            "));
+                    out.push_str(&render_command(spec, member, sub, "            ", false));
                 }
-                out.push_str("        )\n");
+                out.push_str("        ))\n");
             }
             Some(_) => {}
         }
@@ -238,12 +245,21 @@ pub fn render_cli(spec: &Spec) -> String {
     out
 }
 
-/// One `.subcommand(...)` of the clap tree, indented by `indent`.
-fn render_command(spec: &Spec, op: &Operation, name: &str, indent: &str) -> String {
-    let mut out = format!(
-        "{indent}.subcommand(with_flags(\n{indent}    Command::new({})\n",
-        rust_str(name)
-    );
+/// One subcommand of the clap tree, indented by `indent`; a top-level one (`gated`) only when
+/// `wanted`.
+fn render_command(spec: &Spec, op: &Operation, name: &str, indent: &str, gated: bool) -> String {
+    let mut out = if gated {
+        format!(
+            "{indent}.subcommands(wanted(only, {}).then(|| with_flags(\n{indent}    Command::new({})\n",
+            rust_str(name),
+            rust_str(name)
+        )
+    } else {
+        format!(
+            "{indent}.subcommand(with_flags(\n{indent}    Command::new({})\n",
+            rust_str(name)
+        )
+    };
     out.push_str(&format!(
         "{indent}        .about({})\n",
         rust_str(&op.summary)
@@ -283,6 +299,6 @@ fn render_command(spec: &Spec, op: &Operation, name: &str, indent: &str) -> Stri
             )),
         }
     }
-    out.push_str(&format!("{indent}))\n"));
+    out.push_str(&format!("{indent})){}\n", if gated { ")" } else { "" }));
     out
 }

@@ -784,6 +784,38 @@ mod first_contact {
         assert!(!db.path.exists());
     }
 
+    /// A command is parsed alike whatever comes before it (`tl` builds only the command it runs when
+    /// the arguments name it plainly): global flags with their values given either way, and a
+    /// misspelt command or flag gets clap's suggestion, found among every command.
+    #[test]
+    fn a_command_is_parsed_alike_whatever_comes_before_it() {
+        let db = Db::new();
+        let path = db.path.to_str().unwrap().to_owned();
+        let with_equals = format!("--db={path}");
+        let mut cmd = db.command(TL);
+        cmd.args([&with_equals, "create"]);
+        Run::from(cmd.output().unwrap()).ok(r#"{"timeline_id":"tl0"}"#);
+        let mut cmd = db.command(TL);
+        cmd.args([
+            "--idempotency-key",
+            "k1",
+            "--db",
+            &path,
+            "--timeline",
+            "tl0",
+            "append",
+            "--role",
+            "user",
+            "--text",
+            "hi",
+        ]);
+        Run::from(cmd.output().unwrap()).ok(r#"{"node":"n1"}"#);
+        db.tl(&["appnd", "--role", "user"]).err(2, r#"{"error":"invalid arguments: unrecognized subcommand 'appnd' tip: a similar subcommand exists: 'append'; run tl --help for usage"}"#);
+        db.tl(&["append", "--rol", "user"]).err(2, r#"{"error":"invalid arguments: unexpected argument '--rol' found tip: a similar argument exists: '--role'; run tl --help for usage"}"#);
+        db.tl(&["db", "chek"]).err(2, r#"{"error":"invalid arguments: unrecognized subcommand 'chek' tip: a similar subcommand exists: 'check'; run tl --help for usage"}"#);
+        db.tl(&["--", "append"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'append' found tip: subcommand 'append' exists; to use it, remove the '--' before it; run tl --help for usage"}"#);
+    }
+
     on_every_engine! {
         /// `tl timelines` has a text view, and `--format` is accepted after the command as before it.
         #[test]

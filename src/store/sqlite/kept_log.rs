@@ -114,7 +114,8 @@ unsafe impl Sync for Methods {}
 struct LogState {
     /// The base's methods, which every call goes to.
     base: *const ffi::sqlite3_io_methods,
-    /// Written to (or cut) through this file object since its last sync that succeeded.
+    /// Written to (or cut) through this file object since its last sync that succeeded, or since it
+    /// was opened (its first sync is never left out: `synced` is 0 until then).
     written: bool,
     /// The strength of that sync (`SQLITE_SYNC_NORMAL` or `SQLITE_SYNC_FULL`), 0 before one.
     synced: c_int,
@@ -142,9 +143,6 @@ struct LogState {
     commit_header_written: bool,
     /// A commit's frames are in the file: writes go straight there until the next sync.
     committed: bool,
-    /// Written to (or cut) through this file object since its last sync that succeeded, or since
-    /// it was opened (unlike `written`, which starts out true).
-    wrote_since_sync: bool,
     /// The last write was a new header over a blank log whose previous generation holds at most
     /// one commit: SQLite's sync of it is left out (see `header_sync_unneeded`).
     header_sync_skippable: bool,
@@ -373,7 +371,7 @@ unsafe fn watch_syncs(
     unsafe {
         state(file).write(LogState {
             base: theirs.0,
-            written: true,
+            written: false,
             synced: 0,
             write_end: 0,
             header: [0xff; HEADER_LEN],
@@ -386,7 +384,6 @@ unsafe fn watch_syncs(
             gathered_at: 0,
             commit_header_written: false,
             committed: false,
-            wrote_since_sync: false,
             header_sync_skippable: false,
         });
         (*file).pMethods = ours.0;
@@ -423,9 +420,8 @@ unsafe extern "C" fn write(
     // `amount` bytes.
     unsafe {
         let state = state(file);
-        let first_since_sync = !(*state).wrote_since_sync;
+        let first_since_sync = !(*state).written;
         (*state).written = true;
-        (*state).wrote_since_sync = true;
         (*state).header_sync_skippable = false;
         (*state).write_end = offset.saturating_add(ffi::sqlite3_int64::from(amount));
         if offset == 0 && len == HEADER_LEN && first_since_sync {
@@ -661,7 +657,6 @@ unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_i
     unsafe {
         let state = state(file);
         (*state).written = true;
-        (*state).wrote_since_sync = true;
         (*state).header_sync_skippable = false;
         let rc = flush(file, state);
         if rc != ffi::SQLITE_OK {
@@ -701,7 +696,6 @@ unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
         };
         if rc == ffi::SQLITE_OK {
             (*state).written = false;
-            (*state).wrote_since_sync = false;
             (*state).synced = strength;
             (*state).name_durable = true;
             let mut header = [0xff; HEADER_LEN];

@@ -65,7 +65,13 @@ pub fn db_path_for_reading(flag: Option<OsString>) -> Result<PathBuf> {
 /// missing, create it (owner-only). A read never creates anything, and a directory that `--db` or
 /// `TIMELINE_DB` names is never created (a typo must not make folders).
 pub fn before_change(path: &std::path::Path) -> Result<()> {
-    if let Ok(DbPath::Default(default)) = locate_db_path(None)
+    // Only the default database (`.../timeline/timeline.db`) has a directory to create: any other
+    // path is left without looking up the default, which costs a `tl-mcp` session two file-system
+    // calls on every change.
+    let named_as_default = path.file_name() == Some("timeline.db".as_ref())
+        && path.parent().and_then(|dir| dir.file_name()) == Some("timeline".as_ref());
+    if named_as_default
+        && let Ok(DbPath::Default(default)) = locate_db_path(None)
         && default == path
         && let Some(dir) = path.parent()
         && !dir.is_dir()

@@ -5,6 +5,7 @@
 use super::migrations::MIGRATIONS;
 use super::{corrupt, failure};
 use crate::error::{Error, Result};
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension};
 use std::fmt::Display;
 use std::path::Path;
@@ -60,8 +61,11 @@ pub(super) fn foreign_objects(
     conn: &Connection,
     version: u64,
 ) -> rusqlite::Result<Vec<(SchemaObject, bool)>> {
-    let found = schema_objects(conn)?;
     let upto = usize::try_from(version).map_or(MIGRATIONS.len(), |v| v.min(MIGRATIONS.len()));
+    if upto == MIGRATIONS.len() && schema_is_compiled(conn)? {
+        return Ok(Vec::new());
+    }
+    let found = schema_objects(conn)?;
     // The current schema is compiled in: building it in memory costs more than the rest of a
     // `tl append` process. Older versions (a file to migrate) are built.
     let expected = if upto == MIGRATIONS.len() {
@@ -105,6 +109,40 @@ pub(super) fn foreign_objects(
             (o, changed)
         })
         .collect())
+}
+
+/// Whether the file's schema is the compiled one, entry for entry in SQLite's order (what every
+/// database this build created or migrated holds): compared as it is read, without copying a row,
+/// since every process checks it. Anything else is left to the comparison by name in
+/// `foreign_objects`, which also says what differs.
+fn schema_is_compiled(conn: &Connection) -> rusqlite::Result<bool> {
+    let mut stmt =
+        conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid")?;
+    let mut rows = stmt.query([])?;
+    let mut expected = COMPILED.iter();
+    while let Some(row) = rows.next()? {
+        let Some(&(kind, name, table, sql)) = expected.next() else {
+            return Ok(false);
+        };
+        // `Some(None)` for NULL; `None`, which matches nothing, for a value that is not text.
+        let text = |i: usize| -> rusqlite::Result<Option<Option<&str>>> {
+            Ok(match row.get_ref(i)? {
+                ValueRef::Null => Some(None),
+                ValueRef::Text(t) => std::str::from_utf8(t).ok().map(Some),
+                _ => None,
+            })
+        };
+        let same = text(0)? == Some(Some(kind))
+            && text(1)? == Some(Some(name))
+            && text(2)? == Some(Some(table))
+            // A virtual table's shadow tables are the only tables compiled without their text
+            // (`reference_objects`): FTS5 words them its own way.
+            && (text(3)? == Some(sql) || (sql.is_none() && kind == "table"));
+        if !same {
+            return Ok(false);
+        }
+    }
+    Ok(expected.next().is_none())
 }
 
 /// What the migrations up to `upto` create in an empty in-memory database.

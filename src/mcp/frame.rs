@@ -32,6 +32,11 @@ impl<R: BufRead> FrameReader<R> {
         FrameReader { inner, limit }
     }
 
+    /// The reader lines come from.
+    pub fn inner(&self) -> &R {
+        &self.inner
+    }
+
     /// Read the next line. A last line without a newline before end of input still counts as a line.
     pub fn next_frame(&mut self) -> io::Result<Frame> {
         let mut line = Vec::new();

@@ -5,6 +5,7 @@
 //! front-ends share validation, idempotency and the store's locks. See docs/mcp.md.
 
 mod frame;
+mod idle;
 mod rpc;
 pub mod session;
 
@@ -129,7 +130,9 @@ pub fn main() -> ExitCode {
     }
     let mut session = Session::new(db);
     let input = BufReader::with_capacity(1 << 16, io::stdin());
-    match serve(input, io::stdout().lock(), &mut session) {
+    // Quiet: nothing read ahead waits in the buffer, and nothing arrives for a moment.
+    let quiet = |input: &BufReader<io::Stdin>| input.buffer().is_empty() && idle::stdin_quiet();
+    match serve_with(input, io::stdout().lock(), &mut session, quiet) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
@@ -146,7 +149,18 @@ fn print_text(text: &str) -> ExitCode {
 }
 
 /// Serve until end of input. Every answer is one line, flushed at once.
-pub fn serve(input: impl BufRead, mut output: impl Write, session: &mut Session) -> io::Result<()> {
+pub fn serve(input: impl BufRead, output: impl Write, session: &mut Session) -> io::Result<()> {
+    serve_with(input, output, session, |_| false)
+}
+
+/// `serve`, doing the session's own work (`Session::idle_work`) after an answer whenever `quiet`
+/// says the client sends nothing.
+fn serve_with<R: BufRead>(
+    input: R,
+    mut output: impl Write,
+    session: &mut Session,
+    mut quiet: impl FnMut(&R) -> bool,
+) -> io::Result<()> {
     let limit = spec().constants.mcp_frame_limit_bytes;
     let mut reader = FrameReader::new(input, limit);
     loop {
@@ -167,6 +181,9 @@ pub fn serve(input: impl BufRead, mut output: impl Write, session: &mut Session)
             output.write_all(line.as_bytes())?;
             output.write_all(b"\n")?;
             output.flush()?;
+        }
+        if session.has_idle_work() && quiet(reader.inner()) {
+            session.idle_work();
         }
     }
 }

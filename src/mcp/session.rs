@@ -1,5 +1,6 @@
 //! The state of one MCP connection: the negotiated protocol version, and the methods it serves.
 
+use super::idle;
 use super::rpc::{self, Message, RpcError};
 use crate::error::{Error, ErrorKind};
 use crate::service::{self, Output, Request};
@@ -41,6 +42,22 @@ impl Session {
             version: None,
             db,
             store: None,
+        }
+    }
+
+    /// Whether the session has work to do while its client is quiet (`idle_work`).
+    pub fn has_idle_work(&self) -> bool {
+        self.store.as_ref().is_some_and(Store::has_idle_work)
+    }
+
+    /// Work done while the client is quiet: index the messages that wait for the search index.
+    /// It changes nothing a tool returns, so a failure (another process holds the write lock) is
+    /// logged and the work left for later.
+    pub fn idle_work(&mut self) {
+        if let Some(store) = &mut self.store
+            && let Err(e) = store.index_waiting()
+        {
+            log(&format!("indexing while idle: {}", e.message));
         }
     }
 
@@ -403,7 +420,13 @@ impl Session {
         check_idempotency_key(op, idempotency_key.as_deref(), Origin::Mcp)?;
         let store = match &mut self.store {
             Some(store) => store,
-            None => self.store.insert(Store::open(self.db.clone()?)?),
+            None => {
+                let mut store = Store::open(self.db.clone()?)?;
+                if idle::AVAILABLE {
+                    store.index_while_idle();
+                }
+                self.store.insert(store)
+            }
         };
         if op.mutating {
             service::before_change(store.path())?;

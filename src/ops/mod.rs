@@ -212,13 +212,16 @@ pub fn message(tx: &mut dyn Tx, timeline: &TimelineRow, n: u64) -> Result<NodeRo
 
 /// A node that must exist (the parent of a node, a range end): a missing one means damage.
 pub fn existing(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<NodeRow> {
-    tx.node(tl, n)?.ok_or_else(|| {
-        Error::damaged(format!(
-            "the database is damaged: node {} of {} is referenced but missing",
-            node_id(n),
-            timeline_id(tl)
-        ))
-    })
+    tx.node(tl, n)?.ok_or_else(|| missing(tl, n))
+}
+
+/// The error for node `n` of timeline `tl`, which something refers to, missing.
+pub fn missing(tl: u64, n: u64) -> Error {
+    Error::damaged(format!(
+        "the database is damaged: node {} of {} is referenced but missing",
+        node_id(n),
+        timeline_id(tl)
+    ))
 }
 
 /// The branch of that name, or a not-found error listing the branches there are.

@@ -1,10 +1,10 @@
 //! Walks over the tree through the storage interface, each costing the nodes it visits: paths,
 //! ancestry, coverage of a new summary's range, and watermarks.
 
-use super::existing;
+use super::{existing, missing};
 use crate::error::{Error, Result};
 use crate::model::{Branch, Node, ROOT, node_id, timeline_id};
-use crate::store::{NodeRow, PathFind, Tx};
+use crate::store::{NodeRow, PathFind, Place, Tx};
 
 /// The rows of root→n, root excluded, oldest first, from one path-window read (`Tx::ancestors`:
 /// one query, not one per node). IDs fall strictly along the window, so it holds at most n + 1 rows.
@@ -35,7 +35,7 @@ fn path_rows_by_node(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<Vec<NodeRow>> {
     let mut rows = Vec::with_capacity(at.depth.min(n) as usize);
     while at.id != ROOT {
         let parent = existing(tx, tl, at.node.parent)?;
-        check_level(tl, &at, &parent)?;
+        check_level(tl, &Place::from(&at), &Place::from(&parent))?;
         rows.push(std::mem::replace(&mut at, parent));
     }
     rows.reverse();
@@ -43,7 +43,7 @@ fn path_rows_by_node(tx: &mut dyn Tx, tl: u64, n: u64) -> Result<Vec<NodeRow>> {
 }
 
 /// A node is one level below its parent: what bounds every walk up the tree by the node's depth.
-fn check_level(tl: u64, child: &NodeRow, parent: &NodeRow) -> Result<()> {
+fn check_level(tl: u64, child: &Place, parent: &Place) -> Result<()> {
     if parent.depth.checked_add(1) == Some(child.depth) {
         return Ok(());
     }
@@ -74,12 +74,16 @@ pub fn is_ancestor_or_self(tx: &mut dyn Tx, tl: u64, ancestor: u64, n: u64) -> R
 
 /// The row of a new child of `parent`: its place in the tree and token sum follow from the parent.
 pub fn new_row(tx: &mut dyn Tx, tl: u64, id: u64, node: Node) -> Result<NodeRow> {
-    let parent = existing(tx, tl, node.parent)?;
     // What a write touches must be sound: the parent's own place in the tree (its parent older and
     // one level up) is read before anything is written below it.
-    if parent.id != ROOT {
-        let grandparent = existing(tx, tl, parent.node.parent)?;
-        check_level(tl, &parent, &grandparent)?;
+    let parent = tx
+        .parent_of_new(tl, node.parent)?
+        .ok_or_else(|| missing(tl, node.parent))?;
+    if parent.place.id != ROOT {
+        let grandparent = parent
+            .grandparent
+            .ok_or_else(|| missing(tl, parent.place.parent))?;
+        check_level(tl, &parent.place, &grandparent)?;
     }
     let prefix_tokens = parent
         .prefix_tokens
@@ -89,7 +93,7 @@ pub fn new_row(tx: &mut dyn Tx, tl: u64, id: u64, node: Node) -> Result<NodeRow>
         id,
         node,
         prefix_tokens,
-        depth: parent.depth + 1,
+        depth: parent.place.depth + 1,
         pinned: false,
         stale: false,
         superseded_by: None,

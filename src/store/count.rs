@@ -4,7 +4,8 @@
 //! tests are exact on any machine). Off (one environment lookup per transaction) unless asked for.
 
 use super::{
-    Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx,
+    Counts, Engine, NewParent, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow,
+    Tx,
 };
 use crate::error::Result;
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
@@ -110,6 +111,15 @@ impl Tx for Counted<'_> {
     fn node(&mut self, tl: u64, n: u64) -> Result<Option<NodeRow>> {
         self.add(1);
         self.tx.node(tl, n)
+    }
+    fn parent_of_new(&mut self, tl: u64, n: u64) -> Result<Option<NewParent>> {
+        let found = self.tx.parent_of_new(tl, n)?;
+        // Two rows, as reading them one by one counts them (the root has no parent to read).
+        self.add(match &found {
+            Some(parent) if parent.place.id != crate::model::ROOT => 2,
+            _ => 1,
+        });
+        Ok(found)
     }
     fn ancestors(&mut self, tl: u64, n: u64, limit: u64) -> Result<Vec<NodeRow>> {
         let r = self.tx.ancestors(tl, n, limit)?;

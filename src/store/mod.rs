@@ -132,6 +132,38 @@ impl Engine {
     }
 }
 
+/// Where a node sits in its timeline's tree: what a step of a walk is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    /// The node number.
+    pub id: u64,
+    /// Its parent's number (the root's is its own, 0).
+    pub parent: u64,
+    /// Edges from the root.
+    pub depth: u64,
+}
+
+impl From<&NodeRow> for Place {
+    fn from(row: &NodeRow) -> Self {
+        Place {
+            id: row.id,
+            parent: row.node.parent,
+            depth: row.depth,
+        }
+    }
+}
+
+/// What a new child of a node is derived from and checked against (`Tx::parent_of_new`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewParent {
+    /// Where the parent sits.
+    pub place: Place,
+    /// Tokens of root→parent.
+    pub prefix_tokens: u64,
+    /// Where the parent's own parent sits: `None` for the root's, or when it is missing.
+    pub grandparent: Option<Place>,
+}
+
 /// A node with the state derived from the rest of the timeline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeRow {
@@ -221,6 +253,24 @@ pub trait Tx {
 
     /// A node, the root n0 included.
     fn node(&mut self, tl: u64, n: u64) -> Result<Option<NodeRow>>;
+    /// What a new child of node `n` is derived from and checked against (`ops::walk::new_row`):
+    /// `n`'s place and token sum and, unless `n` is the root, its parent's place. `None` when `n`
+    /// is missing. SQLite reads them, and the rows the child's path columns need, in one query.
+    fn parent_of_new(&mut self, tl: u64, n: u64) -> Result<Option<NewParent>> {
+        let Some(row) = self.node(tl, n)? else {
+            return Ok(None);
+        };
+        let grandparent = if row.id == crate::model::ROOT {
+            None
+        } else {
+            self.node(tl, row.node.parent)?.as_ref().map(Place::from)
+        };
+        Ok(Some(NewParent {
+            place: Place::from(&row),
+            prefix_tokens: row.prefix_tokens,
+            grandparent,
+        }))
+    }
     /// A path window: node `n` and its ancestors, newest first, at most `limit` rows (the root n0
     /// last when the window reaches it). One read whose cost is the rows it returns: SQLite answers
     /// with one recursive query that follows parent links (each step to an older node, so it ends);
@@ -494,6 +544,28 @@ impl Store {
                 s.write(|tx| count::run(tx, f))
             }
             Store::Postgres(s) => s.write(|tx| count::run(tx, f)),
+        }
+    }
+
+    /// For a long-lived `tl-mcp` session: on SQLite, messages written one at a time wait for the
+    /// search index until the session indexes them while its client is quiet (`index_waiting`);
+    /// the other engines index as they write.
+    pub fn index_while_idle(&mut self) {
+        if let Store::Sqlite(s) = self {
+            s.index_while_idle();
+        }
+    }
+
+    /// Whether the store has work worth doing while its client is quiet (`index_waiting`).
+    pub fn has_idle_work(&self) -> bool {
+        matches!(self, Store::Sqlite(s) if s.has_idle_work())
+    }
+
+    /// Index what waits for the search index (SQLite), in a change of its own.
+    pub fn index_waiting(&mut self) -> Result<()> {
+        match self {
+            Store::Sqlite(s) => s.index_waiting(),
+            Store::Json(_) | Store::Postgres(_) => Ok(()),
         }
     }
 

@@ -1084,36 +1084,68 @@ fn sqlite_messages_waiting_for_the_index_are_found_and_ranked_as_indexed_ones() 
     }
 }
 
+/// How many rows a table of `db`'s SQLite file holds.
+fn rows_in(db: &Db, table: &str) -> i64 {
+    rusqlite::Connection::open(&db.path)
+        .unwrap()
+        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap()
+}
+
 /// The change that brings the waiting messages to 64 indexes them all, in the same transaction:
-/// the index then holds every message and nothing waits.
+/// the index then holds every message and nothing waits (`tl`, which never waits for a quiet
+/// moment).
 #[test]
 fn sqlite_the_sixty_fourth_waiting_message_sends_them_all_to_the_index() {
     common::use_engine(Engine::Sqlite);
     let db = Db::created_at("1767225600");
-    let count = |table: &str| -> i64 {
-        rusqlite::Connection::open(&db.path)
-            .unwrap()
-            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
-            .unwrap()
-    };
-    let mut mcp = Mcp::start(&db);
+    let count = |table: &str| rows_in(&db, table);
     for i in 1..64 {
+        db.append("user", &format!("message {i} about budgets"), 5);
+    }
+    assert_eq!((count("search_pending"), count("search_docs")), (63, 0));
+    db.append("user", "message 64 about budgets", 5);
+    assert_eq!((count("search_pending"), count("search_docs")), (0, 64));
+    let hits = db
+        .tl(&["search", "--query", "budgets", "--limit", "1000"])
+        .json();
+    assert_eq!(hits["hits"].as_array().unwrap().len(), 64);
+    db.tl(&["db", "check"]).json();
+}
+
+/// A `tl-mcp` session lets the messages it writes wait for the index (up to 256), and indexes
+/// them once 32 wait and its client has sent nothing for a moment (src/mcp/idle.rs): fewer stay
+/// waiting however long the client is quiet. Searches find every message either way.
+#[cfg(unix)]
+#[test]
+fn sqlite_a_session_indexes_the_waiting_messages_while_its_client_is_quiet() {
+    common::use_engine(Engine::Sqlite);
+    let db = Db::created_at("1767225600");
+    let count = |table: &str| rows_in(&db, table);
+    let mut mcp = Mcp::start(&db);
+    let append = |mcp: &mut Mcp, i: usize| {
         mcp.ok(
             "timeline_append",
             json!({"timeline_id": "tl0", "role": "user", "text": format!("message {i} about budgets")}),
         );
+    };
+    for i in 1..=31 {
+        append(&mut mcp, i);
     }
-    assert_eq!((count("search_pending"), count("search_docs")), (63, 0));
-    mcp.ok(
-        "timeline_append",
-        json!({"timeline_id": "tl0", "role": "user", "text": "message 64 about budgets"}),
-    );
-    assert_eq!((count("search_pending"), count("search_docs")), (0, 64));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!((count("search_pending"), count("search_docs")), (31, 0));
+    append(&mut mcp, 32);
+    // The session indexes while the client is quiet; the test waits for it, boundedly.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while count("search_pending") != 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!((count("search_pending"), count("search_docs")), (0, 32));
     let hits = mcp.ok(
         "timeline_search",
         json!({"query": "budgets", "limit": 1000}),
     );
-    assert_eq!(hits["hits"].as_array().unwrap().len(), 64);
+    assert_eq!(hits["hits"].as_array().unwrap().len(), 32);
     mcp.close();
     db.tl(&["db", "check"]).json();
 }

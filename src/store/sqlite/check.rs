@@ -56,10 +56,7 @@ impl SqliteStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
             .map_err(|e| failure(&path, "cannot read", e))?;
-        let mut sql_tx = SqlTx {
-            conn: &tx,
-            path: &path,
-        };
+        let mut sql_tx = SqlTx::new(&tx, &path, &self.pending);
         match sql_tx.load_database() {
             Err(e) => problems.push(e.message),
             Ok(db) => {

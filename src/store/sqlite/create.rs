@@ -320,10 +320,9 @@ impl SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| failure(&path, "cannot start writing", e))?;
         // (create_from's target was checked to be new, so the file is created here directly.)
-        let mut t = SqlTx {
-            conn: &tx,
-            path: &path,
-        };
+        // A bulk load indexes its rows as it writes them: nothing waits for the index.
+        let pending = super::pending::Pending::default();
+        let mut t = SqlTx::new(&tx, &path, &pending);
         for timeline in &db.timelines {
             let cold = timeline.nodes.iter().filter(|n| n.cold).count() as i64;
             t.exec(

@@ -76,6 +76,8 @@ pub struct SqliteStore {
     foreign: Option<Vec<(SchemaObject, bool)>>,
     /// Whether this store has removed the temporaries of dead first writes (see `create`).
     swept: bool,
+    /// When the messages waiting for the search index are indexed (`pending.rs`).
+    pending: pending::Pending,
 }
 
 /// What changes when anything writes to a file or replaces it.
@@ -110,6 +112,7 @@ impl SqliteStore {
             verified_schema: None,
             foreign: None,
             swept: false,
+            pending: pending::Pending::default(),
         }
     }
 
@@ -184,12 +187,8 @@ impl SqliteStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
             .map_err(|e| failure(&path, "cannot read", e))?;
-        let result = guard_schema(&tx, &path, &mut self.verified_schema).and_then(|()| {
-            f(&mut SqlTx {
-                conn: &tx,
-                path: &path,
-            })
-        });
+        let result = guard_schema(&tx, &path, &mut self.verified_schema)
+            .and_then(|()| f(&mut SqlTx::new(&tx, &path, &self.pending)));
         // A read changes nothing; ending it either way releases the snapshot.
         let _ = tx.rollback();
         self.end_immutable_read()?;
@@ -230,6 +229,47 @@ impl SqliteStore {
         &mut self,
         f: impl FnOnce(&mut dyn Tx) -> Result<Outcome<R>>,
     ) -> Result<(R, bool)> {
+        self.write_sql(|t| f(t))
+    }
+
+    /// For a `tl-mcp` session: let up to `SESSION_PENDING_LIMIT` messages wait for the search
+    /// index, which the session indexes while its client is quiet (`index_waiting`).
+    pub fn index_while_idle(&mut self) {
+        self.pending.limit = pending::SESSION_PENDING_LIMIT;
+    }
+
+    /// Whether enough messages wait for the search index to index them while the client is quiet.
+    pub fn has_idle_work(&self) -> bool {
+        self.pending.waiting.get() >= pending::IDLE_INDEX_FROM
+    }
+
+    /// Index the messages that wait for the search index, in a change of its own; while another
+    /// process holds the write lock, leave them for later rather than wait.
+    pub fn index_waiting(&mut self) -> Result<()> {
+        let Some(conn) = self.conn.as_ref() else {
+            return Ok(());
+        };
+        let path = self.path.clone();
+        conn.busy_handler(None)
+            .map_err(|e| failure(&path, "cannot use", e))?;
+        let indexed = self.write_sql(|t| {
+            t.index_pending()?;
+            Ok(Outcome::Commit(()))
+        });
+        if let Some(conn) = self.conn.as_ref() {
+            conn.busy_handler(Some(open::wait_for_the_lock))
+                .map_err(|e| failure(&path, "cannot use", e))?;
+        }
+        indexed?;
+        self.pending.waiting.set(0);
+        Ok(())
+    }
+
+    /// `write_existing` for the engine's own changes, which need its own transaction type.
+    fn write_sql<R>(
+        &mut self,
+        f: impl FnOnce(&mut SqlTx) -> Result<Outcome<R>>,
+    ) -> Result<(R, bool)> {
         let path = self.path.clone();
         self.connection(true)?;
         self.refuse_change_if_read_only()?;
@@ -242,10 +282,7 @@ impl SqliteStore {
             .map_err(|e| failure(&path, "cannot start a change of", e))?;
         guard_schema(&tx, &path, &mut self.verified_schema)?;
         refuse_newer_parents(&tx, &path)?;
-        let outcome = f(&mut SqlTx {
-            conn: &tx,
-            path: &path,
-        })?;
+        let outcome = f(&mut SqlTx::new(&tx, &path, &self.pending))?;
         match outcome {
             Outcome::Unchanged(result) => Ok((result, false)),
             Outcome::Commit(result) => {

@@ -393,7 +393,7 @@ pub(super) fn linked_side_file(path: &Path) -> Option<ReadOnly> {
 /// a millisecond and asks to try again, until [`BUSY_TIMEOUT`] has passed since the wait began.
 /// SQLite's own handler (`busy_timeout`) waits up to 100 ms between tries, which misses the short
 /// pauses a long import leaves between its transactions; polling every millisecond catches them.
-fn wait_for_the_lock(tries: i32) -> bool {
+pub(super) fn wait_for_the_lock(tries: i32) -> bool {
     /// Calls further apart than this belong to two waits: SQLite does not restart `tries` at 0
     /// for every wait (a second wait within one statement, a backup step), and calls within one
     /// wait come a millisecond apart.

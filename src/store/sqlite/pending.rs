@@ -5,8 +5,9 @@
 //! entry: seven of the thirteen pages an append wrote, and about a third of a `timeline_append`
 //! call's time. So a change that writes one node (an append, a summary, an edit's new version)
 //! notes it in `search_pending`, one small row, in its own transaction; the change that brings the
-//! waiting messages to `PENDING_LIMIT` indexes them all in one segment. Batches (imports, bulk
-//! loads) index their nodes directly, as before.
+//! waiting messages to `PENDING_LIMIT` indexes them all in one segment. A `tl-mcp` session lets
+//! more wait and indexes them while its client is quiet (`SESSION_PENDING_LIMIT`). Batches
+//! (imports, bulk loads) index their nodes directly, as before.
 //!
 //! A search reads the waiting messages beside the index and matches them with the rules the JSON
 //! engine uses (`crate::search`), counting them in BM25's statistics as FTS5 would: its results
@@ -19,10 +20,40 @@ use super::tx::SqlTx;
 use crate::error::{ASK_THE_USER_TO_CHECK, Error, Message, Result};
 use crate::model::Role;
 use rusqlite::{OptionalExtension, params};
+use std::cell::Cell;
+
+/// A store's rule for messages waiting for the index, and what its last change left waiting.
+#[derive(Debug)]
+pub(super) struct Pending {
+    /// The number of waiting messages that a change indexes (`PENDING_LIMIT`, or
+    /// `SESSION_PENDING_LIMIT` in a session that indexes while idle).
+    pub(super) limit: i64,
+    /// How many messages the store's last change left waiting, as far as it knows (a change
+    /// that writes no single node leaves it as it was).
+    pub(super) waiting: Cell<i64>,
+}
+
+impl Default for Pending {
+    fn default() -> Self {
+        Pending {
+            limit: PENDING_LIMIT,
+            waiting: Cell::new(0),
+        }
+    }
+}
 
 /// How many messages may wait for the index: the change that brings them to this many indexes
 /// them. A search reads at most this many messages besides the index.
 pub(super) const PENDING_LIMIT: i64 = 64;
+
+/// The same limit in a `tl-mcp` session, which indexes the waiting messages while its client is
+/// quiet (`SqliteStore::index_while_idle`) once `IDLE_INDEX_FROM` wait: a burst of changes is not
+/// slowed by indexing, and a search still reads at most this many messages besides the index.
+pub(super) const SESSION_PENDING_LIMIT: i64 = 256;
+
+/// How many waiting messages a session indexes while its client is quiet: fewer are not worth a
+/// transaction of their own.
+pub(super) const IDLE_INDEX_FROM: i64 = 32;
 
 /// A message waiting for the index, as a search reads it.
 pub(super) struct PendingDoc {
@@ -42,15 +73,22 @@ impl SqlTx<'_> {
             "INSERT INTO search_pending (timeline, node) VALUES (?1, ?2)",
             params![sql(tl), sql(node)],
         )?;
-        let waiting: i64 = self
-            .conn
-            .prepare_cached("SELECT count(*) FROM search_pending")
-            .and_then(|mut s| s.query_row([], |r| r.get(0)))
-            .map_err(|e| self.fail(e))?;
-        if waiting >= PENDING_LIMIT {
+        let waiting = self.waiting_count()?;
+        if waiting >= self.pending.limit {
             self.index_pending()?;
+            self.pending.waiting.set(0);
+        } else {
+            self.pending.waiting.set(waiting);
         }
         Ok(())
+    }
+
+    /// How many messages wait for the index.
+    pub(super) fn waiting_count(&self) -> Result<i64> {
+        self.conn
+            .prepare_cached("SELECT count(*) FROM search_pending")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .map_err(|e| self.fail(e))
     }
 
     /// Index every waiting message (in timeline and node order, one FTS5 segment) and empty

@@ -1,5 +1,6 @@
 //! `Tx` over one SQLite transaction.
 
+use super::pending::Pending;
 use super::phrase_counts;
 use super::rows::{
     NODE_COLUMNS, TIMELINE_COLUMNS, insert_archived, read_node, read_timeline, sql, unsql,
@@ -10,12 +11,15 @@ use crate::error::{ASK_THE_USER_TO_CHECK, Error, Message, Result};
 use crate::model::file::{AuditEntry, IdempotencyEntry, ImportRecord};
 use crate::model::{ArchivedBranch, Branch, Database, Node, ROOT, Timeline};
 use crate::search::{Query, Scorer, Tally};
+use crate::store::jumps::PathRow;
 use crate::store::{
-    Counts, Engine, NodeChange, NodeRow, PathFind, SearchHit, SearchScope, TimelineRow, Tx, cover,
+    Counts, Engine, NewParent, NodeChange, NodeRow, PathFind, Place, SearchHit, SearchScope,
+    TimelineRow, Tx, cover,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
+use std::sync::LazyLock;
 
 /// A search counts each phrase's messages up to this many first: a phrase in fewer makes the
 /// matches few (`SqlTx::search`).
@@ -25,11 +29,48 @@ const FEW_MATCHES: i64 = 1024;
 pub(super) struct SqlTx<'a> {
     pub(super) conn: &'a Connection,
     pub(super) path: &'a Path,
+    /// The path columns of the rows `node_and_parent` read for a new child (its parent, the
+    /// parent's parent, and the two rows up the parent's jumps), by node ID, until that child is
+    /// inserted: a path row never changes once written, and the insert needs exactly these.
+    prefetched: Vec<(u64, u64, Option<PathRow>)>,
+    /// When the messages waiting for the search index are indexed (src/store/sqlite/pending.rs).
+    pub(super) pending: &'a Pending,
+}
+
+impl<'a> SqlTx<'a> {
+    pub(super) fn new(conn: &'a Connection, path: &'a Path, pending: &'a Pending) -> Self {
+        SqlTx {
+            conn,
+            path,
+            prefetched: Vec::new(),
+            pending,
+        }
+    }
 }
 
 impl SqlTx<'_> {
     pub(super) fn fail(&self, e: rusqlite::Error) -> Error {
         failure(self.path, "cannot use", e)
+    }
+
+    /// A parent is written before its children, so it is always older. Refusing any other row
+    /// where every walk reads it makes each step up the tree go to a smaller ID: no walk can
+    /// circle a parent cycle the file claims, and nothing is written on top of one.
+    fn check_place(&self, tl: u64, at: &Place) -> Result<()> {
+        if at.id == ROOT && (at.parent != ROOT || at.depth != 0) {
+            // Walks end at the root, which is where depth 0 is.
+            return Err(corrupt(
+                self.path,
+                &format!(
+                    "timeline tl{tl}: its root n0 claims parent n{} and depth {} (a root has neither)",
+                    at.parent, at.depth
+                ),
+            ));
+        }
+        if at.id != ROOT && at.parent >= at.id {
+            return Err(newer_parent(self.path, tl, at.id, at.parent));
+        }
+        Ok(())
     }
 
     pub(super) fn exec(&self, sql: &str, params: impl rusqlite::Params) -> Result<usize> {
@@ -321,35 +362,85 @@ impl Tx for SqlTx<'_> {
     }
 
     fn node(&mut self, tl: u64, n: u64) -> Result<Option<NodeRow>> {
-        let query = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE timeline = ?1 AND id = ?2");
+        static QUERY: LazyLock<String> = LazyLock::new(|| {
+            format!("SELECT {NODE_COLUMNS} FROM nodes WHERE timeline = ?1 AND id = ?2")
+        });
         let row = self
             .conn
-            .prepare_cached(&query)
+            .prepare_cached(&QUERY)
             .and_then(|mut s| s.query_row(params![sql(tl), sql(n)], read_node).optional())
             .map_err(|e| self.fail(e))?;
-        // A parent is written before its children, so it is always older. Refusing any other row
-        // here, where every walk reads it, makes each step up the tree go to a smaller ID: no walk
-        // can circle a parent cycle the file claims, and nothing is written on top of one.
-        if let Some(row) = &row
-            && row.id == ROOT
-            && (row.node.parent != ROOT || row.depth != 0)
-        {
-            // Walks end at the root, which is where depth 0 is.
-            return Err(corrupt(
-                self.path,
-                &format!(
-                    "timeline tl{tl}: its root n0 claims parent n{} and depth {} (a root has neither)",
-                    row.node.parent, row.depth
-                ),
-            ));
-        }
-        if let Some(row) = &row
-            && row.id != ROOT
-            && row.node.parent >= row.id
-        {
-            return Err(newer_parent(self.path, tl, row.id, row.node.parent));
+        if let Some(row) = &row {
+            self.check_place(tl, &Place::from(row))?;
         }
         Ok(row)
+    }
+
+    fn parent_of_new(&mut self, tl: u64, n: u64) -> Result<Option<NewParent>> {
+        // One query instead of five: the node's place and its parent's, and the path columns of
+        // the node and of the rows up its jump pointer and that row's own, which the child's path
+        // columns are derived from (`jumps::Batch`), kept in `prefetched` for `insert_nodes`.
+        // SQLite's cost to prepare a statement grows with its result columns, so only these.
+        const QUERY: &str = "SELECT n.parent, n.depth, n.prefix_tokens, n.jump, n.path_min_tokens, \
+             p.id, p.parent, p.depth, \
+             j.id, j.depth, j.jump, j.path_min_tokens, jj.id, jj.depth, jj.jump, jj.path_min_tokens \
+             FROM nodes n INDEXED BY sqlite_autoindex_nodes_1 \
+             LEFT JOIN nodes p INDEXED BY sqlite_autoindex_nodes_1 ON p.timeline = n.timeline AND p.id = n.parent AND n.id != 0 \
+             LEFT JOIN nodes j INDEXED BY sqlite_autoindex_nodes_1 ON j.timeline = n.timeline AND j.id = n.jump \
+             LEFT JOIN nodes jj INDEXED BY sqlite_autoindex_nodes_1 ON jj.timeline = n.timeline AND jj.id = j.jump \
+             WHERE n.timeline = ?1 AND n.id = ?2";
+        let read = |r: &rusqlite::Row| {
+            let place = Place {
+                id: n,
+                parent: unsql(r.get(0)?),
+                depth: unsql(r.get(1)?),
+            };
+            let own: PathRow = (place.depth, unsql(r.get(3)?), unsql(r.get(4)?));
+            let grandparent = match r.get::<_, Option<i64>>(5)? {
+                Some(id) => Some(Place {
+                    id: unsql(id),
+                    parent: unsql(r.get(6)?),
+                    depth: unsql(r.get(7)?),
+                }),
+                None => None,
+            };
+            let path = |k: usize| -> rusqlite::Result<Option<PathRow>> {
+                Ok(match r.get::<_, Option<i64>>(k)? {
+                    Some(_) => Some((
+                        unsql(r.get(k + 1)?),
+                        unsql(r.get(k + 2)?),
+                        unsql(r.get(k + 3)?),
+                    )),
+                    None => None,
+                })
+            };
+            let parent = NewParent {
+                place,
+                prefix_tokens: unsql(r.get(2)?),
+                grandparent,
+            };
+            Ok((parent, own, path(8)?, path(12)?))
+        };
+        let found = self
+            .conn
+            .prepare_cached(QUERY)
+            .and_then(|mut s| s.query_row(params![sql(tl), sql(n)], read).optional())
+            .map_err(|e| self.fail(e))?;
+        self.prefetched.clear();
+        let Some((parent, own, jump, jump_of_jump)) = found else {
+            return Ok(None);
+        };
+        self.check_place(tl, &parent.place)?;
+        if let Some(grandparent) = &parent.grandparent {
+            self.check_place(tl, grandparent)?;
+        }
+        // A jump that names a missing row is remembered as missing, as `path_row` reads it.
+        self.prefetched.push((tl, n, Some(own)));
+        self.prefetched.push((tl, own.1, jump));
+        if let Some((_, jump_of_jump_id, _)) = jump {
+            self.prefetched.push((tl, jump_of_jump_id, jump_of_jump));
+        }
+        Ok(Some(parent))
     }
 
     fn ancestors(&mut self, tl: u64, n: u64, limit: u64) -> Result<Vec<NodeRow>> {
@@ -495,13 +586,9 @@ impl Tx for SqlTx<'_> {
     }
 
     fn insert_nodes(&mut self, tl: u64, rows: &[NodeRow]) -> Result<()> {
-        if rows.is_empty() {
+        let Some(first) = rows.first().map(|r| r.id) else {
             return Ok(());
-        }
-        let first = self
-            .timeline(tl)?
-            .map(|t| t.next_node)
-            .ok_or_else(|| Error::internal(format!("internal error: no timeline tl{tl}")))?;
+        };
         // One node (an append, a summary) waits for the search index; a batch is indexed with it.
         let mut writer = if rows.len() == 1 {
             super::rows::NodeWriter::deferring()
@@ -519,15 +606,34 @@ impl Tx for SqlTx<'_> {
                 )));
             }
             let key = (row.id, row.node.parent, row.depth, row.node.tokens);
-            let path = paths.next(key, &mut |n| self.path_row(tl, n))?;
+            let prefetched = &self.prefetched;
+            let path = paths.next(key, &mut |n| match prefetched
+                .iter()
+                .find(|(t, id, _)| (*t, *id) == (tl, n))
+            {
+                Some((_, _, known)) => Ok(*known),
+                None => self.path_row(tl, n),
+            })?;
             writer.put(self, tl, row, Some(path))?;
             cold += i64::from(row.node.cold);
             next = next.checked_add(1).ok_or_else(Error::overflow)?;
         }
-        self.exec(
-            "UPDATE timelines SET next_node = next_node + ?2, cold_nodes = cold_nodes + ?3 WHERE id = ?1",
-            params![sql(tl), rows.len() as i64, cold],
+        self.prefetched.clear();
+        // The rows must be the timeline's next ones: checked by the update itself (a failed
+        // check fails the transaction, so the rows above are not kept).
+        let moved = self.exec(
+            "UPDATE timelines SET next_node = next_node + ?2, cold_nodes = cold_nodes + ?3 WHERE id = ?1 AND next_node = ?4",
+            params![sql(tl), rows.len() as i64, cold, sql(first)],
         )?;
+        if moved != 1 {
+            return Err(match self.timeline(tl)? {
+                None => Error::internal(format!("internal error: no timeline tl{tl}")),
+                Some(t) => Error::internal(format!(
+                    "internal error: node n{first} inserted where n{} is next",
+                    t.next_node
+                )),
+            });
+        }
         Ok(())
     }
 

@@ -2,10 +2,12 @@
 //! search) only after its client has sent nothing for a moment: an agent is quiet while its model
 //! thinks, and a burst of calls is not slowed by that work.
 
+#[cfg(unix)]
 use std::time::Duration;
 
 /// How long the client must send nothing before the session does work of its own.
-pub const QUIET: Duration = Duration::from_millis(20);
+#[cfg(unix)]
+const QUIET: Duration = Duration::from_millis(20);
 
 /// Whether this platform can tell a quiet client (`poll` on standard input, Unix). Elsewhere the
 /// changes do that work themselves, as a `tl` process does.

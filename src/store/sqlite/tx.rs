@@ -29,9 +29,9 @@ const FEW_MATCHES: i64 = 1024;
 pub(super) struct SqlTx<'a> {
     pub(super) conn: &'a Connection,
     pub(super) path: &'a Path,
-    /// The path columns of the rows `node_and_parent` read for a new child (its parent, the
-    /// parent's parent, and the two rows up the parent's jumps), by node ID, until that child is
-    /// inserted: a path row never changes once written, and the insert needs exactly these.
+    /// The path columns `parent_of_new` read for a new child (of its parent and of the two rows
+    /// up the parent's jump pointer), as (timeline, node, row), until `insert_nodes` uses them: a
+    /// path row never changes once written, and the child's insert needs exactly these.
     prefetched: Vec<(u64, u64, Option<PathRow>)>,
     /// When the messages waiting for the search index are indexed (src/store/sqlite/pending.rs).
     pub(super) pending: &'a Pending,

@@ -17,7 +17,6 @@ use clap_complete::env::{CompleteEnv, Shells};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Arc;
 
 /// The environment variable that turns a run of `tl` into a completion request.
@@ -52,8 +51,9 @@ pub fn registration(shell: &str) -> Option<String> {
 
 /// Answer a completion request when `COMPLETE` names a shell (as `bash` or a path such as
 /// `/bin/bash`); `None` for a normal run, also when `COMPLETE` holds anything else. Nothing is written
-/// to standard error: it is the terminal the user is typing in. A failure offers nothing.
-pub fn from_env() -> Option<ExitCode> {
+/// to standard error: it is the terminal the user is typing in. A failure offers nothing. Returns the
+/// exit status.
+pub fn from_env() -> Option<u8> {
     let value = std::env::var_os(VAR)?;
     let shell = SHELLS
         .completer(Path::new(&value).file_stem()?.to_str()?)?
@@ -65,11 +65,7 @@ pub fn from_env() -> Option<ExitCode> {
         let script = registration(shell)?;
         let mut out = std::io::stdout().lock();
         let written = out.write_all(script.as_bytes()).and_then(|()| out.flush());
-        return Some(if written.is_ok() {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
-        });
+        return Some(if written.is_ok() { 0 } else { 1 });
     };
     let context = Arc::new(Context::new(shell, &args[escape + 1..]));
     let current_dir = std::env::current_dir().ok();
@@ -80,8 +76,8 @@ pub fn from_env() -> Option<ExitCode> {
             .try_complete(args.clone(), current_dir.as_deref())
     }));
     Some(match answered {
-        Ok(Ok(_)) => ExitCode::SUCCESS,
-        _ => ExitCode::FAILURE,
+        Ok(Ok(_)) => 0,
+        _ => 1,
     })
 }
 

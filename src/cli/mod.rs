@@ -9,11 +9,12 @@ use clap::ArgMatches;
 use serde_json::{Map, Value};
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::process::ExitCode;
 
 mod complete;
 mod demo;
 pub mod shell;
+#[cfg(target_os = "linux")]
+pub mod start;
 mod text;
 pub use text::View;
 
@@ -70,8 +71,9 @@ impl From<Error> for CliError {
     }
 }
 
-/// The `tl` program: parse the command line, run the request, print the result, exit with its code.
-pub fn main() -> ExitCode {
+/// The `tl` program: parse the command line, run the request, print the result; returns the exit
+/// status.
+pub fn main() -> u8 {
     // A shell asking for completions (COMPLETE=<shell>): answered before anything is parsed or read.
     if let Some(code) = complete::from_env() {
         return code;
@@ -84,18 +86,18 @@ pub fn main() -> ExitCode {
         View::stdout(),
     );
     match result {
-        Ok(None) => ExitCode::SUCCESS,
+        Ok(None) => 0,
         Ok(Some(Output::Json(value))) => {
             write_stdout(&format!("{}\n", terminal::escape_json(&value.to_string())));
-            ExitCode::SUCCESS
+            0
         }
         Ok(Some(Output::Text(text))) => {
             write_stdout(&text);
-            ExitCode::SUCCESS
+            0
         }
         Err(CliError::Text { text, exit_code }) => {
             write_stdout(&text);
-            ExitCode::from(exit_code)
+            exit_code
         }
         Err(CliError::Failed(error)) => {
             let _ = writeln!(
@@ -103,7 +105,7 @@ pub fn main() -> ExitCode {
                 "{}",
                 terminal::escape_json(&error.to_json().to_string())
             );
-            ExitCode::from(u8::try_from(error.kind.exit_code()).unwrap_or(1))
+            u8::try_from(error.kind.exit_code()).unwrap_or(1)
         }
     }
 }

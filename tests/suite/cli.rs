@@ -817,6 +817,28 @@ mod first_contact {
     }
 
     on_every_engine! {
+        /// Output to a pipe nobody reads any more (`tl log | head -0`) ends `tl` with status 0 and
+        /// nothing on standard error, not with `SIGPIPE`: `tl` starts without the Rust runtime on
+        /// Linux (`cli::start`) and ignores the signal itself, as the runtime would, so the failed
+        /// write is the reader's choice. (`export::…::ascii_survives_a_closed_pipe` covers exports.)
+        #[cfg(unix)]
+        #[test]
+        fn output_to_a_closed_pipe_ends_quietly() {
+            let db = Db::new();
+            db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+            db.tl(&["--timeline", "tl0", "append", "--role", "user", "--text", "hi"])
+                .ok(r#"{"node":"n1"}"#);
+            for args in [&["--timeline", "tl0", "log"][..], &["--version"]] {
+                let (reader, writer) = std::io::pipe().unwrap();
+                drop(reader);
+                let mut cmd = db.command(TL);
+                cmd.arg("--db").arg(&db.path).args(args).stdin(Stdio::null()).stdout(writer);
+                let output = cmd.output().unwrap();
+                assert_eq!(output.status.code(), Some(0), "{args:?}: {:?}", output.status);
+                assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{args:?}");
+            }
+        }
+
         /// `tl timelines` has a text view, and `--format` is accepted after the command as before it.
         #[test]
         fn timelines_has_a_text_view_before_or_after_the_command() {

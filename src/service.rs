@@ -504,7 +504,8 @@ fn db_backup(store: &mut Store, to: &str) -> Result<DbBackedUp> {
     }
     if crate::store::Engine::for_new_path(&target) != engine {
         return Err(Error::invalid(format!(
-            "invalid argument --to: {to} names a {} file, but this database uses the {} engine and a backup is an exact copy; choose a name {}, or use db convert to change the engine",
+            "invalid argument --to: {} names a {} file, but this database uses the {} engine and a backup is an exact copy; choose a name {}, or use db convert to change the engine",
+            crate::store::shown(to),
             crate::store::Engine::for_new_path(&target).as_str(),
             engine.as_str(),
             if engine == crate::store::Engine::Json {

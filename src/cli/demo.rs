@@ -91,6 +91,12 @@ const STEPS: &[&[&str]] = &[
 pub fn run_demo(db: Option<PathBuf>, out: &mut dyn Write) -> Result<(), Error> {
     let db = match db {
         Some(path) => {
+            if crate::store::is_uri(&path.to_string_lossy()) {
+                return Err(Error::new(
+                    ErrorKind::Output,
+                    "the demo writes a new database file and an HTML page beside it, not a PostgreSQL database: pass --db with the path of a file that does not exist yet, or leave --db out to use a new temporary directory",
+                ));
+            }
             if path.symlink_metadata().is_ok() {
                 return Err(Error::new(
                     ErrorKind::Output,

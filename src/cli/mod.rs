@@ -520,9 +520,15 @@ fn clap_error(e: clap::Error, args: &[OsString]) -> CliError {
                 _ => None,
             }
             .unwrap_or_else(|| "run tl --help for usage".to_string());
+            // clap repeats what was typed: a URI among it is shown without its password.
+            let typed: Vec<String> = args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            let message = format!("invalid arguments: {}; {advice}", lines.join(" "));
             CliError::Failed(Error::new(
                 ErrorKind::InvalidArgument,
-                format!("invalid arguments: {}; {advice}", lines.join(" ")),
+                crate::store::hide_uris(&message, typed.iter().map(String::as_str)),
             ))
         }
     }

@@ -49,7 +49,12 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Command, S
             _ => match arg.to_str().and_then(|s| s.strip_prefix("--db=")) {
                 Some("") => return Err("--db needs a value: the path of the database file".into()),
                 Some(path) => db = Some(OsString::from(path)),
-                None => return Err(format!("unknown argument {text}")),
+                None => {
+                    return Err(format!(
+                        "unknown argument {}",
+                        crate::store::hide_uris(&text, [text.as_ref()])
+                    ));
+                }
             },
         }
     }
@@ -118,10 +123,11 @@ pub fn main() -> ExitCode {
     // The default database's directory is created by the first change, not by starting the server.
     let db = service::db_path_for_reading(db);
     match &db {
+        // A connection URI without its password: MCP clients keep this line in their logs.
         Ok(path) => log(&format!(
             "version {} serving {} on standard input/output",
             env!("CARGO_PKG_VERSION"),
-            path.display()
+            crate::store::shown(&path.to_string_lossy())
         )),
         Err(e) => log(&format!(
             "warning: {}; every tool call will fail until this is fixed",

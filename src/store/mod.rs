@@ -473,6 +473,13 @@ impl Store {
                 postgres::PgTarget::parse(uri)?,
             )));
         }
+        // Not UTF-8, so not taken for a URI above: it must not be taken for a file either, whose
+        // errors would show it, password and all.
+        if is_uri(&path.to_string_lossy()) {
+            return Err(Error::invalid(
+                "invalid argument --db: the PostgreSQL connection URI cannot be used: it is not valid UTF-8 text; percent-encode any other bytes (%XX)",
+            ));
+        }
         let path = check_path(path)?;
         match Engine::detect(&path)? {
             Some(Engine::Json) => Ok(Store::Json(json::JsonStore::new(path))),
@@ -653,6 +660,23 @@ pub fn shown(location: &str) -> String {
     } else {
         location.to_string()
     }
+}
+
+/// `text` with every connection URI of `given` (command-line arguments, `--db=URI` included) in it
+/// replaced by its `shown` form: for messages that repeat what was typed (a misspelt command), so
+/// that no password in a URI is ever printed.
+pub fn hide_uris<'a>(text: &str, given: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = text.to_string();
+    for arg in given {
+        let start = ["postgresql://", "postgres://"]
+            .iter()
+            .filter_map(|scheme| arg.find(scheme))
+            .min();
+        if let Some(uri) = start.map(|at| &arg[at..]) {
+            out = out.replace(uri, &shown(uri));
+        }
+    }
+    out
 }
 
 /// The whole database at `path`, whichever engine holds it (tests, tools).

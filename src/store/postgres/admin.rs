@@ -22,7 +22,16 @@ fn missing(store: &PgStore) -> Error {
 /// Every row checked against a fresh derivation (the loader's checks), then the search tables
 /// against the messages. Changes nothing.
 pub(super) fn check(store: &mut PgStore) -> Result<Vec<String>> {
-    if store.stored_version()?.is_none() {
+    // Objects Timeline did not make are listed, not refused (and nothing else is checked while
+    // they are there: the checks below read the tables they may hang on).
+    let (version, foreign) = store.probe()?;
+    if !foreign.is_empty() {
+        return Ok(super::schema::foreign_problems(
+            &store.target.schema,
+            &foreign,
+        ));
+    }
+    if version.is_none() {
         return Err(missing(store));
     }
     store.in_transaction(false, |tx| {

@@ -1,7 +1,7 @@
 //! Opening a connection to the server a target names: the one place that knows how (TLS is added
 //! here and nowhere else).
 
-use super::target::{Host, PgTarget, SslMode};
+use super::target::{Host, PasswordFile, PgTarget, SslMode};
 use super::tls;
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,8 +12,8 @@ use std::time::Duration;
 /// (a lock held by a stuck client, a runaway query).
 pub(crate) const STATEMENT_TIMEOUT_MS: u64 = 60_000;
 
-/// A connection to `target`'s database, with the session set up for Timeline: its schema first on
-/// the search path, statements bounded by `STATEMENT_TIMEOUT_MS`.
+/// A connection to `target`'s database, with the session set up for Timeline: statements bounded
+/// by `STATEMENT_TIMEOUT_MS`. (The search path is pinned by each transaction: `schema.rs`.)
 pub(crate) fn connect(target: &PgTarget) -> Result<postgres::Client> {
     let uri = target.redacted();
     // TLS as libpq does it (`tls`): settled before anything is sent, so a missing CA file fails first.
@@ -55,18 +55,18 @@ pub(crate) fn connect(target: &PgTarget) -> Result<postgres::Client> {
         // for an import or conversion of 100k messages in one transaction, it read the whole
         // timeline per row (quadratic: 100k rows took more than 40 minutes).
         .options(&format!(
-            "-c search_path={} -c statement_timeout={STATEMENT_TIMEOUT_MS} -c plan_cache_mode=force_custom_plan",
-            target.schema
+            "-c statement_timeout={STATEMENT_TIMEOUT_MS} -c plan_cache_mode=force_custom_plan"
         ))
         .application_name(target.application_name.as_deref().unwrap_or("timeline"));
-    if let Some(password) = target.password() {
+    let (password, password_file) = target.password_looked_up();
+    if let Some(password) = password {
         config.password(password);
     }
     let timeout = target.connect_timeout;
     let opened = within_deadline(timeout + LOGIN_GRACE, &uri, move |uri| {
         tls::connect(&mut config, &tls, uri)
     })?;
-    opened.map_err(|e| connect_failure(target, e))
+    opened.map_err(|e| connect_failure(target, &password_file, e))
 }
 
 /// What the login may take beyond `connect_timeout`, which the client crate applies to opening
@@ -123,9 +123,16 @@ fn within_deadline<T: Send + 'static>(
 }
 
 /// A connection that failed, naming the server by its redacted URI and saying what to check.
-fn connect_failure(target: &PgTarget, e: postgres::Error) -> Error {
+fn connect_failure(target: &PgTarget, password_file: &PasswordFile, e: postgres::Error) -> Error {
     let code = e.code().map(|c| c.code().to_string());
+    // The client crate's own error when the server asks for a password and none was given.
+    let no_password = code.is_none()
+        && std::error::Error::source(&e).is_some_and(|s| s.to_string() == "password missing");
     let hint = match code.as_deref() {
+        _ if no_password => format!(
+            "the server asks for a password and none was given: there is none in the URI, PGPASSWORD is not set, and {}",
+            password_file.explain()
+        ),
         Some("3D000") => format!(
             "the database {:?} does not exist on that server; Timeline creates its tables but not the database: create it (createdb {}) or name another",
             target.dbname, target.dbname

@@ -25,6 +25,7 @@ use std::time::Duration;
 mod admin;
 pub(crate) mod connect;
 mod rows;
+mod schema;
 mod search;
 pub(crate) mod target;
 mod tls;
@@ -159,23 +160,46 @@ impl PgStore {
     }
 
     /// The schema version of Timeline's tables, `None` when the schema holds none. A version newer
-    /// than this build's is refused.
+    /// than this build's is refused, and so is a schema holding objects Timeline did not make.
     fn stored_version(&mut self) -> Result<Option<u64>> {
+        let (version, foreign) = self.probe()?;
+        if !foreign.is_empty() {
+            return Err(schema::foreign_schema(
+                &self.label(),
+                &self.target.schema,
+                &foreign,
+            ));
+        }
+        Ok(version)
+    }
+
+    /// What the schema holds: the version of Timeline's tables (`None`: none there) and the
+    /// objects Timeline did not make. The catalogs are read first, in one statement, and the
+    /// version (a read of the `state` table) only when nothing foreign is there.
+    fn probe(&mut self) -> Result<(Option<u64>, Vec<schema::Foreign>)> {
         let label = self.label();
         let schema = self.target.schema.clone();
+        let query = schema::foreign_query(&schema);
         let probe = |client: &mut postgres::Client| {
-            client
-                .query_one(
-                    "SELECT to_regclass(quote_ident($1) || '.state') IS NOT NULL",
-                    &[&schema],
-                )
-                .and_then(|r| r.try_get::<_, bool>(0))
+            client.simple_query(&query).map(|messages| {
+                messages
+                    .into_iter()
+                    .filter_map(|m| match m {
+                        postgres::SimpleQueryMessage::Row(row) => Some(schema::Foreign {
+                            kind: row.get(0).unwrap_or_default().to_string(),
+                            name: row.get(1).unwrap_or_default().to_string(),
+                            table: row.get(2).map(str::to_string),
+                        }),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>()
+            })
         };
         // The first statement of every read and change: a connection that the server closed since
         // the last call (a restart) is only seen here, so it is opened again once, and nothing was
         // sent yet that could have been written.
         self.sent.one();
-        let exists = match probe(self.client()?) {
+        let mut found = match probe(self.client()?) {
             Err(e) if connection_broke(&e) => {
                 self.client = None;
                 self.sent.one();
@@ -184,20 +208,29 @@ impl PgStore {
             other => other,
         }
         .map_err(|e| failure(&label, "cannot read", e))?;
-        if !exists {
-            return Ok(None);
+        // The query's first row, when the schema has Timeline's `state` table, says so.
+        let exists = found.first().is_some_and(|f| f.kind == schema::STATE_ROW);
+        if exists {
+            found.remove(0);
+        }
+        if !exists || !found.is_empty() {
+            return Ok((None, found));
         }
         self.sent.one();
         let client = self.client()?;
+        // Outside a transaction, so the table is named with its schema (no search path is set).
         let version = client
-            .query_one("SELECT schema_version FROM state WHERE id = 0", &[])
+            .query_one(
+                &format!("SELECT schema_version FROM {schema}.state WHERE id = 0"),
+                &[],
+            )
             .and_then(|r| r.try_get::<_, i64>(0))
             .map_err(|e| failure(&label, "cannot read", e))?;
         let version = u64::try_from(version).unwrap_or(u64::MAX);
         if version > schema_version() {
             return Err(newer_schema(&label, version));
         }
-        Ok(Some(version))
+        Ok((Some(version), Vec::new()))
     }
 
     /// Create or migrate the schema, once, however many processes start together (see `migrate`),
@@ -348,6 +381,11 @@ impl PgStore {
                 .start()
         };
         let mut tx = begin.map_err(|e| failure(&label, "cannot start a transaction on", e))?;
+        // Every transaction pins its search path itself (`schema::pin_search_path`), so that it
+        // holds behind a pooler that shares server sessions between clients.
+        self.sent.one();
+        tx.batch_execute(&schema::pin_search_path(&schema))
+            .map_err(|e| failure(&label, "cannot start a transaction on", e))?;
         if migrate {
             let found = migrate_schema(&mut tx, &schema)
                 .map_err(|e| failure(&label, "cannot set up the schema of", e))?;
@@ -442,6 +480,7 @@ fn migrate_schema(
     tx: &mut postgres::Transaction,
     schema: &str,
 ) -> std::result::Result<u64, postgres::Error> {
+    tx.batch_execute(&schema::pin_search_path(schema))?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     // CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema is there; a
     // role given only USAGE and CREATE on a schema made for it must not need that.
@@ -470,7 +509,13 @@ fn migrate_schema(
     };
     let mut at = found;
     while at < schema_version() {
-        tx.batch_execute(MIGRATIONS[at as usize])?;
+        // New tables go to the first schema of the search path: Timeline's, while they are made.
+        tx.batch_execute(&format!(
+            "{};\n{}\n;{};",
+            schema::migration_search_path(schema),
+            MIGRATIONS[at as usize],
+            schema::pin_search_path(schema)
+        ))?;
         if MIGRATIONS[at as usize] == MIGRATION_PATH_JUMPS {
             fill_path_columns(tx)?;
         }

@@ -104,9 +104,30 @@ impl PgTarget {
             None => (rest, None),
         };
         let (authority, dbname) = match main.split_once('/') {
-            Some((authority, db)) => (authority, Some(decode(uri, db)?)),
+            Some((authority, db)) => (authority, Some(db)),
             None => (main, None),
         };
+        // An @ where none belongs is a password typed or cut wrongly; it is refused rather than
+        // taken for a user or database name, which errors and logs would show.
+        if authority.matches('@').count() > 1 {
+            return Err(bad(
+                uri,
+                "it holds more than one @ before the host; an @ inside a user name or password must be written %40, and a : (not an @) separates the user from the password",
+            ));
+        }
+        let stray_at = |part: &str| part.contains('@');
+        if dbname.is_some_and(stray_at)
+            || query.is_some_and(|q| {
+                q.split('&')
+                    .any(|pair| stray_at(pair.split_once('=').map_or(pair, |(k, _)| k)))
+            })
+        {
+            return Err(bad(
+                uri,
+                "an @ comes after the host (in the database name or a query parameter's name), which happens when a password holds a /, ? or # that is not percent-encoded: write them as %2F, %3F and %23 (and an @ as %40)",
+            ));
+        }
+        let dbname = dbname.map(|db| decode(uri, db)).transpose()?;
         let (userinfo, hostport) = match authority.rsplit_once('@') {
             Some((userinfo, hostport)) => (Some(userinfo), hostport),
             None => (None, authority),
@@ -289,35 +310,53 @@ impl PgTarget {
     /// this host, port, database and user (`PGPASSFILE`, else `~/.pgpass`; on Unix only when no one
     /// but its owner may read it, as libpq requires). `None`: log in without one (trust, peer).
     pub fn password(&self) -> Option<String> {
+        self.password_looked_up().0
+    }
+
+    /// `password`, with what became of the password file when it gave none (for the error of a
+    /// server that asks for a password).
+    pub(crate) fn password_looked_up(&self) -> (Option<String>, PasswordFile) {
         if let Some(p) = &self.uri_password {
-            return Some(p.clone());
+            return (Some(p.clone()), PasswordFile::NotRead);
         }
         if let Some(p) = std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty()) {
-            return Some(p);
+            return (Some(p), PasswordFile::NotRead);
         }
         let file = std::env::var_os("PGPASSFILE")
             .filter(|f| !f.is_empty())
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pgpass")))?;
-        self.password_from_file(&file)
+            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pgpass")));
+        let Some(file) = file else {
+            return (None, PasswordFile::NotRead);
+        };
+        match self.password_from_file(&file) {
+            Ok(Some(p)) => (Some(p), PasswordFile::NotRead),
+            Ok(None) => (None, PasswordFile::NoLine(file)),
+            Err(why) => (None, why),
+        }
     }
 
     /// The first matching line of a libpq password file (`host:port:database:user:password`, `*`
-    /// for any value, `\:` and `\\` escaped).
-    fn password_from_file(&self, file: &Path) -> Option<String> {
-        let meta = std::fs::metadata(file).ok()?;
+    /// for any value, `\:` and `\\` escaped); `Err` says why the file was not read.
+    fn password_from_file(&self, file: &Path) -> std::result::Result<Option<String>, PasswordFile> {
+        let missing = || PasswordFile::Missing(file.to_path_buf());
+        let meta = std::fs::metadata(file).map_err(|_| missing())?;
         if !meta.is_file() {
-            return None;
+            return Err(missing());
         }
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            // libpq ignores a password file that others may read (it warns); so does Timeline.
-            if meta.permissions().mode() & 0o077 != 0 {
-                return None;
+            // libpq ignores a password file that others may read (it warns); so does Timeline,
+            // and the error of a login that then lacks a password says so.
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                return Err(PasswordFile::Ignored(file.to_path_buf(), mode));
             }
         }
-        let text = std::fs::read_to_string(file).ok()?;
+        let Ok(text) = std::fs::read_to_string(file) else {
+            return Err(PasswordFile::Unreadable(file.to_path_buf()));
+        };
         let host = match &self.host {
             Host::Tcp(h) => h.clone(),
             // libpq matches a socket in the default directory as "localhost".
@@ -330,7 +369,8 @@ impl PgTarget {
         };
         let port = self.port.to_string();
         let wanted = [host.as_str(), &port, &self.dbname, &self.user];
-        text.lines()
+        Ok(text
+            .lines()
             .filter(|line| !line.starts_with('#'))
             .find_map(|line| {
                 let fields = split_pgpass(line);
@@ -342,7 +382,52 @@ impl PgTarget {
                     .zip(&fields)
                     .all(|(want, have)| have == "*" || have == want);
                 matches.then(|| fields[4..].join(":"))
-            })
+            }))
+    }
+}
+
+/// What became of the password file when it gave no password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PasswordFile {
+    /// Not needed (a password came from elsewhere), or no file to look at (no home directory).
+    NotRead,
+    /// There is no such file.
+    Missing(PathBuf),
+    /// Others may read it (its mode), so it was not used, as libpq does not use it.
+    Ignored(PathBuf, u32),
+    /// It could not be read.
+    Unreadable(PathBuf),
+    /// It has no line for this host, port, database and user.
+    NoLine(PathBuf),
+}
+
+impl PasswordFile {
+    /// The end of the sentence "no password was given: none in the URI, PGPASSWORD is not set,
+    /// and ...".
+    pub(crate) fn explain(&self) -> String {
+        match self {
+            PasswordFile::NotRead => {
+                "no password file was looked at (HOME is not set): set PGPASSFILE or PGPASSWORD"
+                    .to_string()
+            }
+            PasswordFile::Missing(file) => format!(
+                "there is no password file {}: put a line host:port:database:user:password there (chmod 600), or set PGPASSWORD",
+                file.display()
+            ),
+            PasswordFile::Ignored(file, mode) => format!(
+                "the password file {} was ignored because others may read it (mode {mode:04o}; libpq ignores it too): make it private with chmod 600 {}",
+                file.display(),
+                file.display()
+            ),
+            PasswordFile::Unreadable(file) => format!(
+                "the password file {} cannot be read: check that you own it and may read it",
+                file.display()
+            ),
+            PasswordFile::NoLine(file) => format!(
+                "the password file {} has no line for this host, port, database and user: add one (host:port:database:user:password)",
+                file.display()
+            ),
+        }
     }
 }
 
@@ -495,6 +580,9 @@ mod tests {
                 "postgresql://u:pw@h/d?connect_timeout=soon",
                 "not a whole number",
             ),
+            ("postgresql://u@pw@h/d", "more than one @ before the host"),
+            ("postgresql://u:p/w@h/d", "an @ comes after the host"),
+            ("postgresql://u:p?w@h/d", "an @ comes after the host"),
         ] {
             let e = PgTarget::parse(uri).unwrap_err();
             assert!(e.message.contains(why), "{uri}: {}", e.message);
@@ -515,9 +603,12 @@ mod tests {
         .unwrap();
         let t = PgTarget::parse("postgresql://ann@db.example:6543/team").unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert_eq!(t.password_from_file(&file).as_deref(), Some("pa:ss"));
+        assert_eq!(t.password_from_file(&file), Ok(Some("pa:ss".to_string())));
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert_eq!(t.password_from_file(&file), None);
+        assert_eq!(
+            t.password_from_file(&file),
+            Err(PasswordFile::Ignored(file.clone(), 0o644))
+        );
         let _ = std::fs::remove_file(&file);
     }
 }

@@ -92,6 +92,8 @@ pub struct PgStore {
     client: Option<postgres::Client>,
     /// Statements prepared on `client`.
     cache: HashMap<String, postgres::Statement>,
+    /// The catalog check (`schema::foreign_query`) prepared on `client`.
+    probe: Option<postgres::Statement>,
     /// The server's version, read once per connection.
     server_version: Option<String>,
     reads_only: bool,
@@ -121,6 +123,7 @@ impl PgStore {
             target,
             client: None,
             cache: HashMap::new(),
+            probe: None,
             server_version: None,
             reads_only: false,
             retryable: Cell::new(false),
@@ -154,6 +157,7 @@ impl PgStore {
             let client = connect::connect(&self.target)?;
             // Prepared statements belong to the connection that prepared them.
             self.cache.clear();
+            self.probe = None;
             self.client = Some(client);
         }
         Ok(self.client.as_mut().expect("opened above"))
@@ -179,31 +183,42 @@ impl PgStore {
     fn probe(&mut self) -> Result<(Option<u64>, Vec<schema::Foreign>)> {
         let label = self.label();
         let schema = self.target.schema.clone();
-        let query = schema::foreign_query(&schema);
-        let probe = |client: &mut postgres::Client| {
-            client.simple_query(&query).map(|messages| {
-                messages
-                    .into_iter()
-                    .filter_map(|m| match m {
-                        postgres::SimpleQueryMessage::Row(row) => Some(schema::Foreign {
-                            kind: row.get(0).unwrap_or_default().to_string(),
-                            name: row.get(1).unwrap_or_default().to_string(),
-                            table: row.get(2).map(str::to_string),
-                        }),
-                        _ => None,
+        // Prepared once per connection: without parameters its plan is made once and kept (a
+        // large query over the catalogs, whose planning costs more than its run).
+        let probe = |store: &mut PgStore| -> std::result::Result<_, postgres::Error> {
+            let statement = match &store.probe {
+                Some(statement) => statement.clone(),
+                None => {
+                    let client = store.client.as_mut().expect("connected before");
+                    store.sent.one();
+                    let statement = client.prepare(&schema::foreign_query(&schema))?;
+                    store.probe = Some(statement.clone());
+                    statement
+                }
+            };
+            let client = store.client.as_mut().expect("connected before");
+            store.sent.one();
+            client
+                .query(&statement, &[])?
+                .iter()
+                .map(|row| {
+                    Ok(schema::Foreign {
+                        kind: row.try_get(0)?,
+                        name: row.try_get(1)?,
+                        table: row.try_get(2)?,
                     })
-                    .collect::<Vec<_>>()
-            })
+                })
+                .collect::<std::result::Result<Vec<_>, postgres::Error>>()
         };
         // The first statement of every read and change: a connection that the server closed since
         // the last call (a restart) is only seen here, so it is opened again once, and nothing was
         // sent yet that could have been written.
-        self.sent.one();
-        let mut found = match probe(self.client()?) {
+        self.client()?;
+        let mut found = match probe(self) {
             Err(e) if connection_broke(&e) => {
                 self.client = None;
-                self.sent.one();
-                probe(self.client()?)
+                self.client()?;
+                probe(self)
             }
             other => other,
         }

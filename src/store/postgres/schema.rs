@@ -313,18 +313,19 @@ pub(super) fn foreign_query(schema: &str) -> String {
            UNION ALL \
            SELECT 14, 'uses', pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid), \
                   pg_catalog.pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid) \
-           FROM pg_catalog.pg_depend d \
+           FROM (SELECT {pg_class} AS classid, oid AS objid FROM tab \
+                 UNION ALL \
+                 SELECT {pg_class}, i.indexrelid FROM pg_catalog.pg_index i \
+                   JOIN rel r ON r.oid = i.indexrelid JOIN tab t ON t.oid = i.indrelid \
+                 WHERE pg_catalog.format('%s.%s', t.name, r.name) = ANY ({indexes}) \
+                    OR (i.indexprs IS NULL AND i.indpred IS NULL) \
+                 UNION ALL \
+                 SELECT {pg_attrdef}, a.oid FROM pg_catalog.pg_attrdef a JOIN tab t ON a.adrelid = t.oid \
+                 UNION ALL \
+                 SELECT {pg_constraint}, c.oid FROM pg_catalog.pg_constraint c JOIN tab t ON c.conrelid = t.oid) m \
+           JOIN pg_catalog.pg_depend d ON d.classid = m.classid AND d.objid = m.objid \
            WHERE d.refclassid IN ({code}) \
              AND (pg_catalog.pg_identify_object(d.refclassid, d.refobjid, 0)).schema IS DISTINCT FROM 'pg_catalog'::pg_catalog.text \
-             AND ((d.classid = {pg_class} AND (d.objid IN (SELECT oid FROM tab) OR d.objid IN \
-                   (SELECT i.indexrelid FROM pg_catalog.pg_index i JOIN rel r ON r.oid = i.indexrelid \
-                    JOIN tab t ON t.oid = i.indrelid \
-                    WHERE pg_catalog.format('%s.%s', t.name, r.name) = ANY ({indexes}) \
-                       OR (i.indexprs IS NULL AND i.indpred IS NULL)))) \
-               OR (d.classid = {pg_attrdef} AND d.objid IN \
-                   (SELECT a.oid FROM pg_catalog.pg_attrdef a JOIN rel ON a.adrelid = rel.oid)) \
-               OR (d.classid = {pg_constraint} AND d.objid IN \
-                   (SELECT c.oid FROM pg_catalog.pg_constraint c JOIN rel ON c.conrelid = rel.oid))) \
          ) found ORDER BY ord, tbl NULLS FIRST, name"
     )
 }

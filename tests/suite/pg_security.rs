@@ -300,6 +300,18 @@ fn pg_security_an_at_sign_typed_for_a_colon_is_refused_without_echoing_it() {
     );
     let (_, stdout, stderr) = session.finish();
     assert_hidden("tl-mcp", &(stdout + &stderr), &["Secret99"]);
+    // A URI that is not UTF-8 is refused, not taken for a file path (whose errors would show it).
+    use std::os::unix::ffi::OsStrExt;
+    let mut cmd = Command::new(TL);
+    cmd.arg("--db")
+        .arg(std::ffi::OsStr::from_bytes(
+            b"postgresql://ann:Secret99@127.0.0.1:1/db\xff",
+        ))
+        .arg("timelines")
+        .env_remove("TIMELINE_DB")
+        .env("HOME", home.path())
+        .stdin(Stdio::null());
+    Run::from(common::output_of(&mut cmd)).err(2, r#"{"error":"invalid argument --db: the PostgreSQL connection URI cannot be used: it is not valid UTF-8 text; percent-encode any other bytes (%XX)"}"#);
     // A / or ? in a password that is not percent-encoded moves the @ after the host.
     for uri in [
         "postgresql://ann:Sec/ret99@127.0.0.1:1/db",

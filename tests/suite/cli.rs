@@ -343,7 +343,7 @@ on_every_engine! {
                     "--tokens",
                     "18446744073709551616",
                 ],
-                "invalid argument --tokens: is larger than the maximum 18446744073709551615",
+                "invalid argument --tokens: is larger than the maximum 4294967295",
             ),
             (
                 &["budget", "--node", "n1", "--max", "ten"],

@@ -1046,7 +1046,7 @@ on_every_engine! {
         let append = &tools["tools"][1]["inputSchema"]["properties"];
         assert_eq!(append["text"]["maxLength"], json!(1048576));
         assert_eq!(append["tokens"]["minimum"], json!(0));
-        assert_eq!(append["tokens"]["maximum"], json!(u64::MAX));
+        assert_eq!(append["tokens"]["maximum"], json!(4294967295_u64));
         assert_eq!(append["intent"]["properties"]["tag"]["minLength"], json!(1));
         assert_eq!(append["idempotency_key"]["maxLength"], json!(256));
         assert_eq!(
@@ -1232,15 +1232,23 @@ on_every_engine! {
 
     #[test]
     fn mcp_messages_name_tool_arguments_and_tl_names_flags() {
-        // The overflow error is worded once, with its argument typed: `tokens` over MCP, --tokens in tl.
-        let db = Db::new();
+        // The error of a path past its most tokens is worded once, with its argument typed:
+        // `tokens` over MCP, --tokens in tl.
+        let mut db = Db::new();
         db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-        db.append("user", "big", u64::MAX);
+        db.append("user", "big", 1);
+        let mut snapshot = db.value();
+        let max = json!((1_u64 << 53) - 1);
+        snapshot["timelines"][0]["nodes"][0]["tokens"] = max.clone();
+        snapshot["timelines"][0]["nodes"][0]["prefix_tokens"] = max;
+        db.replace_with_snapshot(&snapshot);
+        let past = |arg: &str| {
+            format!(
+                "too many tokens on one path: the path from the root to the new node would hold 9007199254740992 tokens (9007199254740991 above it and 1 of its own), more than the most a path may hold, 9007199254740991; nothing was written. Give a smaller {arg} value (the real token count of the text), or continue in a new timeline"
+            )
+        };
         db.tl(&["append", "--role", "user", "--text", "x", "--tokens", "1"])
-            .err(
-                1,
-                r#"{"error":"token arithmetic overflow: the sum of token counts does not fit in 64 bits; use smaller --tokens values"}"#,
-            );
+            .err(1, &json!({"error": past("--tokens")}).to_string());
         for version in VERSIONS {
             let mut server = Server::init(&db, version);
             assert_eq!(
@@ -1251,7 +1259,7 @@ on_every_engine! {
                 ),
                 tool_err(
                     1,
-                    &json!({"error": "token arithmetic overflow: the sum of token counts does not fit in 64 bits; use smaller `tokens` values"}),
+                    &json!({"error": past("`tokens`")}),
                     NEW.contains(&version)
                 )
             );
@@ -1807,7 +1815,7 @@ on_every_engine! {
             concat!(
                 r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"error\":\"invalid argument tokens: must be a non-negative integer, got 5.0\"}"}],"structuredContent":{"error":"invalid argument tokens: must be a non-negative integer, got 5.0"},"isError":true}}"#,
                 "\n",
-                r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"error\":\"invalid argument tokens: is larger than the maximum 18446744073709551615\"}"}],"structuredContent":{"error":"invalid argument tokens: is larger than the maximum 18446744073709551615"},"isError":true}}"#,
+                r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"error\":\"invalid argument tokens: is larger than the maximum 4294967295\"}"}],"structuredContent":{"error":"invalid argument tokens: is larger than the maximum 4294967295"},"isError":true}}"#,
                 "\n",
             )
         );

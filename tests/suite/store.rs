@@ -1653,15 +1653,15 @@ on_every_engine! {
             ["n1", "n2", "n3", "n4"].map(path_tokens),
             [json!(5), json!(12), json!(16), json!(3)]
         );
-        // The largest sum that fits is fine; one more token is an explicit error that commits nothing.
-        let max = (u64::MAX - 16).to_string();
-        db.tl(&["append", "--role", "user", "--text", "d", "--tokens", &max])
+        // The largest token count of one message is taken (#42 item 10: more is refused by the
+        // argument check, and a path's sum by the append past `max_path_tokens`, tests/suite/budget.rs).
+        db.tl(&["append", "--role", "user", "--text", "d", "--tokens", "4294967295"])
             .ok(r#"{"node":"n5"}"#);
-        assert_eq!(path_tokens("n5"), json!(u64::MAX));
+        assert_eq!(path_tokens("n5"), json!(4294967311_u64));
         let before = db.bytes();
-        db.tl(&["append", "--role", "user", "--text", "e", "--tokens", "1"]).err(
-            1,
-            r#"{"error":"token arithmetic overflow: the sum of token counts does not fit in 64 bits; use smaller --tokens values"}"#,
+        db.tl(&["append", "--role", "user", "--text", "e", "--tokens", "4294967296"]).err(
+            2,
+            r#"{"error":"invalid argument --tokens: must be at most 4294967295, got 4294967296"}"#,
         );
         assert_eq!(db.bytes(), before);
         db.tl(&["append", "--role", "user", "--text", "e", "--tokens", "0"])
@@ -1671,6 +1671,8 @@ on_every_engine! {
         // A file whose token counts overflow along a path is refused.
         let mut file = db.value();
         let nodes = file["timelines"][0]["nodes"].as_array_mut().unwrap();
+        let n5 = nodes.iter().position(|n| n["id"] == "n5").unwrap();
+        nodes[n5]["tokens"] = json!(u64::MAX - 16);
         let n6 = nodes.iter().position(|n| n["id"] == "n6").unwrap();
         nodes[n6]["tokens"] = json!(1);
         let damaged = db_with(&to_bytes(&file), None);

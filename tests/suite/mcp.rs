@@ -1905,3 +1905,88 @@ on_every_engine! {
         );
     }
 }
+
+/// #42 item 11: a request the client cancels (`notifications/cancelled`) gets no response, as MCP
+/// asks. The server reads ahead on its input without waiting, so a cancel that has arrived is seen
+/// before the request runs, after its tool returns and before its answer is built; before, a
+/// 24.6 MB context was answered in full after its cancel.
+mod cancelled {
+    use super::*;
+
+    /// A request and its cancel, written at once (so the cancel has arrived when the request is read).
+    fn request_then_cancel(
+        server: &mut Server,
+        id: &str,
+        tool: &str,
+        arguments: Value,
+        cancel: &str,
+    ) {
+        let call = json!({"jsonrpc": "2.0", "id": serde_json::from_str::<Value>(id).unwrap(), "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}});
+        server.send_raw(
+            format!(
+                "{call}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{cancel},\"reason\":\"user stopped\"}}}}\n"
+            )
+            .as_bytes(),
+        );
+    }
+
+    on_every_engine! {
+        #[test]
+        fn a_cancelled_read_gets_no_response_and_the_session_goes_on() {
+            let db = Db::new();
+            db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+            let text = "x".repeat(100_000);
+            for _ in 0..20 {
+                db.append("user", &text, 1);
+            }
+            let mut server = Server::init(&db, "2025-11-25");
+            let context = json!({"timeline_id": "tl0", "node": "n20"});
+            request_then_cancel(&mut server, "5", "timeline_context", context.clone(), "5");
+            server.assert_silent();
+            // A string ID is cancelled by the same string, never by the number it spells.
+            request_then_cancel(&mut server, r#""a7""#, "timeline_context", context.clone(), r#""a7""#);
+            server.assert_silent();
+            request_then_cancel(&mut server, "8", "timeline_branches", json!({"timeline_id": "tl0"}), r#""8""#);
+            assert_eq!(
+                server.recv(),
+                tool_ok(8, r#"{"branches":[{"name":"main","head":"n20","current":true}]}"#, true)
+            );
+            // A cancel of a request already answered, or of one never sent, changes nothing.
+            server.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}"#);
+            server.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}"#);
+            server.assert_silent();
+            let answer: Value = serde_json::from_str(&server.call_line(9, "timeline_context", &context.to_string())).unwrap();
+            assert_eq!(answer["result"]["structuredContent"]["messages"].as_array().map(Vec::len), Some(20));
+            let stderr = server.stderr_now();
+            for id in ["5", "\"a7\""] {
+                assert!(
+                    stderr.contains(&format!("tl-mcp: request {id} was cancelled by the client: no answer is sent (what it changed, if it ran, stays changed)\n")),
+                    "{stderr}"
+                );
+            }
+            assert!(!stderr.contains("request 8 was cancelled"), "{stderr}");
+        }
+
+        /// A change cancelled before it runs is not made; one whose answer was sent stays made, and
+        /// a cancel that comes after it changes nothing.
+        #[test]
+        fn a_cancelled_change_gets_no_response_and_a_made_change_stays() {
+            let db = Db::new();
+            db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+            let mut server = Server::init(&db, "2025-06-18");
+            let before = db.bytes();
+            request_then_cancel(&mut server, "3", "timeline_append", json!({"timeline_id": "tl0", "role": "user", "text": "cancelled", "tokens": 1}), "3");
+            server.assert_silent();
+            assert_eq!(db.bytes(), before);
+            assert_eq!(
+                server.call_line(4, "timeline_append", r#"{"timeline_id":"tl0","role":"user","text":"kept","tokens":1}"#),
+                tool_ok(4, r#"{"node":"n1"}"#, true)
+            );
+            server.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}"#);
+            server.assert_silent();
+            server.close();
+            db.tl(&["context", "--node", "n1"]).ok(r#"[{"node":"n1","role":"user","text":"kept","tokens":1}]"#);
+        }
+    }
+}

@@ -211,6 +211,30 @@ impl Error {
         Error::new(ErrorKind::Internal, message)
     }
 
+    /// The `LimitExceeded` error of a new message or summary that would make the tokens of its path
+    /// from the root (`above` before it, `tokens` its own) exceed `max_path_tokens`.
+    pub fn path_tokens(above: u64, tokens: u64) -> Self {
+        let max = crate::spec::spec().constants.max_path_tokens;
+        if above > max {
+            // Only a database written by a release without the limit holds such a path.
+            return Error::new(
+                ErrorKind::LimitExceeded,
+                format!(
+                    "too many tokens on one path: the messages from the root to the parent of the new node already hold {above} tokens, more than the most a path may hold, {max} (an earlier release accepted any token count); nothing was written. Fork a new branch from a node above the message with the huge token count and continue there, or continue in a new timeline"
+                ),
+            );
+        }
+        Error::new(
+            ErrorKind::LimitExceeded,
+            Message::from(format!(
+                "too many tokens on one path: the path from the root to the new node would hold {} tokens ({above} above it and {tokens} of its own), more than the most a path may hold, {max}; nothing was written. Give a smaller ",
+                u128::from(above) + u128::from(tokens)
+            ))
+            .arg("tokens")
+            .text(" value (the real token count of the text), or continue in a new timeline"),
+        )
+    }
+
     /// The `LimitExceeded` error of a token sum that overflows 64 bits.
     pub fn overflow() -> Self {
         Error::new(

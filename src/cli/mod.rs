@@ -559,26 +559,35 @@ fn flag_for_positional(args: &[OsString]) -> Option<String> {
         }
         previous_is_flag = is_flag && !arg.contains('=');
     }
+    let given = |flag: &str| {
+        rest.iter()
+            .any(|a| *a == flag || a.starts_with(&format!("{flag}=")))
+    };
     let required: Vec<_> = op
         .params
         .iter()
         .filter(|p| p.required && !p.positional)
         .collect();
+    // Once every required flag is given, a lone word is the file of the command's one path
+    // parameter (`tl import --format chatgpt conversations.json`).
+    let paths: Vec<_> = op
+        .params
+        .iter()
+        .filter(|p| p.ty == "path" && !p.positional && !given(&format!("--{}", p.flag())))
+        .collect();
     let looks_like_node = words.len() == 1
         && words[0].len() > 1
         && words[0].starts_with('n')
         && words[0][1..].bytes().all(|b| b.is_ascii_digit());
-    let param = match required.as_slice() {
-        [one] => *one,
+    let all_required_given = required.iter().all(|p| given(&format!("--{}", p.flag())));
+    let param = match (required.as_slice(), paths.as_slice()) {
+        (_, [path]) if all_required_given && words.len() == 1 => *path,
+        ([one], _) => *one,
         _ if looks_like_node => *required.iter().find(|p| p.ty == "node_id")?,
         _ => return None,
     };
     let flag = format!("--{}", param.flag());
-    if words.is_empty()
-        || rest
-            .iter()
-            .any(|a| *a == flag || a.starts_with(&format!("{flag}=")))
-    {
+    if words.is_empty() || given(&flag) {
         return None;
     }
     let value = words.join(" ");

@@ -128,6 +128,7 @@ structs! {
         root_node,
         first_branch,
         ascii_truncate_scalars,
+        max_path_tokens,
     }
     TypeDef {
         kind,

@@ -22,7 +22,7 @@ const JS: &str = include_str!("html/page.js");
 /// Write `timeline` as an HTML page to `out`; `start` is the message the page opens at.
 pub fn write(timeline: &Timeline, start: Option<u64>, out: &mut dyn Write) -> io::Result<Counts> {
     let title = match &timeline.title {
-        Some(t) => format!("{} ({}) - Timeline", t, timeline.id_str()),
+        Some(t) => format!("{} ({}) - Timeline", tab_text(t), timeline.id_str()),
         None => format!("{} - Timeline", timeline.id_str()),
     };
     write!(
@@ -40,6 +40,20 @@ pub fn write(timeline: &Timeline, start: Option<u64>, out: &mut dyn Write) -> io
     let counts = write_data(timeline, start, out)?;
     write!(out, "</script>\n<script>{JS}</script>\n</body>\n</html>\n")?;
     Ok(counts)
+}
+
+/// A title as the browser's tab and window list show it: without the bidirectional formatting
+/// characters (ALM, LRM, RLM, LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI). In `<title>` nothing can
+/// isolate them, so a right-to-left override would reverse the rest of the tab's text, the page's
+/// name included. The page's heading shows the title as stored, in an isolate (`<bdi>`).
+fn tab_text(title: &str) -> String {
+    title
+        .chars()
+        .filter(|c| {
+            !matches!(c,
+                '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .collect()
 }
 
 /// A CSP source naming exactly this inline code: `sha256-<base64 of its SHA-256>`.

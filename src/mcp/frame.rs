@@ -37,6 +37,11 @@ impl<R: BufRead> FrameReader<R> {
         &self.inner
     }
 
+    /// The reader lines come from, to read ahead in it.
+    pub fn inner_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
     /// Read the next line. A last line without a newline before end of input still counts as a line.
     pub fn next_frame(&mut self) -> io::Result<Frame> {
         let mut line = Vec::new();

@@ -31,3 +31,21 @@ pub fn stdin_quiet() -> bool {
 pub fn stdin_quiet() -> bool {
     false
 }
+
+/// Whether standard input can be read without waiting: data or the end of input has arrived.
+/// Without `poll` (Windows) nothing is read ahead, and a cancel is seen only once it is read.
+#[cfg(unix)]
+pub fn stdin_ready() -> bool {
+    let mut stdin = libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid `pollfd`, alive for the whole call.
+    unsafe { libc::poll(&mut stdin, 1, 0) > 0 }
+}
+
+#[cfg(not(unix))]
+pub fn stdin_ready() -> bool {
+    false
+}

@@ -4,6 +4,7 @@
 //! error. Tool calls go through `service::execute`, exactly like the CLI's commands, so both
 //! front-ends share validation, idempotency and the store's locks. See docs/mcp.md.
 
+mod ahead;
 mod frame;
 mod idle;
 mod rpc;
@@ -11,12 +12,13 @@ pub mod session;
 
 use crate::service;
 use crate::spec::spec;
+use ahead::Ahead;
 use frame::{Frame, FrameReader};
 use rpc::RpcError;
 use serde_json::Value;
 use session::{Session, log};
 use std::ffi::OsString;
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 
 /// What the command line asked for.
@@ -135,9 +137,9 @@ pub fn main() -> ExitCode {
         )),
     }
     let mut session = Session::new(db);
-    let input = BufReader::with_capacity(1 << 16, io::stdin());
+    let input = Ahead::new(io::stdin(), idle::stdin_ready);
     // Quiet: nothing read ahead waits in the buffer, and nothing arrives for a moment.
-    let quiet = |input: &BufReader<io::Stdin>| input.buffer().is_empty() && idle::stdin_quiet();
+    let quiet = |input: &Ahead<io::Stdin>| input.buffered().is_empty() && idle::stdin_quiet();
     match serve_with(input, io::stdout().lock(), &mut session, quiet) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -156,23 +158,26 @@ fn print_text(text: &str) -> ExitCode {
 
 /// Serve until end of input. Every answer is one line, flushed at once.
 pub fn serve(input: impl BufRead, output: impl Write, session: &mut Session) -> io::Result<()> {
-    serve_with(input, output, session, |_| false)
+    serve_with(Ahead::new(input, || false), output, session, |_| false)
 }
 
 /// `serve`, doing the session's own work (`Session::idle_work`) after an answer whenever `quiet`
 /// says the client sends nothing.
-fn serve_with<R: BufRead>(
-    input: R,
+fn serve_with<R: io::Read>(
+    input: Ahead<R>,
     mut output: impl Write,
     session: &mut Session,
-    mut quiet: impl FnMut(&R) -> bool,
+    mut quiet: impl FnMut(&Ahead<R>) -> bool,
 ) -> io::Result<()> {
     let limit = spec().constants.mcp_frame_limit_bytes;
     let mut reader = FrameReader::new(input, limit);
     loop {
         let answer = match reader.next_frame()? {
             Frame::Eof => return Ok(()),
-            Frame::Line(bytes) => session.handle_line(&bytes),
+            Frame::Line(bytes) => {
+                let input = reader.inner_mut();
+                session.handle_line_cancellable(&bytes, &mut |id| input.cancelled(id))
+            }
             Frame::Oversize { bytes } => {
                 let error = RpcError::invalid_request(format!(
                     "the message is {bytes} bytes long, over the limit of {limit} bytes ({} MiB) per line; it was discarded",

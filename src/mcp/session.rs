@@ -83,6 +83,18 @@ impl Session {
     /// Answer one line of input: the answer line to write (escaped, without its newline), or
     /// `None` when nothing is to be written (notifications).
     pub fn handle_line(&mut self, bytes: &[u8]) -> Option<String> {
+        self.handle_line_cancellable(bytes, &mut |_| false)
+    }
+
+    /// `handle_line`, asking `cancelled` whether the client has sent `notifications/cancelled` for
+    /// the request being handled: before it runs, after its tool returns and once its answer is
+    /// built. A cancelled request gets no answer (MCP); a change it committed stays committed.
+    /// (Requests inside a batch are answered as usual.)
+    pub fn handle_line_cancellable(
+        &mut self,
+        bytes: &[u8],
+        cancelled: &mut dyn FnMut(&Value) -> bool,
+    ) -> Option<String> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             // A blank line carries no message; answering it would only confuse clients.
             return None;
@@ -103,7 +115,7 @@ impl Session {
         match rpc::parse(bytes) {
             Ok(Value::Array(items)) => self.handle_batch(items),
             Ok(value) => self
-                .handle_message(rpc::classify(value))
+                .handle_cancellable(rpc::classify(value), cancelled)
                 .map(|answer| line_of(&answer)),
             Err(error) => Some(line_of(&fail_logged(Value::Null, &error))),
         }
@@ -194,6 +206,14 @@ impl Session {
     }
 
     fn handle_message(&mut self, message: Result<Message, rpc::Rejected>) -> Option<Value> {
+        self.handle_cancellable(message, &mut |_| false)
+    }
+
+    fn handle_cancellable(
+        &mut self,
+        message: Result<Message, rpc::Rejected>,
+        cancelled: &mut dyn FnMut(&Value) -> bool,
+    ) -> Option<Value> {
         match message {
             Err(rejected) => {
                 let (id, error) = *rejected;
@@ -215,15 +235,37 @@ impl Session {
                 None
             }
             Ok(Message::Request { id, method, params }) => {
-                Some(match self.dispatch(&method, params) {
-                    Ok(result) => rpc::success(id, result),
-                    Err(error) => rpc::failure(id, &error),
-                })
+                let dropped = |id: &Value| {
+                    log(&format!(
+                        "request {} was cancelled by the client: no answer is sent (what it changed, if it ran, stays changed)",
+                        shorten(&id.to_string())
+                    ));
+                    None
+                };
+                if cancelled(&id) {
+                    return dropped(&id);
+                }
+                let answer = match self.dispatch(&method, params, &mut || cancelled(&id)) {
+                    Ok(None) => return dropped(&id),
+                    Ok(Some(result)) => rpc::success(id.clone(), result),
+                    Err(error) => rpc::failure(id.clone(), &error),
+                };
+                if cancelled(&id) {
+                    return dropped(&id);
+                }
+                Some(answer)
             }
         }
     }
 
-    fn dispatch(&mut self, method: &str, params: Option<Value>) -> Result<Value, RpcError> {
+    /// The result of a request; `None` when `cancelled` says the client cancelled it while its tool
+    /// ran (its answer is then neither built nor sent).
+    fn dispatch(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        cancelled: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<Value>, RpcError> {
         let params = match params {
             None => Map::new(),
             Some(Value::Object(map)) => map,
@@ -235,10 +277,10 @@ impl Session {
             }
         };
         match method {
-            "initialize" => self.initialize(params),
-            "ping" => Ok(json!({})),
-            "tools/list" => Ok(self.tools_list()),
-            "tools/call" => self.tools_call(params),
+            "initialize" => self.initialize(params).map(Some),
+            "ping" => Ok(Some(json!({}))),
+            "tools/list" => Ok(Some(self.tools_list())),
+            "tools/call" => self.tools_call(params, cancelled),
             other => Err(RpcError::new(
                 rpc::METHOD_NOT_FOUND,
                 format!(
@@ -357,7 +399,11 @@ impl Session {
         Ok(result)
     }
 
-    fn tools_call(&mut self, mut params: Map<String, Value>) -> Result<Value, RpcError> {
+    fn tools_call(
+        &mut self,
+        mut params: Map<String, Value>,
+        cancelled: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<Value>, RpcError> {
         let name = match params.get("name") {
             Some(Value::String(name)) => name.clone(),
             Some(other) => {
@@ -393,9 +439,14 @@ impl Session {
                 )));
             }
         };
-        match self.run_tool(op, args, params) {
-            Ok(value) => Ok(self.tool_result(value, false)),
-            Err(error) => self.tool_failure(error),
+        let outcome = self.run_tool(op, args, params);
+        // A large result costs more to build and write than to read: not for a cancelled call.
+        if cancelled() {
+            return Ok(None);
+        }
+        match outcome {
+            Ok(value) => Ok(Some(self.tool_result(value, false))),
+            Err(error) => self.tool_failure(error).map(Some),
         }
     }
 

@@ -72,6 +72,16 @@ pub fn is_ancestor_or_self(tx: &mut dyn Tx, tl: u64, ancestor: u64, n: u64) -> R
     Ok(at.id == ancestor)
 }
 
+/// The tokens of the path root→new node: those `above` it and its own, refused past the spec's
+/// `max_path_tokens` (2^53 - 1). Every stored prefix sum stays under it, so no later sum of prefix
+/// sums and token counts (each at most 2^32 - 1) can overflow 64 bits.
+pub fn path_tokens(above: u64, tokens: u64) -> Result<u64> {
+    above
+        .checked_add(tokens)
+        .filter(|&sum| sum <= crate::spec::spec().constants.max_path_tokens)
+        .ok_or_else(|| Error::path_tokens(above, tokens))
+}
+
 /// The row of a new child of `parent`: its place in the tree and token sum follow from the parent.
 pub fn new_row(tx: &mut dyn Tx, tl: u64, id: u64, node: Node) -> Result<NodeRow> {
     // What a write touches must be sound: the parent's own place in the tree (its parent older and
@@ -85,10 +95,7 @@ pub fn new_row(tx: &mut dyn Tx, tl: u64, id: u64, node: Node) -> Result<NodeRow>
             .ok_or_else(|| missing(tl, parent.place.parent))?;
         check_level(tl, &parent.place, &grandparent)?;
     }
-    let prefix_tokens = parent
-        .prefix_tokens
-        .checked_add(node.tokens)
-        .ok_or_else(Error::overflow)?;
+    let prefix_tokens = path_tokens(parent.prefix_tokens, node.tokens)?;
     Ok(NodeRow {
         id,
         node,

@@ -100,6 +100,9 @@ pub struct Constants {
     pub first_branch: String,
     /// How many characters of a message the ASCII tree shows before cutting it.
     pub ascii_truncate_scalars: usize,
+    /// The most tokens one path from the root may hold (a node's `path_tokens`): 2^53 - 1, so every
+    /// sum stays exact as a JSON number in any client and fits the engines' signed 64-bit columns.
+    pub max_path_tokens: u64,
 }
 
 /// A named parameter type: how values are checked and described.
@@ -667,6 +670,7 @@ impl Spec {
             || c.max_text_bytes == 0
             || c.mcp_batch_max_items == 0
             || c.mcp_batch_answer_limit_bytes == 0
+            || c.max_path_tokens == 0
         {
             problems.push("constants must be positive".into());
         }

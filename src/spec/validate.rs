@@ -307,9 +307,10 @@ fn check_value(
                 fail(format!("must be a non-negative integer, got {n}"))
             }
             // Only a number of 2^64 or more is too large; a float such as 5.0 is not an integer.
-            Value::Number(n) if n.as_f64().is_some_and(|f| f >= u64::MAX as f64) => {
-                fail(format!("is larger than the maximum {}", u64::MAX))
-            }
+            Value::Number(n) if n.as_f64().is_some_and(|f| f >= u64::MAX as f64) => fail(format!(
+                "is larger than the maximum {}",
+                def.maximum.unwrap_or(u64::MAX)
+            )),
             Value::Number(n) => fail(format!("must be a non-negative integer, got {n}")),
             other => fail(format!(
                 "must be a non-negative integer, got {}",

@@ -8,6 +8,8 @@ pub enum Step {
     TempSynced,
     BackupWritten,
     Replaced,
+    /// Only as a failure (`fail_at`): the backup's rename after the commit.
+    BackupReplaced,
     DirSynced,
 }
 
@@ -18,6 +20,7 @@ impl Step {
             Step::TempSynced => "temp_synced",
             Step::BackupWritten => "backup_written",
             Step::Replaced => "replaced",
+            Step::BackupReplaced => "backup_replaced",
             Step::DirSynced => "dir_synced",
         }
     }
@@ -27,4 +30,16 @@ pub fn reached(step: Step) {
     if std::env::var("TIMELINE_FAULT_STEP").is_ok_and(|s| s == step.name()) {
         std::process::abort();
     }
+}
+
+/// Fault injection for the disk-full tests: `TIMELINE_FAULT_ERROR=<step>` makes the action that
+/// would reach that step fail as a full disk does, so that every failure point of a write is tried.
+pub fn fail_at(step: Step) -> std::io::Result<()> {
+    if std::env::var("TIMELINE_FAULT_ERROR").is_ok_and(|s| s == step.name()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            "No space left on device (TIMELINE_FAULT_ERROR)",
+        ));
+    }
+    Ok(())
 }

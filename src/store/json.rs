@@ -279,35 +279,35 @@ impl JsonStore {
         }
         self.remove_leftovers();
         let temp = self.temp_path("tmp");
-        let result = (|| -> std::io::Result<()> {
+        let backup_temp = previous.map(|_| self.temp_path("bak"));
+        // Everything that needs space is staged first: the new snapshot and the backup of the
+        // previous one, each written in full and synced. Until the new snapshot is renamed into
+        // place (the commit), a failure removes both and leaves every file as it was, `.bak`
+        // included. (Before, the backup was renamed into place first, so a failure after it left
+        // the database unchanged but its backup replaced.)
+        let staged = (|| -> std::io::Result<()> {
+            fault::fail_at(Step::TempWritten)?;
             let mut file = private::open_private(&temp, true)?;
             file.write_all(bytes)?;
             fault::reached(Step::TempWritten);
             file.sync_all()?;
             fault::reached(Step::TempSynced);
             drop(file);
-            if let Some(previous) = previous {
-                let backup_temp = self.temp_path("bak");
-                let written = (|| {
-                    let mut backup = private::open_private(&backup_temp, true)?;
-                    backup.write_all(previous)?;
-                    backup.sync_all()?;
-                    replace(&backup_temp, &self.backup_path())
-                })();
-                if written.is_err() {
-                    let _ = fs::remove_file(&backup_temp);
-                }
-                written?;
+            if let (Some(previous), Some(backup_temp)) = (previous, &backup_temp) {
+                fault::fail_at(Step::BackupWritten)?;
+                let mut backup = private::open_private(backup_temp, true)?;
+                backup.write_all(previous)?;
+                backup.sync_all()?;
                 fault::reached(Step::BackupWritten);
             }
-            replace(&temp, &self.path)?;
-            fault::reached(Step::Replaced);
-            sync_dir(&dir);
-            fault::reached(Step::DirSynced);
-            Ok(())
+            fault::fail_at(Step::Replaced)?;
+            replace(&temp, &self.path)
         })();
-        if let Err(e) = result {
+        if let Err(e) = staged {
             let _ = fs::remove_file(&temp);
+            if let Some(backup_temp) = &backup_temp {
+                let _ = fs::remove_file(backup_temp);
+            }
             // Every step above makes or renames an entry in the directory.
             if e.kind() == IoKind::PermissionDenied {
                 return Err(self.cannot_change(Blocked::Directory));
@@ -320,6 +320,18 @@ impl JsonStore {
                 e,
             ));
         }
+        // Committed. The backup follows; should its rename fail, the change stands and the older
+        // backup stays (still a whole earlier snapshot), so the change is reported as made.
+        if let Some(backup_temp) = &backup_temp
+            && fault::fail_at(Step::BackupReplaced)
+                .and_then(|()| replace(backup_temp, &backup))
+                .is_err()
+        {
+            let _ = fs::remove_file(backup_temp);
+        }
+        fault::reached(Step::Replaced);
+        sync_dir(&dir);
+        fault::reached(Step::DirSynced);
         Ok(())
     }
 

@@ -897,6 +897,9 @@ pub(crate) fn io_error(what: &str, e: std::io::Error) -> Error {
         IoKind::StorageFull | IoKind::QuotaExceeded => {
             " (the disk is full: free some space and try again)"
         }
+        IoKind::FileTooLarge => {
+            " (the file would be larger than this process may write: raise the file size limit (ulimit -f) or use a file system that takes larger files)"
+        }
         _ => "",
     };
     Error::database(format!("{what}: {e}{hint}")).with_source(e)

@@ -295,6 +295,7 @@ impl Db {
         cmd.env_remove("TIMELINE_DB")
             .env_remove("TIMELINE_NOW")
             .env_remove("TIMELINE_FAULT_STEP")
+            .env_remove("TIMELINE_FAULT_ERROR")
             .env_remove("COMPLETE");
         for (k, v) in &self.env {
             cmd.env(k, v);

@@ -1174,3 +1174,125 @@ fn sqlite_path_columns_are_written_at_insert_migrated_and_checked() {
         "{check:?}"
     );
 }
+
+/// #42 item 10: a token count is at most 2^32 - 1 (the spec's `token_count`), checked where both
+/// front-ends check arguments, and a path from the root holds at most `max_path_tokens` (2^53 - 1),
+/// checked at the append that would pass it; before, `tokens: 2^64 - 1` was stored and every later
+/// append on that branch failed with an overflow.
+mod token_limits {
+    use super::*;
+    use common::McpSession;
+
+    const CLI_TOO_MANY: &str = r#"{"error":"invalid argument --tokens: must be at most 4294967295, got 18446744073709551615"}"#;
+
+    /// A database whose only message, n1, claims `tokens` (as an earlier release could store it).
+    fn with_first_message_of(tokens: u64) -> Db {
+        let dir = common::TempDir::new();
+        let file = dir.path().join("snapshot.json");
+        common::output_of(
+            std::process::Command::new(common::TL)
+                .arg("--db")
+                .arg(&file)
+                .arg("create")
+                .env("TIMELINE_NOW", common::CLOCK),
+        );
+        let mut snapshot: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        snapshot["timelines"][0]["next_node"] = json!(2);
+        snapshot["timelines"][0]["branches"][0]["head"] = json!("n1");
+        snapshot["timelines"][0]["nodes"] = json!([{
+            "id": "n1", "parent": "n0", "role": "user", "text": "huge", "tokens": tokens,
+            "created_at": 1767225600_u64, "prefix_tokens": tokens
+        }]);
+        std::fs::write(&file, serde_json::to_vec(&snapshot).unwrap()).unwrap();
+        let db = Db::new();
+        db.fill_from_snapshot(&file);
+        db
+    }
+
+    on_every_engine! {
+        #[test]
+        fn a_token_count_over_the_limit_is_refused_by_both_front_ends_and_the_branch_goes_on() {
+            let db = Db::new();
+            db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
+            let before = db.bytes();
+            db.tl(&["append", "--role", "user", "--text", "x", "--tokens", "18446744073709551615"])
+                .err(2, CLI_TOO_MANY);
+            db.tl(&["append", "--role", "user", "--text", "x", "--tokens", "4294967296"]).err(
+                2,
+                r#"{"error":"invalid argument --tokens: must be at most 4294967295, got 4294967296"}"#,
+            );
+            db.tl(&["summarize", "--from", "n0", "--to", "n0", "--summary", "s", "--tokens", "4294967296"])
+                .err(
+                    2,
+                    r#"{"error":"invalid argument --tokens: must be at most 4294967295, got 4294967296"}"#,
+                );
+            assert_eq!(db.bytes(), before, "a refused argument writes nothing");
+            let mut mcp = McpSession::start(&db);
+            let refused = mcp
+                .call(
+                    "timeline_append",
+                    json!({"timeline_id": "tl0", "role": "user", "text": "x", "tokens": 18446744073709551615_u64}),
+                )
+                .unwrap_err();
+            assert_eq!(
+                refused,
+                json!({"error": "invalid argument tokens: must be at most 4294967295, got 18446744073709551615"})
+            );
+            // The largest count is taken, and the branch still takes messages after it.
+            assert_eq!(
+                mcp.ok(
+                    "timeline_append",
+                    json!({"timeline_id": "tl0", "role": "user", "text": "x", "tokens": 4294967295_u64}),
+                ),
+                json!({"node": "n1"})
+            );
+            mcp.close();
+            db.tl(&["append", "--role", "user", "--text", "y", "--tokens", "4294967295"])
+                .ok(r#"{"node":"n2"}"#);
+            db.tl(&["append", "--role", "user", "--text", "z"]).ok(r#"{"node":"n3"}"#);
+            let node = db.tl(&["node", "--node", "n3"]).json();
+            assert_eq!(node["path_tokens"], json!(8589934591_u64));
+        }
+
+        #[test]
+        fn a_path_holds_at_most_max_path_tokens_and_the_append_past_it_is_refused() {
+            let max: u64 = (1 << 53) - 1;
+            // A path exactly at the limit: a message of 0 tokens still fits, 1 more does not.
+            let db = with_first_message_of(max - 1);
+            db.tl(&["append", "--role", "user", "--text", "a", "--tokens", "1"]).ok(r#"{"node":"n2"}"#);
+            let before = db.bytes();
+            let past = r#"{"error":"too many tokens on one path: the path from the root to the new node would hold 9007199254740992 tokens (9007199254740991 above it and 1 of its own), more than the most a path may hold, 9007199254740991; nothing was written. Give a smaller --tokens value (the real token count of the text), or continue in a new timeline"}"#;
+            db.tl(&["append", "--role", "user", "--text", "b", "--tokens", "1"]).err(1, past);
+            // A summary is a node of the path too.
+            db.tl(&["summarize", "--from", "n2", "--to", "n2", "--summary", "s", "--tokens", "2"])
+                .err(1, &past.replace("(9007199254740991 above it and 1 ", "(9007199254740990 above it and 2 "));
+            assert_eq!(db.bytes(), before);
+            let mut mcp = McpSession::start(&db);
+            assert_eq!(
+                mcp.call(
+                    "timeline_append",
+                    json!({"timeline_id": "tl0", "role": "user", "text": "b", "tokens": 1}),
+                )
+                .unwrap_err(),
+                json!({"error": "too many tokens on one path: the path from the root to the new node would hold 9007199254740992 tokens (9007199254740991 above it and 1 of its own), more than the most a path may hold, 9007199254740991; nothing was written. Give a smaller `tokens` value (the real token count of the text), or continue in a new timeline"})
+            );
+            assert_eq!(
+                mcp.ok("timeline_append", json!({"timeline_id": "tl0", "role": "user", "text": "b", "tokens": 0})),
+                json!({"node": "n3"})
+            );
+            mcp.close();
+        }
+
+        /// A branch an earlier release let past 2^64 - 1 gets a message that says what to do.
+        #[test]
+        fn a_branch_written_past_the_limit_by_an_earlier_release_says_how_to_go_on() {
+            let db = with_first_message_of(u64::MAX);
+            let before = db.bytes();
+            db.tl(&["append", "--role", "user", "--text", "b", "--tokens", "0"]).err(
+                1,
+                r#"{"error":"too many tokens on one path: the messages from the root to the parent of the new node already hold 18446744073709551615 tokens, more than the most a path may hold, 9007199254740991 (an earlier release accepted any token count); nothing was written. Fork a new branch from a node above the message with the huge token count and continue there, or continue in a new timeline"}"#,
+            );
+            assert_eq!(db.bytes(), before);
+        }
+    }
+}

@@ -343,7 +343,7 @@ on_every_engine! {
                     "--tokens",
                     "18446744073709551616",
                 ],
-                "invalid argument --tokens: is larger than the maximum 18446744073709551615",
+                "invalid argument --tokens: is larger than the maximum 4294967295",
             ),
             (
                 &["budget", "--node", "n1", "--max", "ten"],
@@ -864,7 +864,11 @@ mod first_contact {
             db.tl(&["search", "hotel", "kyoto"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'hotel' found; give it with its flag: tl search --query 'hotel kyoto'"}"#);
             db.tl(&["search", "--role", "user", "budget"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'budget' found; give it with its flag: tl search --role user --query budget"}"#);
             db.tl(&["fork", "n1", "--name", "idea"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'n1' found; give it with its flag: tl fork --name idea --node n1"}"#);
+            // #42 item 13: with every required flag given, a lone word is the command's file.
+            db.tl(&["import", "--format", "chatgpt", "conversations.json"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'conversations.json' found; give it with its flag: tl import --format chatgpt --input conversations.json"}"#);
+            db.tl(&["import", "conversations.json", "--format=chatgpt", "--quiet"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'conversations.json' found; give it with its flag: tl import --format=chatgpt --quiet --input conversations.json"}"#);
             // With the flag given already, the word is simply one too many.
+            db.tl(&["import", "--format", "chatgpt", "--input", "a.json", "b.json"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'b.json' found; run tl --help for usage"}"#);
             db.tl(&["pin", "--node", "n1", "extra"]).err(2, r#"{"error":"invalid arguments: unexpected argument 'extra' found; run tl --help for usage"}"#);
         }
 

@@ -77,7 +77,9 @@
 
   // The page's frame.
   var top = el("header", "top");
-  var title = el("h1", null, D.title === null ? "Timeline " + D.timeline : D.title + " (" + D.timeline + ")");
+  var title = el("h1", null, D.title === null ? "Timeline " + D.timeline : undefined);
+  // The title in an isolate of its own: its bidirectional controls cannot reorder the ID after it.
+  if (D.title !== null) title.append(el("bdi", null, D.title), " (" + D.timeline + ")");
   var search = el("input");
   search.id = "search";
   search.type = "search";

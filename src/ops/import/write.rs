@@ -116,10 +116,7 @@ pub(super) fn insert_messages(
                 (Some(intent), Some(provenance))
             };
             let tokens = estimate_tokens(part);
-            let prefix_tokens = parent
-                .prefix_tokens
-                .checked_add(tokens)
-                .ok_or_else(Error::overflow)?;
+            let prefix_tokens = super::super::walk::path_tokens(parent.prefix_tokens, tokens)?;
             let row = NodeRow {
                 id: next,
                 node: Node {

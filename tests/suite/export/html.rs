@@ -331,6 +331,34 @@ crate::on_every_engine! {
         assert_eq!(browser.run("return document.querySelector('article.focused').dataset.node;", json!([])), "n4");
     }
 
+    /// #42 item 12: a title's bidirectional controls never reach `<title>` (the browser's tab would
+    /// show the rest of the line reversed, the page's name included); the heading shows the title
+    /// as stored, in an isolate of its own, so the ID after it keeps its order.
+    #[test]
+    fn html_title_keeps_bidirectional_controls_out_of_the_tab() {
+        let db = Db::new();
+        let stored = "\u{202E}evil\u{202C} \u{2066}plan\u{2069} \u{200F}x\u{202E}";
+        step(&db, &["create", "--title", stored]).json();
+        let (page, _) = export_html(&db, "bidi.html", &[]);
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert_eq!(
+            between(&html, "<title>", "</title>"),
+            "evil plan x (tl0) - Timeline"
+        );
+        let data = between(&html, "<script type=\"application/json\" id=\"timeline-data\">", "</script>");
+        let data: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(data["title"], stored);
+        let Some((_guard, browser)) = browser(1000, 700) else { return };
+        open(&browser, &page);
+        assert_eq!(
+            browser.run(
+                "const h = document.querySelector('h1'); return [document.title, h.textContent, h.firstChild.tagName, getComputedStyle(h.firstChild).unicodeBidi];",
+                json!([])
+            ),
+            json!(["evil plan x (tl0) - Timeline", format!("{stored} (tl0)"), "BDI", "isolate"])
+        );
+    }
+
     #[test]
     fn html_hostile_texts_render_as_text_and_run_nothing() {
         let db = Db::new();

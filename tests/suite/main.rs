@@ -25,6 +25,7 @@ mod pg_faults;
 #[cfg(target_os = "linux")]
 mod pg_tls;
 mod postgres;
+mod process;
 mod provenance;
 mod reads;
 mod shell;

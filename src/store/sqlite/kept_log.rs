@@ -35,11 +35,11 @@
 //!   checkpoint after a commit, the one at close). That sync is left out when the file object
 //!   wrote nothing since its last successful sync at least as strong, and no other connection
 //!   changed the log since: its header is the one that sync left, and no frame of that header's
-//!   generation follows the object's last write (frames are only appended after the last
-//!   commit's). Another program's connection that commits without syncing
+//!   generation follows the end of the object's last commit frame (frames are only appended after
+//!   the last commit's). Another program's connection that commits without syncing
 //!   (`synchronous=NORMAL`) thus still gets its frames synced before they are copied.
 //! - **A new header's own sync, when the log was blank and its previous frames hold one commit.**
-//!   See `header_sync_unneeded`: no crash can then leave a run of old frames that ends at an older
+//!   See `machine::header_sync_unneeded`: no crash can then leave a run of old frames that ends at an older
 //!   commit, so the header goes to the file with the commit's frames, under the commit's sync.
 //!
 //! A log's writes are also gathered in memory and go to the file together, in one `pwrite`, which
@@ -55,7 +55,32 @@
 //! write goes straight to the file. A gathered write stays under 128 KiB, the most the Unix VFS
 //! writes in one call.
 //!
-//! The per-file state lives after the base VFS's file object (this VFS's `szOsFile` is larger).
+//! The per-file state lives after the base VFS's file object (this VFS's `szOsFile` is larger);
+//! what the calls decide is `machine::LogState`, tested on an in-memory log in `tests`.
+//!
+//! # What it assumes of SQLite
+//!
+//! Checked against SQLite 3.50.2 (`wal.c`, `os_unix.c`, `pager.c`), the version the
+//! `bundled-sqlite` feature builds; `log_choice::VERIFIED_SQLITE` lists the versions checked, and
+//! any other gets SQLite's own VFS (`db info` says so). Before adding a version, check each:
+//! - SQLite deletes a log (`xDelete` with a name ending in `-wal`) only after its last connection
+//!   copied every frame into the database and synced it, holding the database's exclusive lock
+//!   (`sqlite3WalClose`), and reads a log whose first 32 bytes are not a log header as empty
+//!   (`walIndexRecover`).
+//! - `walFrames` writes a new header as one 32-byte write at offset 0, syncs it unless
+//!   `synchronous=OFF` (ticket ff5be73dee), then writes each frame as its 24-byte header and its
+//!   page at the next offset (`walWriteOneFrame`); a commit frame's header has a non-zero second
+//!   field; with `SQLITE_IOCAP_POWERSAFE_OVERWRITE` no padding frame follows, and the commit is
+//!   published in the shared index only after its frames are written. New frames are appended
+//!   after the last commit's; only a transaction that spilled writes over its own frames
+//!   (`iFirst`), and then rewrites frame headers from the first of them to its commit frame's
+//!   (`walRewriteChecksums`), which ends inside the commit frame: so where a later frame would
+//!   start is tracked as the end of the last commit frame, not of the last write (`machine`).
+//! - A checkpoint syncs the log before copying frames into the database (`walCheckpoint`); a
+//!   restart (`walRestartHdr`) changes the salts, so a new generation's
+//!   header differs from the old one's.
+//! - The Unix VFS opens a log without `SQLITE_OPEN_CREATE` when the file exists, syncs the
+//!   directory at the first sync of a log it opened with it, and cuts a write to less than 128 KiB.
 
 use super::LOG_SIZE;
 use super::open::starts_with_log_header;

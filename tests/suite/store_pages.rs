@@ -399,8 +399,8 @@ fn sqlite_after_a_spilled_transaction_a_checkpoint_still_syncs_another_programs_
     common::use_engine(Engine::Sqlite);
     let mut wal_syncs = Vec::new();
     for foreign in [false, true] {
+        // (No message before the session's: the 32nd it appends starts the indexing.)
         let db = Db::created_at("1767225600");
-        db.append("user", "the first message", 3);
         let name = db.path.file_name().unwrap().to_string_lossy().into_owned();
         let wal = format!("{name}-wal");
         let trace = db.dir.path().join("syncs.trace");
@@ -438,7 +438,7 @@ fn sqlite_after_a_spilled_transaction_a_checkpoint_still_syncs_another_programs_
                 "arguments": {"timeline_id": "tl0", "role": "user", "text": words.join(" "), "tokens": 1}}});
             let answer = ask(call.to_string());
             assert!(
-                answer.contains(&format!(r#"\"node\":\"n{}\""#, i + 1)),
+                answer.contains(&format!(r#"\"node\":\"n{i}\""#)),
                 "{answer}"
             );
         }

@@ -497,3 +497,91 @@ fn sqlite_after_a_spilled_transaction_a_checkpoint_still_syncs_another_programs_
         "the other program's frames were not synced before the checkpoint"
     );
 }
+
+/// `TIMELINE_SQLITE_KEPT_LOG=off` makes a process use SQLite's own VFS: `db info` says so (also
+/// over MCP), and the log is deleted when the last connection closes, as SQLite does; `on` is the
+/// default; any other value is refused before anything is opened. A database is shared by
+/// processes either way.
+#[test]
+#[cfg(unix)]
+fn sqlite_the_kept_log_can_be_switched_off() {
+    common::use_engine(Engine::Sqlite);
+    let mut db = Db::created_at("1767225600");
+    let name = db.path.file_name().unwrap().to_string_lossy().into_owned();
+    let info = |log: &str, db: &Db| {
+        common::with_sqlite_fields(
+            json!({"engine": "sqlite", "path": db.path.display().to_string(), "exists": true,
+                "format_version": timeline::store::sqlite_schema_version(),
+                "file_bytes": std::fs::metadata(&db.path).unwrap().len(),
+                "timelines": 1, "nodes": db.tl(&["db", "info"]).json()["nodes"], "cold_nodes": 0}),
+            log,
+        )
+        .to_string()
+    };
+    db.env("TIMELINE_SQLITE_KEPT_LOG", "on");
+    db.tl(&["db", "info"]).ok(&info("kept", &db));
+    assert_eq!(db.append("user", "kept", 1), "n1");
+    assert_eq!(
+        common::names_in(db.dir.path()),
+        common::closed_sqlite(db.dir.path(), &name)
+    );
+    db.env("TIMELINE_SQLITE_KEPT_LOG", "off");
+    db.tl(&["db", "info"]).ok(&info("plain_switched_off", &db));
+    let mut mcp = McpSession::start(&db);
+    assert_eq!(
+        mcp.ok("timeline_db_info", json!({})).to_string(),
+        info("plain_switched_off", &db)
+    );
+    mcp.close();
+    assert_eq!(db.append("user", "plain", 1), "n2");
+    assert_eq!(
+        common::names_in(db.dir.path()),
+        [name.clone()],
+        "the log was kept"
+    );
+    // Back on: the next process keeps the log again.
+    db.env("TIMELINE_SQLITE_KEPT_LOG", "on");
+    assert_eq!(db.append("user", "kept again", 1), "n3");
+    assert_eq!(
+        common::names_in(db.dir.path()),
+        common::closed_sqlite(db.dir.path(), &name)
+    );
+    let before = db.bytes();
+    for value in ["OFF", "", "no"] {
+        db.env("TIMELINE_SQLITE_KEPT_LOG", value);
+        for args in [&["log"][..], &["append", "--role", "user", "--text", "x"]] {
+            db.tl(args).err(2, &format!(r#"{{"error":"the environment variable TIMELINE_SQLITE_KEPT_LOG is \"{value}\"; it takes on (the default: the kept write-ahead log, docs/storage.md) or off (SQLite's own). Set it to one of those or unset it; nothing was changed"}}"#));
+        }
+    }
+    assert_eq!(db.bytes(), before, "a refused command changed the database");
+    // The JSON snapshot engine has no log to choose.
+    db.path = db.dir.path().join("other.json");
+    db.env("TIMELINE_SQLITE_KEPT_LOG", "no");
+    db.tl(&["db", "info"]).ok(&format!(
+        r#"{{"engine":"json","path":"{}","exists":false,"format_version":null,"file_bytes":0,"timelines":0,"nodes":0,"cold_nodes":0}}"#,
+        db.path.display()
+    ));
+}
+
+/// A SQLite the kept log was not verified against (a debug build's stand-in version,
+/// `TIMELINE_TEST_SQLITE_VERSION`) gets SQLite's own VFS, and `db info` says why.
+#[test]
+#[cfg(all(unix, debug_assertions))]
+fn sqlite_an_unverified_sqlite_version_gets_the_plain_log() {
+    common::use_engine(Engine::Sqlite);
+    let mut db = Db::created_at("1767225600");
+    let name = db.path.file_name().unwrap().to_string_lossy().into_owned();
+    db.env("TIMELINE_TEST_SQLITE_VERSION", "3051000");
+    assert_eq!(
+        db.tl(&["db", "info"]).json()["sqlite_log"],
+        "plain_unverified_sqlite_version"
+    );
+    assert_eq!(db.append("user", "plain", 1), "n1");
+    assert_eq!(common::names_in(db.dir.path()), [name]);
+    // Switched off wins: it is the reason given.
+    db.env("TIMELINE_SQLITE_KEPT_LOG", "off");
+    assert_eq!(
+        db.tl(&["db", "info"]).json()["sqlite_log"],
+        "plain_switched_off"
+    );
+}

@@ -63,8 +63,8 @@ pub fn prepare_process() {
     report_stack_overflow();
 }
 
-/// The highest address of the main thread's stack `tl` knows of: a local of `prepare_process`'s
-/// caller's callee, just below `main`'s frame.
+/// The highest address of the main thread's stack `tl` knows of: a local of
+/// `report_stack_overflow`, which `main` calls through `prepare_process`, just below `main`'s frame.
 static STACK_TOP: AtomicUsize = AtomicUsize::new(0);
 
 /// The signal stack the fault handler runs on (a full stack has no room left for it). A static in
@@ -107,7 +107,8 @@ fn report_stack_overflow() {
 }
 
 /// A fault: when its address lies in the stack's reach below `STACK_TOP` (`RLIMIT_STACK`, and the
-/// kernel's guard gap of 1 MiB below it), the stack overflowed: say so and exit 70. Otherwise the
+/// kernel's guard gap of 1 MiB below it), the stack overflowed: say so and exit 70 (the spec's
+/// status of an `internal` error, a bug). Otherwise the
 /// default action is restored and the faulting access runs again, ending the process by the signal.
 extern "C" fn on_fault(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid `siginfo_t` for a handler installed with `SA_SIGINFO`;

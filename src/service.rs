@@ -416,6 +416,7 @@ fn db_info(store: &mut Store) -> Result<DbInfo> {
         (path.exists(), file_bytes(&path))
     };
     let server_version = store.server_version()?;
+    let sqlite_log = store.sqlite_log()?;
     let counts = store.read(|tx| tx.counts())?;
     Ok(DbInfo {
         engine: store.engine().as_str().to_string(),
@@ -427,6 +428,8 @@ fn db_info(store: &mut Store) -> Result<DbInfo> {
         nodes: counts.nodes,
         cold_nodes: counts.cold_nodes,
         server_version,
+        sqlite_log: sqlite_log.map(|log| log.as_str().to_string()),
+        sqlite_version: sqlite_log.map(|_| crate::store::sqlite_version().to_string()),
     })
 }
 

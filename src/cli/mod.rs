@@ -10,6 +10,17 @@ use serde_json::{Map, Value};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 
+/// What a bug that stops `tl` asks of the user, as a literal (for `concat!`).
+macro_rules! bug_advice {
+    () => {
+        concat!(
+            "this is a bug in Timeline: please report it, with the command you ran, at ",
+            env!("CARGO_PKG_REPOSITORY"),
+            "/issues. A change it was making was kept whole or not at all: tl log shows what is stored"
+        )
+    };
+}
+
 mod complete;
 mod demo;
 pub mod shell;
@@ -72,34 +83,76 @@ impl From<Error> for CliError {
 }
 
 /// The `tl` program: parse the command line, run the request, print the result; returns the exit
-/// status.
+/// status. A panic (a bug) is caught here and reported like any internal error (exit 70): it must
+/// not unwind out of `tl`'s C `main`, where it would abort the process without a word.
 pub fn main() -> u8 {
+    std::panic::set_hook(Box::new(|info| {
+        if let Ok(mut last) = PANIC.lock() {
+            *last = Some(info.to_string().replace('\n', " "));
+        }
+    }));
+    match std::panic::catch_unwind(run_main) {
+        Ok(code) => code,
+        Err(_) => {
+            let what = PANIC.lock().ok().and_then(|mut p| p.take());
+            let error = Error::internal(format!(
+                "internal error: tl stopped at a bug ({}); {BUG_ADVICE}",
+                what.as_deref().unwrap_or("a panic")
+            ));
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{}",
+                terminal::escape_json(&error.to_json().to_string())
+            );
+            u8::try_from(error.kind.exit_code()).unwrap_or(70)
+        }
+    }
+}
+
+/// What a bug that stops `tl` asks of the user (also in `start`'s stack-overflow report).
+const BUG_ADVICE: &str = bug_advice!();
+
+/// The last panic's message and place, for `main`'s report.
+static PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+fn run_main() -> u8 {
     // A shell asking for completions (COMPLETE=<shell>): answered before anything is parsed or read.
     if let Some(code) = complete::from_env() {
         return code;
     }
-    let stdout = std::io::stdout();
-    let result = run_with(
+    #[cfg(debug_assertions)]
+    crash_for_tests();
+    let mut ran = None;
+    // (An export streamed to standard output reports its own write errors.)
+    let result = run_op(
         std::env::args_os(),
         &mut std::io::stdin().lock(),
-        &mut stdout.lock(),
+        &mut std::io::stdout().lock(),
         View::stdout(),
+        &mut ran,
     );
-    match result {
-        Ok(None) => 0,
-        Ok(Some(Output::Json(value))) => {
-            write_stdout(&format!("{}\n", terminal::escape_json(&value.to_string())));
-            0
-        }
-        Ok(Some(Output::Text(text))) => {
-            write_stdout(&text);
-            0
-        }
-        Err(CliError::Text { text, exit_code }) => {
-            write_stdout(&text);
-            exit_code
-        }
+    let (code, written) = match result {
+        Ok(None) => (0, Ok(())),
+        Ok(Some(Output::Json(value))) => (
+            0,
+            write_stdout(&format!("{}\n", terminal::escape_json(&value.to_string()))),
+        ),
+        Ok(Some(Output::Text(text))) => (0, write_stdout(&text)),
+        Err(CliError::Text { text, exit_code }) => (exit_code, write_stdout(&text)),
         Err(CliError::Failed(error)) => {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{}",
+                terminal::escape_json(&error.to_json().to_string())
+            );
+            return u8::try_from(error.kind.exit_code()).unwrap_or(1);
+        }
+    };
+    match written {
+        Ok(()) => code,
+        Err(e) => {
+            let changed = ran.filter(|op| op.mutating).map(|op| op.cli.as_str());
+            let error = unwritten_output(&e, changed);
             let _ = writeln!(
                 std::io::stderr().lock(),
                 "{}",
@@ -107,6 +160,84 @@ pub fn main() -> u8 {
             );
             u8::try_from(error.kind.exit_code()).unwrap_or(1)
         }
+    }
+}
+
+/// The error of a result that could not be written to standard output (a full disk, a device
+/// error): the change, if any, was made, so the message says so and how to see it; a read says
+/// why its output is missing. A closed pipe never gets here (the reader's choice).
+fn unwritten_output(e: &std::io::Error, changed: Option<&str>) -> Error {
+    let message = match changed {
+        Some(cli) => format!(
+            "tl {cli} made its change, but its result could not be written to standard output ({e}). The change is stored: see it with tl log (or tl branches, tl timelines); running the command again would make it again"
+        ),
+        None => format!(
+            "the output could not be written to standard output ({e}); nothing was changed. Write it somewhere with room (for example another file or a pipe) and run the command again"
+        ),
+    };
+    Error::new(ErrorKind::Output, message).with_source(std::io::Error::new(e.kind(), e.to_string()))
+}
+
+/// A test-only way to stop `tl` at a bug (debug builds only): `TIMELINE_TEST_CRASH=panic` panics,
+/// `TIMELINE_TEST_CRASH=stack-overflow` recurses without end.
+#[cfg(debug_assertions)]
+fn crash_for_tests() {
+    #[inline(never)]
+    fn recurse(depth: u64) -> u64 {
+        let frame = std::hint::black_box([depth as u8; 4096]);
+        if depth == u64::MAX {
+            return 0;
+        }
+        recurse(depth + 1) + u64::from(frame[0])
+    }
+    match std::env::var("TIMELINE_TEST_CRASH").as_deref() {
+        Ok("panic") => panic!("the test-only panic of TIMELINE_TEST_CRASH=panic"),
+        Ok("stack-overflow") => {
+            std::hint::black_box(recurse(0));
+        }
+        _ => {}
+    }
+}
+
+/// Standard output for the demo's transcript, which goes on past a failed write: passes writes on
+/// and keeps the first error other than a closed pipe (the reader's choice) for `into_result`.
+struct Checked<W: Write> {
+    inner: W,
+    failed: Option<std::io::Error>,
+}
+
+impl<W: Write> Checked<W> {
+    fn new(inner: W) -> Self {
+        Checked {
+            inner,
+            failed: None,
+        }
+    }
+
+    fn keep(&mut self, e: std::io::Error) -> std::io::Error {
+        if e.kind() != std::io::ErrorKind::BrokenPipe && self.failed.is_none() {
+            self.failed = Some(std::io::Error::new(e.kind(), e.to_string()));
+        }
+        e
+    }
+
+    fn into_result(mut self) -> std::io::Result<()> {
+        let flushed = self.inner.flush();
+        match (self.failed.take(), flushed) {
+            (Some(e), _) => Err(e),
+            (None, Err(e)) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl<W: Write> Write for Checked<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf).map_err(|e| self.keep(e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().map_err(|e| self.keep(e))
     }
 }
 
@@ -139,10 +270,14 @@ fn command_named(args: &[OsString]) -> Option<&str> {
     None
 }
 
-/// Print to stdout, treating a closed pipe (`tl ... | head`) as the reader's choice, not an error.
-fn write_stdout(text: &str) {
+/// Print to stdout; a closed pipe (`tl ... | head`) is the reader's choice, not an error, and any
+/// other failure (a full disk, `tl ... > /dev/full`) is returned.
+fn write_stdout(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Parse `args`, build the request and run it; the whole output comes back, also an ASCII tree.
@@ -175,6 +310,17 @@ pub fn run_with(
     stdout: &mut dyn Write,
     view: View,
 ) -> Result<Option<Output>, CliError> {
+    run_op(args, stdin, stdout, view, &mut None)
+}
+
+/// [`run_with`], noting in `ran` the operation the arguments name once they are parsed.
+fn run_op(
+    args: impl IntoIterator<Item = OsString>,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+    view: View,
+    ran: &mut Option<&'static Operation>,
+) -> Result<Option<Output>, CliError> {
     let args: Vec<OsString> = args.into_iter().collect();
     // The program is `tl` in usage lines whatever its file is called (`tl.exe` on Windows).
     let matches = command_to_parse(command_named(&args))
@@ -198,6 +344,7 @@ pub fn run_with(
     let op = spec()
         .by_cli(&name)
         .ok_or_else(|| Error::invalid(format!("unknown command {name}")))?;
+    *ran = Some(op);
     let text = text_format(op, before, sub)?;
     output_format_after_command(op, sub)?;
     // Local commands (completions, man, demo) read no database unless --db is given to the demo.
@@ -367,7 +514,16 @@ fn run_local(request: crate::ops::LocalRequest, matches: &ArgMatches) -> Result<
                 Some(path) => Some(service::resolve_db_path(Some(path.clone()))?),
                 None => None,
             };
-            demo::run_demo(db, &mut std::io::stdout().lock())?;
+            let mut out = Checked::new(std::io::stdout().lock());
+            demo::run_demo(db, &mut out)?;
+            out.into_result().map_err(|e| {
+                Error::new(
+                    ErrorKind::Output,
+                    format!(
+                        "tl demo could not write its transcript to standard output ({e}); run it again with its output going somewhere with room"
+                    ),
+                )
+            })?;
             Ok(Output::Text(String::new()))
         }
     }

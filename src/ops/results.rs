@@ -420,6 +420,13 @@ pub struct DbInfo {
     /// The server's version, for a database on a server (PostgreSQL); absent for a file.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub server_version: Option<String>,
+    /// SQLite only: the write-ahead log this process's writers use (`kept`, or SQLite's own VFS:
+    /// `plain_switched_off`, `plain_unverified_sqlite_version`, `plain_unavailable`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sqlite_log: Option<String>,
+    /// SQLite only: the version of SQLite linked in.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sqlite_version: Option<String>,
 }
 
 /// `db_check`: the report of a database without problems (one with problems is an error).

@@ -36,6 +36,7 @@ pub use postgres::schema_version as postgres_schema_version;
 pub(crate) use sqlite::render_compiled_schema as render_sqlite_schema;
 /// The schema version new SQLite databases get (and older ones are migrated to).
 pub use sqlite::schema_version as sqlite_schema_version;
+pub use sqlite::{SqliteLog, sqlite_version};
 
 use crate::error::{Error, Message, Result};
 use crate::fsutil::{open_no_block, parent_dir, same_file};
@@ -519,6 +520,14 @@ impl Store {
             Store::Sqlite(s) => s.path(),
             Store::Json(s) => s.path(),
             Store::Postgres(s) => s.path(),
+        }
+    }
+
+    /// For a SQLite database, the write-ahead log its writers use in this process (`db info`).
+    pub fn sqlite_log(&self) -> Result<Option<SqliteLog>> {
+        match self {
+            Store::Sqlite(_) => sqlite::sqlite_log().map(Some),
+            _ => Ok(None),
         }
     }
 

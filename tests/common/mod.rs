@@ -127,6 +127,22 @@ pub fn closed_sqlite(dir: &Path, name: &str) -> Vec<String> {
     names
 }
 
+/// The write-ahead log `db info` reports for a SQLite database in the tests' processes (which run
+/// without TIMELINE_SQLITE_KEPT_LOG, see `Db::command`): the kept log on Unix.
+pub const SQLITE_LOG: &str = if cfg!(unix) {
+    "kept"
+} else {
+    "plain_unavailable"
+};
+
+/// `info`, a SQLite database's `db info` result without its SQLite fields, with them: the log of
+/// `log` and the SQLite version linked in.
+pub fn with_sqlite_fields(mut info: Value, log: &str) -> Value {
+    info["sqlite_log"] = json!(log);
+    info["sqlite_version"] = json!(timeline::store::sqlite_version());
+    info
+}
+
 /// What a change alters, or `None` when there is no database. For the JSON snapshot (a name ending
 /// in `.json`), the file's bytes. For SQLite, whose bytes move between the file and its write-ahead
 /// log when a process closes, the whole database as the library reads it, in the snapshot format
@@ -296,6 +312,7 @@ impl Db {
             .env_remove("TIMELINE_NOW")
             .env_remove("TIMELINE_FAULT_STEP")
             .env_remove("TIMELINE_FAULT_ERROR")
+            .env_remove("TIMELINE_SQLITE_KEPT_LOG")
             .env_remove("COMPLETE");
         for (k, v) in &self.env {
             cmd.env(k, v);

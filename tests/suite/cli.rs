@@ -578,10 +578,10 @@ on_every_engine! {
         tl_in(d, &[], &["create"]).ok(r#"{"timeline_id":"tl1"}"#);
         // json!: a Windows path's backslashes are escaped in JSON.
         tl_in(d, &[], &["db", "info"]).ok(
-            &serde_json::json!({"engine": "sqlite", "path": data_db.display().to_string(), "exists": true,
+            &common::with_sqlite_fields(serde_json::json!({"engine": "sqlite", "path": data_db.display().to_string(), "exists": true,
                 "format_version": timeline::store::sqlite_schema_version(),
                 "file_bytes": std::fs::metadata(&data_db).unwrap().len(),
-                "timelines": 2, "nodes": 0, "cold_nodes": 0})
+                "timelines": 2, "nodes": 0, "cold_nodes": 0}), common::SQLITE_LOG)
             .to_string(),
         );
         #[cfg(unix)]
@@ -880,8 +880,9 @@ mod first_contact {
             db.path = db.dir.path().join("missing").join(common::engine().file_name());
             let engine = if db.path.extension().is_some_and(|e| e == "json") { "json" } else { "sqlite" };
             let info = json!({"engine": engine, "path": db.path.display().to_string(), "exists": false, "format_version": null,
-                "file_bytes": 0, "timelines": 0, "nodes": 0, "cold_nodes": 0})
-            .to_string();
+                "file_bytes": 0, "timelines": 0, "nodes": 0, "cold_nodes": 0});
+            let info = if engine == "sqlite" { common::with_sqlite_fields(info, common::SQLITE_LOG) } else { info }
+                .to_string();
             db.tl(&["db", "info"]).ok(&info);
             db.tl(&["timelines"]).ok("[]");
             let mut mcp = McpSession::start(&db);
@@ -952,10 +953,12 @@ mod first_contact {
         let d = dir.path();
         std::fs::create_dir_all(d.join("home")).unwrap();
         let data = d.join("home/.local/share/timeline");
-        let info = format!(
-            r#"{{"engine":"sqlite","path":"{}","exists":false,"format_version":null,"file_bytes":0,"timelines":0,"nodes":0,"cold_nodes":0}}"#,
-            data.join("timeline.db").display()
-        );
+        let info = common::with_sqlite_fields(
+            serde_json::json!({"engine": "sqlite", "path": data.join("timeline.db").display().to_string(), "exists": false,
+                "format_version": null, "file_bytes": 0, "timelines": 0, "nodes": 0, "cold_nodes": 0}),
+            common::SQLITE_LOG,
+        )
+        .to_string();
         tl_in(d, &[], &["timelines"]).ok("[]");
         tl_in(d, &[], &["db", "info"]).ok(&info);
         tl_in(d, &[], &["log"]).err(1, r#"{"error":"no timeline in this database yet; run `tl create` first (or pass --db to use another file)"}"#);

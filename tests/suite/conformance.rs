@@ -129,13 +129,29 @@ fn substitute(value: &Value, dir: &Path, engine: Engine) -> Value {
         Value::Array(items) => {
             Value::Array(items.iter().map(|v| substitute(v, dir, engine)).collect())
         }
+        // A whole string `{{sqlite_log}}` or `{{sqlite_version}}`: what `db info` reports of a
+        // SQLite database in the tests' processes; the key is left out on the other engines.
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(k, v)| (k.clone(), substitute(v, dir, engine)))
+                .filter(|(_, v)| engine == Engine::Sqlite || !is_sqlite_field(v))
+                .map(|(k, v)| match v.as_str() {
+                    Some("{{sqlite_log}}") => (k.clone(), json!(common::SQLITE_LOG)),
+                    Some("{{sqlite_version}}") => {
+                        (k.clone(), json!(timeline::store::sqlite_version()))
+                    }
+                    _ => (k.clone(), substitute(v, dir, engine)),
+                })
                 .collect(),
         ),
         other => other.clone(),
     }
+}
+
+fn is_sqlite_field(value: &Value) -> bool {
+    matches!(
+        value.as_str(),
+        Some("{{sqlite_log}}" | "{{sqlite_version}}")
+    )
 }
 
 /// `expected` is contained in `actual`: objects may have extra keys, arrays match element by element.

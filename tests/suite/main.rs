@@ -27,6 +27,7 @@ mod pg_security;
 #[cfg(target_os = "linux")]
 mod pg_tls;
 mod postgres;
+mod process;
 mod provenance;
 mod reads;
 mod shell;

@@ -2321,8 +2321,8 @@ fn s8_a_failed_first_change_leaves_no_database_behind() {
         "a file was left behind"
     );
     db.tl(&["db", "info"]).ok(
-        &json!({"engine": "sqlite", "path": db.path.display().to_string(), "exists": false, "format_version": null,
-            "file_bytes": 0, "timelines": 0, "nodes": 0, "cold_nodes": 0})
+        &common::with_sqlite_fields(json!({"engine": "sqlite", "path": db.path.display().to_string(), "exists": false, "format_version": null,
+            "file_bytes": 0, "timelines": 0, "nodes": 0, "cold_nodes": 0}), common::SQLITE_LOG)
         .to_string(),
     );
 }

@@ -1,6 +1,8 @@
 //! S1/S2 under SIGKILL: `tl append` processes are killed at random moments of their life. After every
 //! kill the database loads, every append whose success was printed is present with its text, and
 //! the backup decodes. Reproduce a failure with the seed it prints: TIMELINE_CRASH_SEED=<seed>.
+//! Every SQLite case runs twice: with the kept log, and with SQLite's own VFS
+//! (`TIMELINE_SQLITE_KEPT_LOG=off`, the `_plain_log` cases).
 
 use crate::common;
 
@@ -51,6 +53,43 @@ fn append_command(db: &Db, text: &str) -> Command {
     cmd
 }
 
+/// The write-ahead log a SQLite case runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Log {
+    /// The kept log (`store::sqlite::kept_log`), the default.
+    Kept,
+    /// SQLite's own VFS: `TIMELINE_SQLITE_KEPT_LOG=off`.
+    Plain,
+}
+
+impl Log {
+    /// A new database of this thread's engine whose processes use this log (checked on SQLite
+    /// with `db info`).
+    fn db(self) -> Db {
+        let mut db = Db::new();
+        if self == Log::Plain {
+            db.env("TIMELINE_SQLITE_KEPT_LOG", "off");
+        }
+        if db.engine() == Engine::Sqlite {
+            let expected = match self {
+                Log::Kept => common::SQLITE_LOG,
+                Log::Plain => "plain_switched_off",
+            };
+            assert_eq!(db.tl(&["db", "info"]).json()["sqlite_log"], expected);
+        }
+        db
+    }
+
+    /// The files a clean close leaves of the SQLite database `name` in `dir`: the kept log is
+    /// kept blank beside it, SQLite's own is deleted.
+    fn closed_sqlite(self, dir: &std::path::Path, name: &str) -> Vec<String> {
+        match self {
+            Log::Kept => common::closed_sqlite(dir, name),
+            Log::Plain => vec![name.to_string()],
+        }
+    }
+}
+
 #[cfg(unix)]
 fn killed_by_signal(status: &std::process::ExitStatus) -> bool {
     use std::os::unix::process::ExitStatusExt;
@@ -64,22 +103,27 @@ fn killed_by_signal(status: &std::process::ExitStatus) -> bool {
 
 #[test]
 fn s2_sigkill_at_random_moments_never_loses_a_reported_append_json() {
-    sigkill_at_random_moments(Engine::Json, 100);
+    sigkill_at_random_moments(Engine::Json, Log::Kept, 100);
 }
 
 #[test]
 fn s2_sigkill_at_random_moments_never_loses_a_reported_append_sqlite() {
-    sigkill_at_random_moments(Engine::Sqlite, 60);
+    sigkill_at_random_moments(Engine::Sqlite, Log::Kept, 60);
+}
+
+#[test]
+fn s2_sigkill_at_random_moments_never_loses_a_reported_append_sqlite_plain_log() {
+    sigkill_at_random_moments(Engine::Sqlite, Log::Plain, 60);
 }
 
 /// On a server a killed client cannot leave a file half written; what is tested is that its
 /// transaction either committed whole or left nothing (fewer kills: each append connects anew).
 #[test]
 fn s2_sigkill_at_random_moments_never_loses_a_reported_append_on_postgres() {
-    sigkill_at_random_moments(Engine::Postgres, 30);
+    sigkill_at_random_moments(Engine::Postgres, Log::Kept, 30);
 }
 
-fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
+fn sigkill_at_random_moments(engine: Engine, log: Log, kills_wanted: usize) {
     if engine == Engine::Postgres && common::postgres::server().is_none() {
         return;
     }
@@ -90,7 +134,7 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
     let context =
         |extra: &str| format!("seed {seed} (rerun with TIMELINE_CRASH_SEED={seed}){extra}");
 
-    let db = Db::new();
+    let db = log.db();
     db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
     // A few large messages make every write long enough for kills to land inside it.
     let bulk = "x".repeat(64 * 1024);
@@ -275,12 +319,12 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
             "db.json.bak".into(),
             "db.json.lock".into(),
         ],
-        Engine::Sqlite => common::closed_sqlite(db.dir.path(), "db.sqlite"),
+        Engine::Sqlite => log.closed_sqlite(db.dir.path(), "db.sqlite"),
         Engine::Postgres => vec![],
     };
     assert_eq!(names, expected, "{}", context(""));
     eprintln!(
-        "crash test on {engine:?}: {kills} kills ({mid_write} inside a write, {committed_unreported} after the commit), {} confirmed appends, {attempts} attempts, {}",
+        "crash test on {engine:?} ({log:?} log): {kills} kills ({mid_write} inside a write, {committed_unreported} after the commit), {} confirmed appends, {attempts} attempts, {}",
         confirmed.len(),
         context("")
     );
@@ -288,26 +332,36 @@ fn sigkill_at_random_moments(engine: Engine, kills_wanted: usize) {
 
 #[test]
 fn s2_sigkill_during_a_first_write_leaves_no_database_or_a_whole_one_json() {
-    sigkill_during_first_writes(Engine::Json, 12, 400);
+    sigkill_during_first_writes(Engine::Json, Log::Kept, 12, 400);
 }
 
 #[test]
 fn s2_sigkill_during_a_first_write_leaves_no_database_or_a_whole_one_sqlite() {
-    sigkill_during_first_writes(Engine::Sqlite, 12, 400);
+    sigkill_during_first_writes(Engine::Sqlite, Log::Kept, 12, 400);
+}
+
+#[test]
+fn s2_sigkill_during_a_first_write_leaves_no_database_or_a_whole_one_sqlite_plain_log() {
+    sigkill_during_first_writes(Engine::Sqlite, Log::Plain, 12, 400);
 }
 
 /// On a server: no tables, or tables holding the whole import (the schema is made in the import's
 /// transaction). Fewer, smaller imports: each row is a statement, so an import takes longer.
 #[test]
 fn s2_sigkill_during_a_first_write_leaves_no_database_or_a_whole_one_on_postgres() {
-    sigkill_during_first_writes(Engine::Postgres, 8, 100);
+    sigkill_during_first_writes(Engine::Postgres, Log::Kept, 8, 100);
 }
 
 /// `tl import` into a database that does not exist yet, killed at random moments (#21 items 1 and
 /// 4; SQLite stages the new database beside its path, JSON writes a temporary snapshot): after every kill there is no database or one with the whole import, nothing at the path keeps
 /// the next first write from working, and once the dead writers' temporary files are old enough the
 /// next change removes them all.
-fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize, messages_wanted: usize) {
+fn sigkill_during_first_writes(
+    engine: Engine,
+    log: Log,
+    kills_wanted: usize,
+    messages_wanted: usize,
+) {
     if engine == Engine::Postgres && common::postgres::server().is_none() {
         return;
     }
@@ -316,7 +370,7 @@ fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize, messages_wan
     let mut rng = Rng(seed);
     let context =
         |extra: &str| format!("seed {seed} (rerun with TIMELINE_CRASH_SEED={seed}){extra}");
-    let db = Db::new();
+    let db = log.db();
     let dir = db.dir.path().to_path_buf();
     let messages: Vec<Value> = (0..messages_wanted)
         .map(|i| {
@@ -430,7 +484,7 @@ fn sigkill_during_first_writes(engine: Engine, kills_wanted: usize, messages_wan
     };
     assert_eq!(names(), expected, "{}", context(""));
     eprintln!(
-        "first-write crash test on {engine:?}: {kills} kills ({left_staged} left temporary files), {attempts} attempts, {}",
+        "first-write crash test on {engine:?} ({log:?} log): {kills} kills ({left_staged} left temporary files), {attempts} attempts, {}",
         context("")
     );
 }
@@ -468,17 +522,22 @@ fn assert_all_there(db: &Db, timeline: &str, confirmed: &[(String, String)], con
 
 #[test]
 fn s2_sigkill_of_tl_mcp_mid_appends_never_loses_an_answered_one_on_postgres() {
-    sigkill_tl_mcp_mid_appends(Engine::Postgres, 12);
+    sigkill_tl_mcp_mid_appends(Engine::Postgres, Log::Kept, 12);
 }
 
 #[test]
 fn s2_sigkill_of_tl_mcp_mid_appends_never_loses_an_answered_one_sqlite() {
-    sigkill_tl_mcp_mid_appends(Engine::Sqlite, 12);
+    sigkill_tl_mcp_mid_appends(Engine::Sqlite, Log::Kept, 12);
+}
+
+#[test]
+fn s2_sigkill_of_tl_mcp_mid_appends_never_loses_an_answered_one_sqlite_plain_log() {
+    sigkill_tl_mcp_mid_appends(Engine::Sqlite, Log::Plain, 12);
 }
 
 /// A `tl-mcp` session is sent a burst of appends and killed at a random moment of it: every
 /// append it answered is stored, in order, and the database checks clean (`db check`).
-fn sigkill_tl_mcp_mid_appends(engine: Engine, rounds: usize) {
+fn sigkill_tl_mcp_mid_appends(engine: Engine, log: Log, rounds: usize) {
     if engine == Engine::Postgres && common::postgres::server().is_none() {
         return;
     }
@@ -488,7 +547,7 @@ fn sigkill_tl_mcp_mid_appends(engine: Engine, rounds: usize) {
     let mut rng = Rng(seed);
     let context =
         |extra: &str| format!("seed {seed} (rerun with TIMELINE_CRASH_SEED={seed}){extra}");
-    let db = Db::new();
+    let db = log.db();
     db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
     let burst = |mcp: &mut McpSession, round: usize| {
         for i in 0..BURST {
@@ -565,7 +624,7 @@ fn sigkill_tl_mcp_mid_appends(engine: Engine, rounds: usize) {
             .to_string(),
     );
     eprintln!(
-        "tl-mcp crash test on {engine:?}: {rounds} kills ({killed_mid_burst} before the burst was answered), {answered_in_killed} answers from killed sessions, {}",
+        "tl-mcp crash test on {engine:?} ({log:?} log): {rounds} kills ({killed_mid_burst} before the burst was answered), {answered_in_killed} answers from killed sessions, {}",
         context("")
     );
 }

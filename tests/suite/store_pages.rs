@@ -382,3 +382,206 @@ fn sqlite_a_checkpoint_syncs_the_log_when_another_program_wrote_to_it_unsynced()
         db.tl(&["db", "check"]).json();
     }
 }
+
+/// A transaction larger than SQLite's page cache spills pages into the log before its commit; at
+/// the commit SQLite writes changed pages again over their frames and rewrites the checksums of
+/// the frame headers from the first of them to the commit frame's, so the session's last write to
+/// the log ends inside the commit frame. When another program then commits without syncing
+/// (`synchronous=NORMAL`), the session's checkpoint at close must still sync the log before
+/// copying it into the database (it did not: the kept log looked for a newer frame where the last
+/// write ended, in the commit frame's page). The large transaction is a session indexing the 32
+/// messages waiting for the search index, each of 12,000 distinct words, while its client is
+/// quiet; the trace shows its checksum rewrites (24-byte writes to the log).
+#[test]
+#[cfg(target_os = "linux")]
+fn sqlite_after_a_spilled_transaction_a_checkpoint_still_syncs_another_programs_frames() {
+    use std::io::{BufRead, Write};
+    common::use_engine(Engine::Sqlite);
+    let mut wal_syncs = Vec::new();
+    for foreign in [false, true] {
+        // (No message before the session's: the 32nd it appends starts the indexing.)
+        let db = Db::created_at("1767225600");
+        let name = db.path.file_name().unwrap().to_string_lossy().into_owned();
+        let wal = format!("{name}-wal");
+        let trace = db.dir.path().join("syncs.trace");
+        let mut command = std::process::Command::new("strace");
+        command
+            .args(["-f", "-y", "-e", "trace=fsync,fdatasync,pwrite64", "-o"])
+            .arg(&trace)
+            .arg(common::TL_MCP)
+            .arg("--db")
+            .arg(&db.path)
+            .env("TIMELINE_NOW", "1767225600")
+            .env_remove("TIMELINE_SQLITE_KEPT_LOG")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let Ok(mut child) = command.spawn() else {
+            traced(Err(std::io::Error::other("strace cannot be started")), &db);
+            return;
+        };
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut ask = |line: String| {
+            writeln!(stdin, "{line}").unwrap();
+            let mut answer = String::new();
+            if line.contains(r#""id""#) {
+                stdout.read_line(&mut answer).unwrap();
+            }
+            answer
+        };
+        ask(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#.into());
+        ask(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into());
+        for i in 1..=32 {
+            let words: Vec<String> = (0..12_000).map(|j| format!("w{i}x{j}")).collect();
+            let call = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "timeline_append",
+                "arguments": {"timeline_id": "tl0", "role": "user", "text": words.join(" "), "tokens": 1}}});
+            let answer = ask(call.to_string());
+            assert!(
+                answer.contains(&format!(r#"\"node\":\"n{i}\""#)),
+                "{answer}"
+            );
+        }
+        // Quiet: the session indexes the 32 waiting messages; a request read after that is answered
+        // after the index is committed.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        ask(r#"{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"timeline_db_info","arguments":{}}}"#.into());
+        let waiting: i64 = rusqlite::Connection::open(&db.path)
+            .unwrap()
+            .query_row("SELECT count(*) FROM search_pending", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            waiting, 0,
+            "the session did not index while its client was quiet"
+        );
+        if foreign {
+            let conn = rusqlite::Connection::open(&db.path).unwrap();
+            conn.execute_batch(
+                "PRAGMA synchronous = NORMAL; UPDATE timelines SET title = 'renamed'",
+            )
+            .unwrap();
+        }
+        drop(stdin);
+        let out = child.wait_with_output();
+        assert!(out.as_ref().is_ok_and(|o| o.status.success()), "{out:?}");
+        let text = std::fs::read_to_string(&trace).unwrap();
+        // `pwrite64(5</dir/db.sqlite-wal>, "..."..., 24, 4152) = 24`: a frame header alone.
+        let rewrites = text
+            .lines()
+            .filter(|l| l.contains("pwrite64(") && l.contains(&format!("/{wal}>")))
+            .filter_map(|l| l.strip_suffix(") = 24"))
+            .filter(|call| call.rsplit(", ").nth(1) == Some("24"))
+            .count();
+        assert!(
+            rewrites > 0,
+            "no frame checksum was rewritten: the transaction did not spill"
+        );
+        let synced: Vec<String> = text
+            .lines()
+            .filter(|l| l.contains("sync("))
+            .filter_map(|line| {
+                let file = line.split_once('<')?.1.split_once('>')?.0;
+                Some(Path::new(file).file_name()?.to_string_lossy().into_owned())
+            })
+            .collect();
+        assert_eq!(synced.last(), Some(&name), "{synced:?}");
+        wal_syncs.push(synced.iter().filter(|f| **f == wal).count());
+        if foreign {
+            assert_eq!(synced[synced.len() - 2], wal, "{synced:?}");
+        }
+        db.tl(&["db", "check"]).json();
+    }
+    assert_eq!(
+        wal_syncs[1],
+        wal_syncs[0] + 1,
+        "the other program's frames were not synced before the checkpoint"
+    );
+}
+
+/// `TIMELINE_SQLITE_KEPT_LOG=off` makes a process use SQLite's own VFS: `db info` says so (also
+/// over MCP), and the log is deleted when the last connection closes, as SQLite does; `on` is the
+/// default; any other value is refused before anything is opened. A database is shared by
+/// processes either way.
+#[test]
+#[cfg(unix)]
+fn sqlite_the_kept_log_can_be_switched_off() {
+    common::use_engine(Engine::Sqlite);
+    let mut db = Db::created_at("1767225600");
+    let name = db.path.file_name().unwrap().to_string_lossy().into_owned();
+    let info = |log: &str, db: &Db| {
+        common::with_sqlite_fields(
+            json!({"engine": "sqlite", "path": db.path.display().to_string(), "exists": true,
+                "format_version": timeline::store::sqlite_schema_version(),
+                "file_bytes": std::fs::metadata(&db.path).unwrap().len(),
+                "timelines": 1, "nodes": db.tl(&["db", "info"]).json()["nodes"], "cold_nodes": 0}),
+            log,
+        )
+        .to_string()
+    };
+    db.env("TIMELINE_SQLITE_KEPT_LOG", "on");
+    db.tl(&["db", "info"]).ok(&info("kept", &db));
+    assert_eq!(db.append("user", "kept", 1), "n1");
+    assert_eq!(
+        common::names_in(db.dir.path()),
+        common::closed_sqlite(db.dir.path(), &name)
+    );
+    db.env("TIMELINE_SQLITE_KEPT_LOG", "off");
+    db.tl(&["db", "info"]).ok(&info("plain_switched_off", &db));
+    let mut mcp = McpSession::start(&db);
+    assert_eq!(
+        mcp.ok("timeline_db_info", json!({})).to_string(),
+        info("plain_switched_off", &db)
+    );
+    mcp.close();
+    assert_eq!(db.append("user", "plain", 1), "n2");
+    assert_eq!(
+        common::names_in(db.dir.path()),
+        std::slice::from_ref(&name),
+        "the log was kept"
+    );
+    // Back on: the next process keeps the log again.
+    db.env("TIMELINE_SQLITE_KEPT_LOG", "on");
+    assert_eq!(db.append("user", "kept again", 1), "n3");
+    assert_eq!(
+        common::names_in(db.dir.path()),
+        common::closed_sqlite(db.dir.path(), &name)
+    );
+    let before = db.bytes();
+    for value in ["OFF", "", "no"] {
+        db.env("TIMELINE_SQLITE_KEPT_LOG", value);
+        for args in [&["log"][..], &["append", "--role", "user", "--text", "x"]] {
+            db.tl(args).err(2, &format!(r#"{{"error":"the environment variable TIMELINE_SQLITE_KEPT_LOG is \"{value}\"; it takes on (the default: the kept write-ahead log, docs/storage.md) or off (SQLite's own). Set it to one of those or unset it; nothing was changed"}}"#));
+        }
+    }
+    assert_eq!(db.bytes(), before, "a refused command changed the database");
+    // The JSON snapshot engine has no log to choose.
+    db.path = db.dir.path().join("other.json");
+    db.env("TIMELINE_SQLITE_KEPT_LOG", "no");
+    db.tl(&["db", "info"]).ok(&format!(
+        r#"{{"engine":"json","path":"{}","exists":false,"format_version":null,"file_bytes":0,"timelines":0,"nodes":0,"cold_nodes":0}}"#,
+        db.path.display()
+    ));
+}
+
+/// A SQLite the kept log was not verified against (a debug build's stand-in version,
+/// `TIMELINE_TEST_SQLITE_VERSION`) gets SQLite's own VFS, and `db info` says why.
+#[test]
+#[cfg(all(unix, debug_assertions))]
+fn sqlite_an_unverified_sqlite_version_gets_the_plain_log() {
+    common::use_engine(Engine::Sqlite);
+    let mut db = Db::created_at("1767225600");
+    let name = db.path.file_name().unwrap().to_string_lossy().into_owned();
+    db.env("TIMELINE_TEST_SQLITE_VERSION", "3051000");
+    assert_eq!(
+        db.tl(&["db", "info"]).json()["sqlite_log"],
+        "plain_unverified_sqlite_version"
+    );
+    assert_eq!(db.append("user", "plain", 1), "n1");
+    assert_eq!(common::names_in(db.dir.path()), [name]);
+    // Switched off wins: it is the reason given.
+    db.env("TIMELINE_SQLITE_KEPT_LOG", "off");
+    assert_eq!(
+        db.tl(&["db", "info"]).json()["sqlite_log"],
+        "plain_switched_off"
+    );
+}

@@ -290,6 +290,8 @@ fn typed_results_have_the_keys_of_the_spec_in_its_order() {
                     nodes: 1,
                     cold_nodes: 0,
                     server_version: Some("15.14".into()),
+                    sqlite_log: Some("plain_switched_off".into()),
+                    sqlite_version: Some("3.50.2".into()),
                 }),
             ),
             (

@@ -35,11 +35,11 @@
 //!   checkpoint after a commit, the one at close). That sync is left out when the file object
 //!   wrote nothing since its last successful sync at least as strong, and no other connection
 //!   changed the log since: its header is the one that sync left, and no frame of that header's
-//!   generation follows the object's last write (frames are only appended after the last
-//!   commit's). Another program's connection that commits without syncing
+//!   generation follows the end of the object's last commit frame (frames are only appended after
+//!   the last commit's). Another program's connection that commits without syncing
 //!   (`synchronous=NORMAL`) thus still gets its frames synced before they are copied.
 //! - **A new header's own sync, when the log was blank and its previous frames hold one commit.**
-//!   See `header_sync_unneeded`: no crash can then leave a run of old frames that ends at an older
+//!   See `machine::header_sync_unneeded`: no crash can then leave a run of old frames that ends at an older
 //!   commit, so the header goes to the file with the commit's frames, under the commit's sync.
 //!
 //! A log's writes are also gathered in memory and go to the file together, in one `pwrite`, which
@@ -55,10 +55,36 @@
 //! write goes straight to the file. A gathered write stays under 128 KiB, the most the Unix VFS
 //! writes in one call.
 //!
-//! The per-file state lives after the base VFS's file object (this VFS's `szOsFile` is larger).
+//! The per-file state lives after the base VFS's file object (this VFS's `szOsFile` is larger);
+//! what the calls decide is `machine::LogState`, tested on an in-memory log in `tests`.
+//!
+//! # What it assumes of SQLite
+//!
+//! Checked against SQLite 3.50.2 (`wal.c`, `os_unix.c`, `pager.c`), the version the
+//! `bundled-sqlite` feature builds; `log_choice::VERIFIED_SQLITE` lists the versions checked, and
+//! any other gets SQLite's own VFS (`db info` says so). Before adding a version, check each:
+//! - SQLite deletes a log (`xDelete` with a name ending in `-wal`) only after its last connection
+//!   copied every frame into the database and synced it, holding the database's exclusive lock
+//!   (`sqlite3WalClose`), and reads a log whose first 32 bytes are not a log header as empty
+//!   (`walIndexRecover`).
+//! - `walFrames` writes a new header as one 32-byte write at offset 0, syncs it unless
+//!   `synchronous=OFF` (ticket ff5be73dee), then writes each frame as its 24-byte header and its
+//!   page at the next offset (`walWriteOneFrame`); a commit frame's header has a non-zero second
+//!   field; with `SQLITE_IOCAP_POWERSAFE_OVERWRITE` no padding frame follows, and the commit is
+//!   published in the shared index only after its frames are written. New frames are appended
+//!   after the last commit's; only a transaction that spilled writes over its own frames
+//!   (`iFirst`), and then rewrites frame headers from the first of them to its commit frame's
+//!   (`walRewriteChecksums`), which ends inside the commit frame: so where a later frame would
+//!   start is tracked as the end of the last commit frame, not of the last write (`machine`).
+//! - A checkpoint syncs the log before copying frames into the database (`walCheckpoint`); a
+//!   restart (`walRestartHdr`) changes the salts, so a new generation's
+//!   header differs from the old one's.
+//! - The Unix VFS opens a log without `SQLITE_OPEN_CREATE` when the file exists, syncs the
+//!   directory at the first sync of a log it opened with it, and cuts a write to less than 128 KiB.
 
 use super::LOG_SIZE;
 use super::open::starts_with_log_header;
+use machine::{HEADER_LEN, LogFile, LogState};
 use rusqlite::ffi;
 use std::ffi::{CStr, OsStr, c_char, c_int};
 use std::fs::{File, OpenOptions};
@@ -68,17 +94,13 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
+mod machine;
+#[cfg(test)]
+mod tests;
+
 /// The VFS's name, as connections ask for it.
 pub(super) const VFS_NAME: &str = "timeline-kept-log";
 const VFS_NAME_C: &CStr = c"timeline-kept-log";
-
-/// The length of a log's header (SQLite's file format, "WAL file format").
-const HEADER_LEN: usize = 32;
-
-/// The most bytes of a log's writes gathered before they go to the file (a large transaction's
-/// frames go out in pieces this large). SQLite's Unix VFS cuts a write to less than 128 KiB (a
-/// larger one fails as if the disk were full), and a frame of its largest page is just over 64 KiB.
-const GATHER_LIMIT: usize = 64 << 10;
 
 /// A database at least this large gets a log of `LOG_SIZE` from its first close on (a quarter
 /// of its size or less).
@@ -91,7 +113,7 @@ static BASE: OnceLock<Option<Base>> = OnceLock::new();
 /// the methods of the files it opens for logs, and this VFS's methods for them.
 struct Base {
     vfs: *mut ffi::sqlite3_vfs,
-    /// Where `LogState` starts in a file object this VFS opens: after the base's own.
+    /// Where `Slot` starts in a file object this VFS opens: after the base's own.
     state_at: usize,
     /// The base's methods for a log (SQLite's Unix VFS gives every log the same set) and the copy
     /// of them this VFS gives a log instead, set by the first log opened.
@@ -111,41 +133,13 @@ unsafe impl Sync for Methods {}
 
 /// What this VFS keeps about an open log, after the base's file object.
 #[repr(C)]
-struct LogState {
+struct Slot {
     /// The base's methods, which every call goes to.
     base: *const ffi::sqlite3_io_methods,
-    /// Written to (or cut) through this file object since its last sync that succeeded, or since it
-    /// was opened (its first sync is never left out: `synced` is 0 until then).
-    written: bool,
-    /// The strength of that sync (`SQLITE_SYNC_NORMAL` or `SQLITE_SYNC_FULL`), 0 before one.
-    synced: c_int,
-    /// Where this file object's last write ended: a frame another connection appended after its
-    /// frames would start there.
-    write_end: i64,
-    /// The log's header as it was after that sync (another connection starting the log over
-    /// writes a new one).
-    header: [u8; HEADER_LEN],
-    /// Whether the log's name is known to be durable: it was blank when opened (see `keep`), or a
-    /// sync succeeded since it was opened to be created (SQLite then synced its directory).
-    name_durable: bool,
     /// The log's name as SQLite gave it (alive until after the file object closes).
     name: *const c_char,
-    /// Whether writes are gathered: SQLite writes a commit's frames in one run only on a device
-    /// that does not need them padded to its sector size (`SQLITE_IOCAP_POWERSAFE_OVERWRITE`, the
-    /// Unix VFS's default); otherwise every write goes straight to the file.
-    gathers: bool,
-    /// Writes not yet in the file: contiguous bytes that start at `gathered_at` (owned here, freed
-    /// by `close`).
-    gathered: *mut Vec<u8>,
-    gathered_at: i64,
-    /// What the last write was a commit frame's header: the next one is its page, the last write
-    /// of the commit.
-    commit_header_written: bool,
-    /// A commit's frames are in the file: writes go straight there until the next sync.
-    committed: bool,
-    /// The last write was a new header over a blank log whose previous generation holds at most
-    /// one commit: SQLite's sync of it is left out (see `header_sync_unneeded`).
-    header_sync_skippable: bool,
+    /// What the calls on the log decide (`machine`).
+    log: LogState,
 }
 
 /// The logs whose last file object closed with its name known to be durable: only those are kept
@@ -166,8 +160,8 @@ pub(super) fn registered() -> bool {
                 return None;
             }
             let base_size = usize::try_from((*base).szOsFile).ok()?;
-            let state_at = base_size.next_multiple_of(std::mem::align_of::<LogState>());
-            let size = c_int::try_from(state_at + std::mem::size_of::<LogState>()).ok()?;
+            let state_at = base_size.next_multiple_of(std::mem::align_of::<Slot>());
+            let size = c_int::try_from(state_at + std::mem::size_of::<Slot>()).ok()?;
             let mut vfs = std::ptr::read(base);
             vfs.zName = VFS_NAME_C.as_ptr();
             vfs.pNext = std::ptr::null_mut();
@@ -311,7 +305,7 @@ unsafe extern "C" fn open(
         rc = unsafe { base_open(base.vfs, name, file, flags, out_flags) };
     }
     if rc == ffi::SQLITE_OK && log {
-        // SAFETY: `file` was opened by the base and is `state_at + size_of::<LogState>()` bytes
+        // SAFETY: `file` was opened by the base and is `state_at + size_of::<Slot>()` bytes
         // (this VFS's `szOsFile`), aligned as SQLite aligns file objects (8 bytes).
         unsafe { watch_syncs(base, file, name, blank && !created) };
     }
@@ -338,7 +332,7 @@ fn is_blank(path: &Path) -> bool {
 /// Give the log `file` (just opened by the base) this VFS's methods, which count its writes.
 ///
 /// # Safety
-/// `file` is open and has room for a `LogState` at `base.state_at`.
+/// `file` is open and has room for a `Slot` at `base.state_at`.
 unsafe fn watch_syncs(
     base: &Base,
     file: *mut ffi::sqlite3_file,
@@ -369,44 +363,106 @@ unsafe fn watch_syncs(
     // SAFETY: the state is inside the file object (the caller's guarantee), past the base's part,
     // which the base never touches.
     unsafe {
-        state(file).write(LogState {
+        let gathers = (*theirs.0).xDeviceCharacteristics.map_or(0, |f| f(file))
+            & ffi::SQLITE_IOCAP_POWERSAFE_OVERWRITE
+            != 0;
+        slot(file).write(Slot {
             base: theirs.0,
-            written: false,
-            synced: 0,
-            write_end: 0,
-            header: [0xff; HEADER_LEN],
-            name_durable: opened_blank,
             name,
-            gathers: (*theirs.0).xDeviceCharacteristics.map_or(0, |f| f(file))
-                & ffi::SQLITE_IOCAP_POWERSAFE_OVERWRITE
-                != 0,
-            gathered: Box::into_raw(Box::default()),
-            gathered_at: 0,
-            commit_header_written: false,
-            committed: false,
-            header_sync_skippable: false,
+            log: LogState::new(gathers, opened_blank),
         });
         (*file).pMethods = ours.0;
     }
 }
 
-/// The `LogState` of a log this VFS opened.
+/// The `Slot` of a log this VFS opened.
 ///
 /// # Safety
-/// `file` was opened by `open` as a log (so the state is there).
-unsafe fn state(file: *mut ffi::sqlite3_file) -> *mut LogState {
+/// `file` was opened by `open` as a log (so the slot is there).
+unsafe fn slot(file: *mut ffi::sqlite3_file) -> *mut Slot {
     // (A log's methods are given only once `BASE` is set, so the fallback is never taken; it
     // aborts rather than unwinding into SQLite.)
     let Some(Some(base)) = BASE.get() else {
         std::process::abort();
     };
     let at = base.state_at;
-    // SAFETY: (the caller's) the state starts `state_at` bytes into the file object.
-    unsafe { file.cast::<u8>().add(at).cast::<LogState>() }
+    // SAFETY: (the caller's) the slot starts `state_at` bytes into the file object.
+    unsafe { file.cast::<u8>().add(at).cast::<Slot>() }
 }
 
-/// `xWrite` of a log: counted, and gathered with the writes before it that it continues (see the
-/// module's comment).
+/// The base VFS's part of a log's file object and its methods, as `LogState` uses them.
+struct BaseFile {
+    file: *mut ffi::sqlite3_file,
+    methods: *const ffi::sqlite3_io_methods,
+}
+
+impl LogFile for BaseFile {
+    fn write(&mut self, bytes: &[u8], offset: i64) -> c_int {
+        let Ok(amount) = c_int::try_from(bytes.len()) else {
+            return ffi::SQLITE_IOERR_WRITE;
+        };
+        // SAFETY: the base's own method on its own file object (`with_log`), from `bytes`.
+        unsafe {
+            match (*self.methods).xWrite {
+                Some(write) => write(self.file, bytes.as_ptr().cast(), amount, offset),
+                None => ffi::SQLITE_IOERR_WRITE,
+            }
+        }
+    }
+
+    fn read(&mut self, buf: &mut [u8], offset: i64) -> c_int {
+        let Ok(amount) = c_int::try_from(buf.len()) else {
+            return ffi::SQLITE_IOERR_READ;
+        };
+        // SAFETY: as in `write`, into `buf`.
+        unsafe {
+            match (*self.methods).xRead {
+                Some(read) => read(self.file, buf.as_mut_ptr().cast(), amount, offset),
+                None => ffi::SQLITE_IOERR_READ,
+            }
+        }
+    }
+
+    fn sync(&mut self, flags: c_int) -> c_int {
+        // SAFETY: as in `write`.
+        unsafe {
+            match (*self.methods).xSync {
+                Some(sync) => sync(self.file, flags),
+                None => ffi::SQLITE_IOERR_FSYNC,
+            }
+        }
+    }
+
+    fn truncate(&mut self, size: i64) -> c_int {
+        // SAFETY: as in `write`.
+        unsafe {
+            match (*self.methods).xTruncate {
+                Some(truncate) => truncate(self.file, size),
+                None => ffi::SQLITE_IOERR_TRUNCATE,
+            }
+        }
+    }
+}
+
+/// Run `f` on the state of the log `file` and its base file object.
+///
+/// # Safety
+/// `file` was opened by `open` as a log and is not closed. (The state lies past the base's part of
+/// the file object, which the base's methods never touch.)
+unsafe fn with_log<R>(
+    file: *mut ffi::sqlite3_file,
+    f: impl FnOnce(&mut LogState, &mut BaseFile) -> R,
+) -> R {
+    // SAFETY: (the caller's.)
+    let slot = unsafe { &mut *slot(file) };
+    let mut base = BaseFile {
+        file,
+        methods: slot.base,
+    };
+    f(&mut slot.log, &mut base)
+}
+
+/// `xWrite` of a log: gathered with the writes before it that it continues (`LogState::write`).
 unsafe extern "C" fn write(
     file: *mut ffi::sqlite3_file,
     data: *const std::ffi::c_void,
@@ -419,178 +475,8 @@ unsafe extern "C" fn write(
     // SAFETY: SQLite calls a log's methods with the file object `open` gave them, and `data` holds
     // `amount` bytes.
     unsafe {
-        let state = state(file);
-        let first_since_sync = !(*state).written;
-        (*state).written = true;
-        (*state).header_sync_skippable = false;
-        (*state).write_end = offset.saturating_add(ffi::sqlite3_int64::from(amount));
-        if offset == 0 && len == HEADER_LEN && first_since_sync {
-            let rc = flush(file, state);
-            if rc != ffi::SQLITE_OK {
-                return rc;
-            }
-            let header = std::slice::from_raw_parts(data.cast::<u8>(), len);
-            (*state).header_sync_skippable = header_sync_unneeded(file, state, header);
-        }
-        let gathered = &mut *(*state).gathered;
-        let continues = usize::try_from(offset - (*state).gathered_at) == Ok(gathered.len());
-        if !gathered.is_empty() && (!continues || gathered.len() + len > GATHER_LIMIT) {
-            let rc = flush(file, state);
-            if rc != ffi::SQLITE_OK {
-                return rc;
-            }
-        }
-        if !(*state).gathers || (*state).committed || len > GATHER_LIMIT {
-            return base_write(file, state, data, amount, offset);
-        }
         let bytes = std::slice::from_raw_parts(data.cast::<u8>(), len);
-        if gathered.is_empty() {
-            (*state).gathered_at = offset;
-        }
-        gathered.extend_from_slice(bytes);
-        if (*state).commit_header_written {
-            (*state).commit_header_written = false;
-            (*state).committed = true;
-            return flush(file, state);
-        }
-        (*state).commit_header_written = is_commit_frame_header(offset, bytes);
-        ffi::SQLITE_OK
-    }
-}
-
-/// The most frame headers `header_sync_unneeded` reads: a generation of a few commits of a few
-/// pages each is read whole; a longer one gets its header synced.
-const SCANNED_FRAMES: i64 = 64;
-
-/// Whether SQLite's sync of a new log header (`header`, written at offset 0 as the first write
-/// since the last sync) can be left out: the log was blank (its header all zeros, which `keep`
-/// writes only after every frame is in the database, synced) and the generation of frames it
-/// held has at most one commit frame.
-///
-/// SQLite syncs a new header before writing frames after it so that a crash can never leave the
-/// old header with a valid run of old frames that stops at an older commit than the last: that
-/// run would be read as the log and bring back older pages over the database. Here the log's
-/// header on the disk is either the zeros (no frame is valid under them), or the new header
-/// (whose random salts no old frame has), or, when the zeros were never written back, the
-/// previous generation's header, under which the valid frames are the previous generation's up
-/// to the first one overwritten. With one commit frame in that generation, at its end, such a
-/// run either holds the whole generation, pages that are in the database already, or holds no
-/// commit and is ignored. The commit's own sync then makes the header and the frames durable
-/// together.
-///
-/// The previous frames are read at the new header's page size: a log is kept blank only by
-/// Timeline's connections, which never take the database out of WAL mode (the only way to change
-/// its page size), and another program that does deletes the log.
-///
-/// # Safety
-/// `file` is an open log with its `state`, with nothing gathered.
-unsafe fn header_sync_unneeded(
-    file: *mut ffi::sqlite3_file,
-    state: *mut LogState,
-    header: &[u8],
-) -> bool {
-    let mut old = [0xff; HEADER_LEN];
-    // SAFETY: (the caller's.)
-    if unsafe { read_at(file, state, &mut old, 0) } != ffi::SQLITE_OK || old != [0; HEADER_LEN] {
-        return false;
-    }
-    // The page size is the header's third field (1 stands for 65536).
-    let page = match u32::from_be_bytes([header[8], header[9], header[10], header[11]]) {
-        1 => 65536,
-        size @ 512..=32768 if size.is_power_of_two() => i64::from(size),
-        _ => return false,
-    };
-    let mut salts = None;
-    let mut commits = 0;
-    for frame in 0..SCANNED_FRAMES {
-        let mut frame_header = [0; 24];
-        let at = HEADER_LEN as i64 + frame * (page + 24);
-        // SAFETY: (the caller's.)
-        match unsafe { read_at(file, state, &mut frame_header, at) } {
-            // (A short read, where the log ends, fills the rest with zeros: no frame's salts
-            // follow the first frame's.)
-            ffi::SQLITE_OK | ffi::SQLITE_IOERR_SHORT_READ => {}
-            _ => return false,
-        }
-        let frame_salts: [u8; 8] = frame_header[8..16].try_into().unwrap_or_default();
-        if *salts.get_or_insert(frame_salts) != frame_salts {
-            return true;
-        }
-        if frame_header[4..8] != [0; 4] {
-            commits += 1;
-            if commits > 1 {
-                return false;
-            }
-        }
-    }
-    false
-}
-
-/// Whether a write is a frame's header whose frame ends a commit (SQLite's file format: a frame
-/// header is 24 bytes, after the log's header; a commit's frame gives the database's size in pages
-/// in its second field, which is 0 in every other frame).
-fn is_commit_frame_header(offset: i64, bytes: &[u8]) -> bool {
-    offset >= HEADER_LEN as i64 && bytes.len() == 24 && bytes[4..8] != [0; 4]
-}
-
-/// Write the gathered bytes to the file (SQLite's result code); they are dropped either way.
-///
-/// # Safety
-/// `file` is an open log with its `state`.
-unsafe fn flush(file: *mut ffi::sqlite3_file, state: *mut LogState) -> c_int {
-    // SAFETY: (the caller's.)
-    unsafe {
-        let gathered = &mut *(*state).gathered;
-        if gathered.is_empty() {
-            return ffi::SQLITE_OK;
-        }
-        let rc = match c_int::try_from(gathered.len()) {
-            Ok(amount) => base_write(
-                file,
-                state,
-                gathered.as_ptr().cast(),
-                amount,
-                (*state).gathered_at,
-            ),
-            Err(_) => ffi::SQLITE_IOERR_WRITE,
-        };
-        gathered.clear();
-        rc
-    }
-}
-
-/// The base's `xWrite`.
-///
-/// # Safety
-/// `file` is an open log with its `state`, and `data` holds `amount` bytes.
-unsafe fn base_write(
-    file: *mut ffi::sqlite3_file,
-    state: *mut LogState,
-    data: *const std::ffi::c_void,
-    amount: c_int,
-    offset: ffi::sqlite3_int64,
-) -> c_int {
-    // SAFETY: (the caller's.)
-    unsafe {
-        match (*(*state).base).xWrite {
-            Some(base_write) => base_write(file, data, amount, offset),
-            None => ffi::SQLITE_IOERR_WRITE,
-        }
-    }
-}
-
-/// The state of `file` once what was gathered is written, or the write's result code.
-///
-/// # Safety
-/// `file` is an open log with its state.
-unsafe fn flushed(file: *mut ffi::sqlite3_file) -> Result<*mut LogState, c_int> {
-    // SAFETY: (the caller's.)
-    unsafe {
-        let state = state(file);
-        match flush(file, state) {
-            ffi::SQLITE_OK => Ok(state),
-            rc => Err(rc),
-        }
+        with_log(file, |log, base| log.write(base, bytes, offset))
     }
 }
 
@@ -601,16 +487,15 @@ unsafe extern "C" fn read(
     amount: c_int,
     offset: ffi::sqlite3_int64,
 ) -> c_int {
-    // SAFETY: as in `write`.
+    // SAFETY: as in `write`; `data` has room for `amount` bytes.
     unsafe {
-        let state = match flushed(file) {
-            Ok(state) => state,
-            Err(rc) => return rc,
-        };
-        match (*(*state).base).xRead {
-            Some(base_read) => base_read(file, data, amount, offset),
-            None => ffi::SQLITE_IOERR_READ,
-        }
+        with_log(file, |log, base| match log.flush(base) {
+            ffi::SQLITE_OK => match (*base.methods).xRead {
+                Some(read) => read(file, data, amount, offset),
+                None => ffi::SQLITE_IOERR_READ,
+            },
+            rc => rc,
+        })
     }
 }
 
@@ -621,14 +506,13 @@ unsafe extern "C" fn file_size(
 ) -> c_int {
     // SAFETY: as in `write`.
     unsafe {
-        let state = match flushed(file) {
-            Ok(state) => state,
-            Err(rc) => return rc,
-        };
-        match (*(*state).base).xFileSize {
-            Some(base_file_size) => base_file_size(file, size),
-            None => ffi::SQLITE_IOERR_FSTAT,
-        }
+        with_log(file, |log, base| match log.flush(base) {
+            ffi::SQLITE_OK => match (*base.methods).xFileSize {
+                Some(file_size) => file_size(file, size),
+                None => ffi::SQLITE_IOERR_FSTAT,
+            },
+            rc => rc,
+        })
     }
 }
 
@@ -640,149 +524,58 @@ unsafe extern "C" fn file_control(
 ) -> c_int {
     // SAFETY: as in `write`.
     unsafe {
-        let state = match flushed(file) {
-            Ok(state) => state,
-            Err(rc) => return rc,
-        };
-        match (*(*state).base).xFileControl {
-            Some(base_file_control) => base_file_control(file, op, arg),
-            None => ffi::SQLITE_NOTFOUND,
-        }
+        with_log(file, |log, base| match log.flush(base) {
+            ffi::SQLITE_OK => match (*base.methods).xFileControl {
+                Some(file_control) => file_control(file, op, arg),
+                None => ffi::SQLITE_NOTFOUND,
+            },
+            rc => rc,
+        })
     }
 }
 
 /// `xTruncate` of a log: the base's, counted as a write, after writing what was gathered.
 unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
     // SAFETY: as in `write`.
-    unsafe {
-        let state = state(file);
-        (*state).written = true;
-        (*state).header_sync_skippable = false;
-        let rc = flush(file, state);
-        if rc != ffi::SQLITE_OK {
-            return rc;
-        }
-        match (*(*state).base).xTruncate {
-            Some(base_truncate) => base_truncate(file, size),
-            None => ffi::SQLITE_IOERR_TRUNCATE,
-        }
-    }
+    unsafe { with_log(file, |log, base| log.truncate(base, size)) }
 }
 
-/// `xSync` of a log: the base's, unless nothing was written to the log since a sync at least as
-/// strong succeeded: not through this file object, and not by another connection (the header is
-/// the one that sync left, and no frame of its generation follows this object's last write).
+/// `xSync` of a log: the base's, unless it would make nothing durable (`LogState::sync`).
 unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
-    let strength = flags & 0x0f;
-    // SAFETY: as in `write`; the reads go through the base's own method.
-    unsafe {
-        let state = state(file);
-        // The new header stays gathered, to go to the file with the commit's frames.
-        if (*state).header_sync_skippable {
-            (*state).header_sync_skippable = false;
-            return ffi::SQLITE_OK;
-        }
-        let rc = flush(file, state);
-        (*state).committed = false;
-        if rc != ffi::SQLITE_OK {
-            return rc;
-        }
-        if !(*state).written && (*state).synced >= strength && unchanged_since_sync(file, state) {
-            return ffi::SQLITE_OK;
-        }
-        let rc = match (*(*state).base).xSync {
-            Some(base_sync) => base_sync(file, flags),
-            None => ffi::SQLITE_IOERR_FSYNC,
-        };
-        if rc == ffi::SQLITE_OK {
-            (*state).written = false;
-            (*state).synced = strength;
-            (*state).name_durable = true;
-            let mut header = [0xff; HEADER_LEN];
-            if read_at(file, state, &mut header, 0) != ffi::SQLITE_OK {
-                // Unknown: the next sync is not left out.
-                header = [0xff; HEADER_LEN];
-            }
-            (*state).header = header;
-        }
-        rc
-    }
-}
-
-/// Whether the log is as the last successful sync of `file` left it, as far as another connection
-/// could have changed it: the same header, and no frame of that header's generation after this
-/// object's last write (frames are only ever appended after the last commit's).
-///
-/// # Safety
-/// `file` is an open log with its `state`.
-unsafe fn unchanged_since_sync(file: *mut ffi::sqlite3_file, state: *mut LogState) -> bool {
-    // A file object that wrote no frame does not know where the last commit ends.
-    if unsafe { (*state).write_end } <= HEADER_LEN as i64 {
-        return false;
-    }
-    let mut header = [0; HEADER_LEN];
-    // SAFETY: (the caller's.)
-    if unsafe { read_at(file, state, &mut header, 0) } != ffi::SQLITE_OK
-        || header != unsafe { (*state).header }
-    {
-        return false;
-    }
-    let mut frame = [0; 24];
-    // SAFETY: (the caller's.)
-    match unsafe { read_at(file, state, &mut frame, (*state).write_end) } {
-        // A frame header whose salts are this header's is a frame of this generation (a short
-        // read, where the log ends, fills the rest with zeros, never a log's salts).
-        ffi::SQLITE_OK | ffi::SQLITE_IOERR_SHORT_READ => frame[8..16] != header[16..24],
-        _ => false,
-    }
-}
-
-/// Read `buf.len()` bytes at `offset` of the log through the base's method (SQLite's result code;
-/// a short read fills the rest with zeros).
-///
-/// # Safety
-/// `file` is an open log with its `state`.
-unsafe fn read_at(
-    file: *mut ffi::sqlite3_file,
-    state: *mut LogState,
-    buf: &mut [u8],
-    offset: i64,
-) -> c_int {
-    let Ok(amount) = c_int::try_from(buf.len()) else {
-        return ffi::SQLITE_IOERR_READ;
-    };
-    // SAFETY: (the caller's) the base's own method on its own file object, into `buf`.
-    unsafe {
-        match (*(*state).base).xRead {
-            Some(base_read) => base_read(file, buf.as_mut_ptr().cast(), amount, offset),
-            None => ffi::SQLITE_IOERR_READ,
-        }
-    }
+    // SAFETY: as in `write`.
+    unsafe { with_log(file, |log, base| log.sync(base, flags)) }
 }
 
 /// `xClose` of a log: the base's, after writing what was gathered and noting whether the log's
 /// name is known to be durable (for `keep`, which SQLite's delete of the log calls next).
 unsafe extern "C" fn close(file: *mut ffi::sqlite3_file) -> c_int {
-    // SAFETY: as in `write`; SQLite's name for the log outlives its file object, and the gathered
-    // bytes' vector is this object's, freed once.
+    // SAFETY: as in `write`; SQLite's name for the log outlives its file object, and the state is
+    // dropped once, here, before the base closes its part.
     unsafe {
-        let state = state(file);
-        // (Never a commit's frames: those are written before SQLite publishes them.)
-        let _ = flush(file, state);
-        drop(Box::from_raw((*state).gathered));
-        (*state).gathered = std::ptr::null_mut();
-        if !(*state).name.is_null() {
-            let name = CStr::from_ptr((*state).name).to_bytes().to_vec();
-            if let Ok(mut names) = DURABLE_NAMES.lock() {
-                names.retain(|n| *n != name);
-                if (*state).name_durable {
-                    names.push(name);
-                }
-            }
+        let slot = slot(file);
+        let (name, durable) = with_log(file, |log, base| {
+            // (Never a commit's frames: those are written before SQLite publishes them.)
+            let _ = log.flush(base);
+            ((*slot).name, log.name_durable)
+        });
+        if !name.is_null() {
+            note_closed(CStr::from_ptr(name).to_bytes(), durable);
         }
-        match (*(*state).base).xClose {
+        let methods = (*slot).base;
+        std::ptr::drop_in_place(std::ptr::addr_of_mut!((*slot).log));
+        match (*methods).xClose {
             Some(base_close) => base_close(file),
             None => ffi::SQLITE_OK,
+        }
+    }
+}
+
+/// Note that the last file object of the log `name` closed, its name known to be durable or not.
+fn note_closed(name: &[u8], durable: bool) {
+    if let Ok(mut names) = DURABLE_NAMES.lock() {
+        names.retain(|n| n != name);
+        if durable {
+            names.push(name.to_vec());
         }
     }
 }

@@ -27,6 +27,7 @@ mod check;
 mod create;
 #[cfg(unix)]
 mod kept_log;
+mod log_choice;
 mod migrations;
 mod open;
 mod pending;
@@ -35,6 +36,7 @@ mod rows;
 mod schema;
 mod tx;
 
+pub use log_choice::{SqliteLog, current as sqlite_log, sqlite_version};
 pub use migrations::schema_version;
 use open::ReadOnly;
 pub(crate) use schema::render_compiled_schema;

@@ -127,6 +127,8 @@ pub(super) fn immutable_uri(path: &Path) -> String {
 
 impl SqliteStore {
     pub(super) fn open_checked(&mut self) -> Result<Connection> {
+        // (An invalid TIMELINE_SQLITE_KEPT_LOG is refused before anything is opened.)
+        super::log_choice::current()?;
         refuse_special_companions(&self.path)?;
         self.read_only = if self.reads_only {
             Some(ReadOnly::Requested)
@@ -260,13 +262,11 @@ impl SqliteStore {
         let conn = match how {
             // Only a writer's last connection deletes the log, so only writers keep it.
             #[cfg(unix)]
-            Opening::ReadWrite if super::kept_log::registered() => {
-                Connection::open_with_flags_and_vfs(
-                    &self.path,
-                    OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-                    super::kept_log::VFS_NAME,
-                )?
-            }
+            Opening::ReadWrite if super::log_choice::kept() => Connection::open_with_flags_and_vfs(
+                &self.path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                super::kept_log::VFS_NAME,
+            )?,
             Opening::ReadWrite => Connection::open_with_flags(
                 &self.path,
                 OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,

@@ -54,13 +54,13 @@ fn grow(projects: &Path) {
         .unwrap();
 }
 
-const FIRST_REPORT: &str = r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":8,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","create_time_ms":1767607200000,"messages":8,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"user":4},"parts":{"text":7,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#;
+const FIRST_REPORT: &str = r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":10,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","create_time_ms":1767607200000,"messages":10,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"user":4},"parts":{"text":7,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#;
 
-const MAIN_BEFORE: &str = r#"{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n7","role":"user","text":"Fix it, and say why in a comment.","tokens":9},{"node":"n8","role":"assistant","text":"Done, with a comment on the new temperature.","tokens":11}"#;
+const MAIN_BEFORE: &str = r#"{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.","tokens":9,"intent_tag":"thinking"},{"node":"n3","role":"assistant","text":"Let me read it.","tokens":4},{"node":"n4","role":"assistant","text":"[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":14,"intent_tag":"tool_call"},{"node":"n5","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n6","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n9","role":"user","text":"Fix it, and say why in a comment.","tokens":9},{"node":"n10","role":"assistant","text":"Done, with a comment on the new temperature.","tokens":11}"#;
 
 on_every_engine! {
-    /// One session, one timeline: the lines of one API response are one message (thinking, text
-    /// and tool call), a progress event between a tool result and the answer is passed through, an
+    /// One session, one timeline: the lines of one API response (thinking, text and tool call)
+    /// are a node each, the later ones continuations that exports join to the first, a progress event between a tool result and the answer is passed through, an
     /// edited prompt is a branch, the summary line titles it, the model is in the provenance, and
     /// the repeated, unknown and metadata lines are counted by kind.
     #[test]
@@ -69,15 +69,24 @@ on_every_engine! {
         let input = projects.display().to_string();
         db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
         db.tl(&["branches"]).ok(
-            r#"[{"name":"main","head":"n8","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+            r#"[{"name":"main","head":"n10","current":true},{"name":"edit-1","head":"n8","current":false}]"#,
         );
-        db.tl(&["context", "--node", "n8"]).ok(&format!("[{MAIN_BEFORE}]"));
-        db.tl(&["context", "--node", "n6"]).ok(
-            r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n5","role":"user","text":"Fix it.","tokens":2},{"node":"n6","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
+        db.tl(&["context", "--node", "n10"]).ok(&format!("[{MAIN_BEFORE}]"));
+        db.tl(&["context", "--node", "n8"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.","tokens":9,"intent_tag":"thinking"},{"node":"n3","role":"assistant","text":"Let me read it.","tokens":4},{"node":"n4","role":"assistant","text":"[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":14,"intent_tag":"tool_call"},{"node":"n5","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n6","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n7","role":"user","text":"Fix it.","tokens":2},{"node":"n8","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
         );
+        // Each line of the API response is a node; the later ones are its continuations, which
+        // exports join to it as one message.
         db.tl(&["node", "--node", "n2"]).ok(
-            r#"{"node":"n2","timeline_id":"tl0","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"parent":"n1","children":["n3"],"zone":"hot","pinned":false,"path_tokens":35,"created_at":1767607202,"intent":{"tag":"tool_call"},"summary":null,"provenance":{"import":"claude-code","uuid":"a1","model":"claude-sonnet-4-5"}}"#,
+            r#"{"node":"n2","timeline_id":"tl0","role":"assistant","text":"[thinking]\nLook at the test first.","tokens":9,"parent":"n1","children":["n3"],"zone":"hot","pinned":false,"path_tokens":16,"created_at":1767607202,"intent":{"tag":"thinking"},"summary":null,"provenance":{"import":"claude-code","uuid":"a1","model":"claude-sonnet-4-5"}}"#,
         );
+        db.tl(&["node", "--node", "n4"]).ok(
+            r#"{"node":"n4","timeline_id":"tl0","role":"assistant","text":"[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":14,"parent":"n3","children":["n5"],"zone":"hot","pinned":false,"path_tokens":34,"created_at":1767607203,"intent":{"tag":"tool_call"},"summary":null,"provenance":{"import":"claude-code","uuid":"a1c","model":"claude-sonnet-4-5","part":3}}"#,
+        );
+        let exported = db.tl(&["export", "--format", "anthropic", "--node", "n5"]).json();
+        assert_eq!(exported, serde_json::from_str::<serde_json::Value>(
+            r#"{"messages":[{"role":"user","content":"Why does the kiln test fail?"},{"role":"assistant","content":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]"},{"role":"user","content":"[tool result toolu_1]\nassert_eq!(temp, 1200);"}]}"#,
+        ).unwrap());
         // A single session file is read the same way.
         let other = Db::new();
         other
@@ -98,18 +107,18 @@ on_every_engine! {
             r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":5,"user":6},"parts":{"compact_summary":1,"text":10,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"compact_boundary":1,"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#,
         );
         db.tl(&["timelines"]).ok(
-            r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767610840,"messages":11,"branches":2,"current_branch":"main"}]"#,
+            r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767610840,"messages":13,"branches":2,"current_branch":"main"}]"#,
         );
         db.tl(&["branches"]).ok(
-            r#"[{"name":"main","head":"n11","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+            r#"[{"name":"main","head":"n13","current":true},{"name":"edit-1","head":"n8","current":false}]"#,
         );
-        // The compact summary is a summary of the path it replaced (n1..n8), beside it; the
-        // messages after the compaction continue n8.
-        db.tl(&["context", "--node", "n11"]).ok(&format!(
-            r#"[{MAIN_BEFORE},{{"node":"n10","role":"user","text":"Now run the tests.","tokens":5}},{{"node":"n11","role":"assistant","text":"All 12 tests pass.","tokens":5}}]"#
+        // The compact summary is a summary of the path it replaced (n1..n10), beside it; the
+        // messages after the compaction continue n10.
+        db.tl(&["context", "--node", "n13"]).ok(&format!(
+            r#"[{MAIN_BEFORE},{{"node":"n12","role":"user","text":"Now run the tests.","tokens":5}},{{"node":"n13","role":"assistant","text":"All 12 tests pass.","tokens":5}}]"#
         ));
-        db.tl(&["node", "--node", "n9"]).ok(
-            r#"{"node":"n9","timeline_id":"tl0","role":"summary","text":"This session is being continued from a previous conversation. Summary: the kiln test now expects 1250, with a comment.","tokens":30,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":30,"created_at":1767610801,"intent":{"tag":"compact_summary"},"summary":{"kind":"real","from":"n1","to":"n8","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false},"provenance":{"import":"claude-code","uuid":"cs1"}}"#,
+        db.tl(&["node", "--node", "n11"]).ok(
+            r#"{"node":"n11","timeline_id":"tl0","role":"summary","text":"This session is being continued from a previous conversation. Summary: the kiln test now expects 1250, with a comment.","tokens":30,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":30,"created_at":1767610801,"intent":{"tag":"compact_summary"},"summary":{"kind":"real","from":"n1","to":"n10","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false},"provenance":{"import":"claude-code","uuid":"cs1"}}"#,
         );
         let before = db.bytes();
         db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
@@ -127,8 +136,8 @@ on_every_engine! {
         assert_eq!(
             ids,
             vec![
-                (serde_json::json!("n1"), serde_json::json!(8), serde_json::json!(["u1", "a1", "t1", "a2", "u2", "a3", "u2e", "a3e"])),
-                (serde_json::json!("n9"), serde_json::json!(3), serde_json::json!(["cs1", "u3", "a4"])),
+                (serde_json::json!("n1"), serde_json::json!(10), serde_json::json!(["u1", "a1", "a1b", "a1c", "t1", "a2", "u2", "a3", "u2e", "a3e"])),
+                (serde_json::json!("n11"), serde_json::json!(3), serde_json::json!(["cs1", "u3", "a4"])),
             ]
         );
     }
@@ -252,8 +261,60 @@ on_every_engine! {
         text.insert_str(0, "{not json\n");
         std::fs::write(&file, text).unwrap();
         let report = db.tl(&["import", "--format", "claude-code", "--input", &file.display().to_string()]).json();
-        assert_eq!(report["messages"], 8);
+        assert_eq!(report["messages"], 10);
         assert_eq!(report["kinds"]["skipped"]["unreadable_line"], 1);
+    }
+}
+
+mod mid_turn {
+    use super::*;
+
+    /// Every node of the timeline as `tl node` shows it, and its branches.
+    fn nodes(db: &Db) -> Vec<serde_json::Value> {
+        let count = db.tl(&["timelines"]).json()[0]["messages"].as_u64().unwrap();
+        let mut out = vec![db.tl(&["branches"]).json()];
+        out.extend((1..=count).map(|n| db.tl(&["node", "--node", &format!("n{n}")]).json()));
+        out
+    }
+
+    on_both_engines! {
+        /// Issue 42, item 3: a session imported after the first line of an API response (its
+        /// thinking block) and again after the second (its text) keeps both, as a fresh import
+        /// does: each line is a node, the later ones continuations of the first. Before, the
+        /// second import added nothing of the answer and the third only the next lines, so the
+        /// text "Let me read it." and the tool call were lost.
+        #[test]
+        fn claude_code_session_imported_mid_turn_keeps_the_whole_answer() {
+            let (db, projects) = setup();
+            let file = session_file(&projects);
+            let all = std::fs::read_to_string(&file).unwrap();
+            let lines: Vec<&str> = all.lines().collect();
+            let input = file.display().to_string();
+            // The snapshot line, the prompt and the response's first line (its thinking).
+            std::fs::write(&file, lines[..3].join("\n") + "\n").unwrap();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).json();
+            std::fs::write(&file, lines[..4].join("\n") + "\n").unwrap();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+                r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":1,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Why does the kiln test fail?","messages":1,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2,"thinking":1},"skipped":{"file-history-snapshot":1}}}"#,
+            );
+            db.tl(&["node", "--node", "n3"]).ok(
+                r#"{"node":"n3","timeline_id":"tl0","role":"assistant","text":"Let me read it.","tokens":4,"parent":"n2","children":[],"zone":"hot","pinned":false,"path_tokens":20,"created_at":1767607202,"intent":null,"summary":null,"provenance":{"import":"claude-code","uuid":"a1b","model":"claude-sonnet-4-5","part":2}}"#,
+            );
+            std::fs::write(&file, &all).unwrap();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).json();
+            let fresh = Db::new();
+            fresh.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
+            assert_eq!(nodes(&db)[1..], nodes(&fresh)[1..]);
+            // One message in every export, as the whole file gives it.
+            let markdown = ["export", "--format", "markdown", "--node", "n5"];
+            assert_eq!(db.tl(&markdown).stdout, fresh.tl(&markdown).stdout);
+            db.tl(&markdown).ok(concat!(
+                "# tl0: context of n5\n\n## n1 · user\n\nWhy does the kiln test fail?\n\n",
+                "## n2 · assistant · intent: thinking\n\n[thinking]\nLook at the test first.\n\nLet me read it.\n\n",
+                "[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]\n\n",
+                "## n5 · user · intent: tool_result\n\n[tool result toolu_1]\nassert_eq!(temp, 1200);",
+            ));
+        }
     }
 }
 
@@ -287,10 +348,10 @@ mod resumed {
                 r#"{{"format":"claude-code","imported":1,"unchanged":1,"skipped":0,"messages":2,"timelines":[{{"timeline_id":"tl0","source_id":"{SESSION}","title":"Fixing the kiln temperature test","messages":0,"branches":[],"status":"unchanged"}},{{"timeline_id":"tl0","source_id":"{RESUMED}","title":"Why does the kiln test fail?","messages":2,"branches":["main"],"joined":"{SESSION}","status":"updated"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":4,"user":4}},"parts":{{"text":7,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"progress":1}}}}}}"#
             ));
             db.tl(&["timelines"]).ok(
-                r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767690010,"messages":10,"branches":2,"current_branch":"main"}]"#,
+                r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767690010,"messages":12,"branches":2,"current_branch":"main"}]"#,
             );
-            db.tl(&["context", "--node", "n10"]).ok(&format!(
-                r#"[{MAIN_BEFORE},{{"node":"n9","role":"user","text":"Also check the cooling test.","tokens":7}},{{"node":"n10","role":"assistant","text":"The cooling test passes too.","tokens":7}}]"#
+            db.tl(&["context", "--node", "n12"]).ok(&format!(
+                r#"[{MAIN_BEFORE},{{"node":"n11","role":"user","text":"Also check the cooling test.","tokens":7}},{{"node":"n12","role":"assistant","text":"The cooling test passes too.","tokens":7}}]"#
             ));
             // Grown, the resumed session adds its new exchange only; unchanged, nothing.
             let mut text = std::fs::read_to_string(&resumed).unwrap();
@@ -305,7 +366,7 @@ mod resumed {
             assert_eq!(db.tl(&["import", "--format", "claude-code", "--input", &input]).json()["imported"], 0);
             assert_eq!(db.bytes(), before);
             db.tl(&["branches"]).ok(
-                r#"[{"name":"main","head":"n11","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+                r#"[{"name":"main","head":"n13","current":true},{"name":"edit-1","head":"n8","current":false}]"#,
             );
 
             // The other order: the resumed file first, then the session it resumed.
@@ -314,8 +375,8 @@ mod resumed {
             other.tl(&["import", "--format", "claude-code", "--input", &session_file(&projects).display().to_string()]).ok(&format!(
                 r#"{{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":2,"timelines":[{{"timeline_id":"tl0","source_id":"{SESSION}","title":"Fixing the kiln temperature test","messages":2,"branches":["edit-1"],"joined":"{RESUMED}","status":"updated"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":4,"user":4}},"parts":{{"text":7,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}}}}"#
             ));
-            other.tl(&["context", "--node", "n11"]).ok(
-                r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n10","role":"user","text":"Fix it.","tokens":2},{"node":"n11","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
+            other.tl(&["context", "--node", "n13"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.","tokens":9,"intent_tag":"thinking"},{"node":"n3","role":"assistant","text":"Let me read it.","tokens":4},{"node":"n4","role":"assistant","text":"[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":14,"intent_tag":"tool_call"},{"node":"n5","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n6","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n12","role":"user","text":"Fix it.","tokens":2},{"node":"n13","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
             );
         }
     }

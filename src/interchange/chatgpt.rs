@@ -283,6 +283,7 @@ impl Tree {
             messages,
             current,
             kinds,
+            skip: None,
         })
     }
 }

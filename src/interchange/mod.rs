@@ -236,6 +236,9 @@ pub struct Conversation {
     pub current: Option<usize>,
     /// What the conversion met, counted by kind.
     pub kinds: Kinds,
+    /// Why it is skipped although it is of the format (its messages' parents form a cycle, it is
+    /// over the size limit), with this reason in the report; `None`: it is written.
+    pub skip: Option<String>,
 }
 
 /// One message of a [`Conversation`].

@@ -359,6 +359,10 @@ fn write_one(
         report.unchanged(&same.timeline, source_id, title, None);
         return Ok(());
     }
+    if let Some(reason) = &conversation.skip {
+        report.skip(&prepared, source_id, title, reason.clone());
+        return Ok(());
+    }
     if conversation.messages.is_empty() {
         report.skip(
             &prepared,

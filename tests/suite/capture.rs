@@ -744,6 +744,115 @@ mod llm {
     }
 }
 
+mod llm_guarded {
+    use super::*;
+
+    /// llm's own tables, as `llm` 0.2x makes them, with `responses` given as `responses_sql`.
+    fn logs_db_with(path: &Path, responses_sql: &str) {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch(&format!(
+            "CREATE TABLE conversations (id TEXT PRIMARY KEY, name TEXT, model TEXT);
+             {responses_sql};
+             INSERT INTO conversations VALUES ('01jc0000000000000000000001', 'Glaze chemistry', 'gpt-4o-mini');"
+        ))
+        .unwrap();
+    }
+
+    const RESPONSES: &str = "CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT, prompt_json TEXT, options_json TEXT, response TEXT, response_json TEXT, conversation_id TEXT, duration_ms INTEGER, datetime_utc TEXT)";
+
+    fn import(db: &Db, logs: &Path) -> common::Run {
+        db.tl(&["import", "--format", "llm", "--input", &logs.display().to_string()])
+    }
+
+    on_both_engines! {
+        /// Issue 42, item 7: a logs.db whose tables are not llm's is refused before a row is
+        /// read: a generated column (which a read would compute, a 70 MB text here), a hidden
+        /// one (a virtual table), a view in the place of `responses`. Nothing is written.
+        #[test]
+        fn llm_tables_that_are_not_llms_are_refused() {
+            let db = Db::new();
+            let cases = [
+                (
+                    "generated.db",
+                    RESPONSES.replace("response TEXT,", "response TEXT GENERATED ALWAYS AS (hex(zeroblob(35000000))) VIRTUAL,"),
+                    "its responses table has a generated or hidden column (\\\"response\\\")",
+                ),
+                (
+                    "view.db",
+                    format!("{}; CREATE VIEW responses AS SELECT * FROM logged", RESPONSES.replace("TABLE responses", "TABLE logged")),
+                    "its responses is a view, not a table,",
+                ),
+                (
+                    "virtual.db",
+                    "CREATE VIRTUAL TABLE responses USING fts5(id, model, prompt, system, response, conversation_id, datetime_utc)".to_string(),
+                    "its responses is a virtual table",
+                ),
+            ];
+            for (name, sql, why) in cases {
+                let logs = db.dir.path().join(name);
+                logs_db_with(&logs, &sql);
+                import(&db, &logs).err(
+                    2,
+                    &format!(
+                        r#"{{"error":"invalid argument --input: {} is not an llm logs.db: {why}, which llm never makes, so it is not an llm logs.db (nothing of it was read); nothing was imported"}}"#,
+                        logs.display()
+                    ),
+                );
+            }
+            assert!(!db.path.exists(), "a refused import created the database");
+        }
+
+        /// Issue 42, item 7: a conversation whose responses hold more than the limit of one
+        /// conversation (128 MiB; two responses of 70 MB here) is skipped with its reason before
+        /// a row of it is read, and the next conversation is imported.
+        #[test]
+        fn llm_conversation_over_the_limit_is_skipped() {
+            let db = Db::new();
+            let logs = db.dir.path().join("logs.db");
+            logs_db_with(&logs, RESPONSES);
+            rusqlite::Connection::open(&logs).unwrap().execute_batch(
+                "INSERT INTO conversations VALUES ('01jc0000000000000000000002', 'Haiku', 'claude-3.5-haiku');
+                 INSERT INTO responses (id, model, prompt, response, conversation_id, datetime_utc)
+                     VALUES ('r1', 'gpt-4o-mini', 'Repeat zero.', hex(zeroblob(35000000)), '01jc0000000000000000000001', '2026-01-09T08:00:00.000000'),
+                            ('r2', 'gpt-4o-mini', 'Again.', hex(zeroblob(35000000)), '01jc0000000000000000000001', '2026-01-09T08:01:00.000000'),
+                            ('r3', 'claude-3.5-haiku', 'A haiku about kilns', 'Fire holds its breath', '01jc0000000000000000000002', '2026-01-09T09:00:00.000000');",
+            ).unwrap();
+            import(&db, &logs).ok(
+                r#"{"format":"llm","imported":1,"unchanged":0,"skipped":1,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"01jc0000000000000000000002","title":"Haiku","create_time_ms":1767949200000,"messages":2,"branches":["main"],"status":"new"}],"skipped_conversations":[{"file":"logs.db","index":0,"source_id":"01jc0000000000000000000001","title":"Glaze chemistry","reason":"its responses are 140000096 bytes, over the limit of 128 MiB for one conversation"}],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2},"skipped":{}}}"#,
+            );
+        }
+
+        /// Issue 42, item 8: a logs.db that another program keeps locked (llm writing a
+        /// response) is busy, not "not an llm logs.db": after waiting 5 seconds the import
+        /// says so and to try again, with the exit status of a busy database (3); nothing is
+        /// written. Once the lock is gone, it imports.
+        #[test]
+        fn llm_locked_logs_db_is_busy() {
+            let db = Db::new();
+            let logs = db.dir.path().join("logs.db");
+            logs_db_with(&logs, RESPONSES);
+            let writer = rusqlite::Connection::open(&logs).unwrap();
+            writer
+                .execute_batch(
+                    "BEGIN EXCLUSIVE;
+                     INSERT INTO responses (id, model, prompt, response, conversation_id, datetime_utc)
+                         VALUES ('r1', 'gpt-4o-mini', 'What makes celadon green?', 'Iron oxide.', '01jc0000000000000000000001', '2026-01-09T08:00:00.000000');",
+                )
+                .unwrap();
+            import(&db, &logs).err(
+                3,
+                &format!(
+                    r#"{{"error":"cannot read {}: it is busy: another program (llm itself, most likely) is writing it and kept it locked for more than 5 seconds; try again once it has finished (an import passes over what it imported already)"}}"#,
+                    logs.display()
+                ),
+            );
+            assert!(!db.path.exists(), "the busy import created the database");
+            writer.execute_batch("COMMIT").unwrap();
+            assert_eq!(import(&db, &logs).json()["messages"], 2);
+        }
+    }
+}
+
 mod llm_threads {
     use super::*;
 

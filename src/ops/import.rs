@@ -96,6 +96,7 @@ impl Report {
             branches: Vec::new(),
             earlier_import: None,
             joined,
+            reused_ids: Vec::new(),
             status: ImportStatus::Unchanged,
         });
     }
@@ -448,6 +449,7 @@ fn write_one(
         branches: written.branches.clone(),
         earlier_import: earlier.latest.as_ref().map(|last| last.timeline.clone()),
         joined: None,
+        reused_ids: Vec::new(),
         status: ImportStatus::New,
     });
     let record = ImportRecord {

@@ -382,6 +382,71 @@ mod resumed {
     }
 }
 
+mod reused_uuids {
+    use super::*;
+
+    const OTHER: &str = "5f0c1a2e-0000-4000-8000-000000000005";
+
+    /// A line of session OTHER, shaped as Claude Code writes it.
+    fn line(kind: &str, uuid: &str, parent: &str, second: u32, message: serde_json::Value) -> String {
+        serde_json::json!({
+            "parentUuid": parent, "isSidechain": false, "userType": "external",
+            "cwd": "/home/ada/src/kiln", "sessionId": OTHER, "version": "2.0.14", "gitBranch": "main",
+            "type": kind, "uuid": uuid, "timestamp": format!("2026-01-07T09:00:{second:02}.000Z"),
+            "message": message,
+        })
+        .to_string()
+    }
+
+    fn answer(id: &str, text: &str) -> serde_json::Value {
+        serde_json::json!({"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": text}], "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 5}})
+    }
+
+    on_both_engines! {
+        /// Issue 42, item 4: a second session that copies the first's opening prompt (the same
+        /// `uuid`, the same text) but reuses the uuids `a1` and `a2` for answers of its own
+        /// joins the first session's timeline only where the two are the same: its prompt is
+        /// n1, its own answers are written below it (not dropped as before) and reported in
+        /// `reused_ids`, and a later line below them follows them. A third session that reuses
+        /// a uuid with another text and shares nothing is a timeline of its own.
+        #[test]
+        fn claude_code_sessions_reusing_uuids_join_only_what_is_the_same() {
+            let (db, projects) = setup();
+            let input = projects.display().to_string();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
+            let first = std::fs::read_to_string(session_file(&projects)).unwrap();
+            let copied = first.lines().nth(1).unwrap().replace(SESSION, OTHER);
+            let other = projects.join("-home-ada-src-kiln").join(format!("{OTHER}.jsonl"));
+            let lines = [
+                copied,
+                line("assistant", "a1", "u1", 1, answer("msg_b1", "The clay is still wet.")),
+                line("user", "b2", "a1", 2, serde_json::json!({"role": "user", "content": "How long should it dry?"})),
+                line("assistant", "a2", "b2", 3, answer("msg_b2", "A week, covered.")),
+            ];
+            std::fs::write(&other, lines.join("\n") + "\n").unwrap();
+            db.tl(&["import", "--format", "claude-code", "--input", &other.display().to_string()]).ok(&format!(
+                r#"{{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":3,"timelines":[{{"timeline_id":"tl0","source_id":"{OTHER}","title":"Why does the kiln test fail?","messages":3,"branches":["regen-1"],"joined":"{SESSION}","reused_ids":["a1","a2"],"status":"updated"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":2,"user":2}},"parts":{{"text":4}},"skipped":{{}}}}}}"#
+            ));
+            db.tl(&["context", "--node", "n13"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n11","role":"assistant","text":"The clay is still wet.","tokens":6},{"node":"n12","role":"user","text":"How long should it dry?","tokens":6},{"node":"n13","role":"assistant","text":"A week, covered.","tokens":4}]"#,
+            );
+            // Grown, it adds below its own messages, whatever the first session holds.
+            let mut grown = lines.join("\n") + "\n";
+            grown.push_str(&line("user", "b4", "a2", 4, serde_json::json!({"role": "user", "content": "Thanks."})));
+            grown.push('\n');
+            std::fs::write(&other, grown).unwrap();
+            let report = db.tl(&["import", "--format", "claude-code", "--input", &other.display().to_string()]).json();
+            assert_eq!(report["timelines"], serde_json::json!([{"timeline_id": "tl0", "source_id": OTHER, "title": "Why does the kiln test fail?", "messages": 1, "branches": ["regen-1"], "status": "updated"}]));
+            assert_eq!(db.tl(&["node", "--node", "n14"]).json()["parent"], "n13");
+            // Nothing in common but a reused uuid: a timeline of its own.
+            let third = projects.join("-home-ada-src-kiln").join("5f0c1a2e-0000-4000-8000-000000000006.jsonl");
+            std::fs::write(&third, line("user", "u1", "", 0, serde_json::json!({"role": "user", "content": "Glaze for a mug?"})).replace(OTHER, "5f0c1a2e-0000-4000-8000-000000000006").replace(r#""parentUuid":"""#, r#""parentUuid":null"#) + "\n").unwrap();
+            let report = db.tl(&["import", "--format", "claude-code", "--input", &third.display().to_string()]).json();
+            assert_eq!(report["timelines"], serde_json::json!([{"timeline_id": "tl1", "source_id": "5f0c1a2e-0000-4000-8000-000000000006", "title": "Glaze for a mug?", "create_time_ms": 1767776400000u64, "messages": 1, "branches": ["main"], "status": "new"}]));
+        }
+    }
+}
+
 /// A copy of the fixture folder `name` in the database's directory, and its path.
 fn copy_tree(db: &Db, name: &str) -> PathBuf {
     fn copy(from: &Path, to: &Path) {

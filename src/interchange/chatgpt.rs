@@ -84,7 +84,10 @@ struct Kept {
 impl Kept {
     fn new(msg: Msg) -> Kept {
         let (tag, note) = match msg.intent {
-            Some(i) => (Some(i.tag.into_boxed_str()), i.note.map(String::into_boxed_str)),
+            Some(i) => (
+                Some(i.tag.into_boxed_str()),
+                i.note.map(String::into_boxed_str),
+            ),
             None => (None, None),
         };
         Kept {

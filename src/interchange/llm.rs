@@ -134,7 +134,9 @@ pub fn open(path: &Path) -> Result<Connection, Failure> {
         })?;
     check_tables(&conn)?;
     if !has_responses && !has_message_store(&conn) {
-        return Err("it has no responses table, so it is not an llm logs.db".to_string().into());
+        return Err("it has no responses table, so it is not an llm logs.db"
+            .to_string()
+            .into());
     }
     Ok(conn)
 }
@@ -168,7 +170,9 @@ fn check_tables(conn: &Connection) -> Result<(), Failure> {
             return Err(not_llm("is a virtual table".into()));
         }
         let hidden: Option<String> = columns
-            .query_map([table], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
+            .query_map([table], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })?
             .collect::<Result<Vec<_>, _>>()?
             .into_iter()
             .find(|(_, hidden)| *hidden != 0)
@@ -231,22 +235,23 @@ pub fn rows(conn: &Connection, conversation: &str) -> Result<Vec<Row>, Failure> 
     let mut stmt = conn.prepare_cached(
         "SELECT id, model, prompt, system, response, datetime_utc FROM responses WHERE conversation_id = ?1 ORDER BY datetime_utc, rowid",
     )?;
-    Ok(stmt.query_map([conversation], |r| {
-        Ok(Row {
-            // Older versions of llm numbered responses; newer ones use text IDs.
-            id: match r.get::<_, rusqlite::types::Value>(0)? {
-                rusqlite::types::Value::Text(s) => s,
-                rusqlite::types::Value::Integer(i) => i.to_string(),
-                other => format!("{other:?}"),
-            },
-            model: r.get(1)?,
-            prompt: r.get(2)?,
-            system: r.get(3)?,
-            response: r.get(4)?,
-            datetime_utc: r.get(5)?,
+    Ok(stmt
+        .query_map([conversation], |r| {
+            Ok(Row {
+                // Older versions of llm numbered responses; newer ones use text IDs.
+                id: match r.get::<_, rusqlite::types::Value>(0)? {
+                    rusqlite::types::Value::Text(s) => s,
+                    rusqlite::types::Value::Integer(i) => i.to_string(),
+                    other => format!("{other:?}"),
+                },
+                model: r.get(1)?,
+                prompt: r.get(2)?,
+                system: r.get(3)?,
+                response: r.get(4)?,
+                datetime_utc: r.get(5)?,
+            })
         })
-    })
-    .and_then(|rows| rows.collect())?)
+        .and_then(|rows| rows.collect())?)
 }
 
 /// `datetime_utc` (`2025-01-15T10:30:00.123456`, UTC without a zone) as Unix milliseconds.

@@ -414,7 +414,7 @@ fn write_one(
         let index = &mut report.index;
         return match updates::update(tx, &update, conversation, &mut kinds, index)? {
             updates::Updated::Added(entry, added) => {
-                report.timelines.push(entry);
+                report.timelines.push(*entry);
                 report.imported += 1;
                 report.messages += added;
                 report.kinds.add(&kinds);

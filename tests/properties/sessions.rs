@@ -28,7 +28,11 @@ struct Turn {
 }
 
 fn block() -> impl Strategy<Value = Block> {
-    prop_oneof![Just(Block::Thinking), Just(Block::Text), Just(Block::ToolUse)]
+    prop_oneof![
+        Just(Block::Thinking),
+        Just(Block::Text),
+        Just(Block::ToolUse)
+    ]
 }
 
 fn turn() -> impl Strategy<Value = Turn> {

@@ -271,7 +271,9 @@ mod mid_turn {
 
     /// Every node of the timeline as `tl node` shows it, and its branches.
     fn nodes(db: &Db) -> Vec<serde_json::Value> {
-        let count = db.tl(&["timelines"]).json()[0]["messages"].as_u64().unwrap();
+        let count = db.tl(&["timelines"]).json()[0]["messages"]
+            .as_u64()
+            .unwrap();
         let mut out = vec![db.tl(&["branches"]).json()];
         out.extend((1..=count).map(|n| db.tl(&["node", "--node", &format!("n{n}")]).json()));
         out
@@ -388,7 +390,13 @@ mod reused_uuids {
     const OTHER: &str = "5f0c1a2e-0000-4000-8000-000000000005";
 
     /// A line of session OTHER, shaped as Claude Code writes it.
-    fn line(kind: &str, uuid: &str, parent: &str, second: u32, message: serde_json::Value) -> String {
+    fn line(
+        kind: &str,
+        uuid: &str,
+        parent: &str,
+        second: u32,
+        message: serde_json::Value,
+    ) -> String {
         serde_json::json!({
             "parentUuid": parent, "isSidechain": false, "userType": "external",
             "cwd": "/home/ada/src/kiln", "sessionId": OTHER, "version": "2.0.14", "gitBranch": "main",
@@ -826,7 +834,13 @@ mod llm_guarded {
     const RESPONSES: &str = "CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT, prompt_json TEXT, options_json TEXT, response TEXT, response_json TEXT, conversation_id TEXT, duration_ms INTEGER, datetime_utc TEXT)";
 
     fn import(db: &Db, logs: &Path) -> common::Run {
-        db.tl(&["import", "--format", "llm", "--input", &logs.display().to_string()])
+        db.tl(&[
+            "import",
+            "--format",
+            "llm",
+            "--input",
+            &logs.display().to_string(),
+        ])
     }
 
     on_both_engines! {
@@ -1026,49 +1040,49 @@ mod webui {
     }
 
     mod cycle {
-    use super::*;
+        use super::*;
 
-    on_both_engines! {
-        /// Issue 42, item 9: Open WebUI messages whose `parentId` links form a cycle (q1 below a2,
-        /// a2 below a1, a1 below q1) have no first message, so the chat is skipped with a reason
-        /// that names the cycle, not "it has no messages with any content"; a LibreChat
-        /// conversation whose `parentMessageId` links do the same likewise, and the chat after
-        /// each is imported.
-        #[test]
-        fn open_webui_parent_cycle_is_named() {
-            let db = Db::new();
-            let message = |id: &str, parent: &str, role: &str| {
-                serde_json::json!({"id": id, "parentId": parent, "childrenIds": [], "role": role, "content": format!("text of {id}"), "timestamp": 1767960000})
-            };
-            let chat = |id: &str, messages: serde_json::Value| {
-                serde_json::json!({"id": id, "title": id, "created_at": 1767960000, "updated_at": 1767960300, "chat": {"history": {"currentId": null, "messages": messages}}})
-            };
-            let looped = chat("looped", serde_json::json!({
-                "q1": message("q1", "a2", "user"),
-                "a1": message("a1", "q1", "assistant"),
-                "a2": message("a2", "a1", "assistant"),
-            }));
-            let mut fine = serde_json::json!({"q1": message("q1", "", "user")});
-            fine["q1"]["parentId"] = serde_json::Value::Null;
-            let fine = chat("fine", fine);
-            let path = db.dir.path().join("webui.json");
-            std::fs::write(&path, serde_json::json!([looped, fine]).to_string()).unwrap();
-            db.tl(&["import", "--format", "open-webui", "--input", &path.display().to_string()]).ok(
-                r#"{"format":"open-webui","imported":1,"unchanged":0,"skipped":1,"messages":1,"timelines":[{"timeline_id":"tl0","source_id":"fine","title":"fine","create_time_ms":1767960000000,"messages":1,"branches":["main"],"status":"new"}],"skipped_conversations":[{"file":"webui.json","index":0,"source_id":"looped","title":"looped","reason":"its messages' parentId links form a cycle (\"q1\" → \"a2\" → \"a1\" → \"q1\", each followed by its parent), so no message of it has a first message above it; fix the parentId of one of them (or export the chat again) and import again"}],"kinds":{"roles":{"user":1},"parts":{"text":1},"skipped":{}}}"#,
-            );
-            let librechat = serde_json::json!([{"conversationId": "lc", "title": "lc", "messages": [
-                {"messageId": "m1", "parentMessageId": "m2", "isCreatedByUser": true, "text": "hello", "createdAt": "2026-01-05T10:00:00.000Z"},
-                {"messageId": "m2", "parentMessageId": "m1", "isCreatedByUser": false, "sender": "GPT-4", "text": "hi", "createdAt": "2026-01-05T10:00:01.000Z"},
-            ]}]);
-            let path = db.dir.path().join("librechat.json");
-            std::fs::write(&path, librechat.to_string()).unwrap();
-            let report = db.tl(&["import", "--format", "librechat", "--input", &path.display().to_string()]).json();
-            assert_eq!(
-                report["skipped_conversations"],
-                serde_json::json!([{"file": "librechat.json", "index": 0, "source_id": "lc", "title": "lc", "reason": "its messages' parentMessageId links form a cycle (\"m1\" → \"m2\" → \"m1\", each followed by its parent), so no message of it has a first message above it; fix the parentMessageId of one of them (or export the chat again) and import again"}])
-            );
+        on_both_engines! {
+            /// Issue 42, item 9: Open WebUI messages whose `parentId` links form a cycle (q1 below a2,
+            /// a2 below a1, a1 below q1) have no first message, so the chat is skipped with a reason
+            /// that names the cycle, not "it has no messages with any content"; a LibreChat
+            /// conversation whose `parentMessageId` links do the same likewise, and the chat after
+            /// each is imported.
+            #[test]
+            fn open_webui_parent_cycle_is_named() {
+                let db = Db::new();
+                let message = |id: &str, parent: &str, role: &str| {
+                    serde_json::json!({"id": id, "parentId": parent, "childrenIds": [], "role": role, "content": format!("text of {id}"), "timestamp": 1767960000})
+                };
+                let chat = |id: &str, messages: serde_json::Value| {
+                    serde_json::json!({"id": id, "title": id, "created_at": 1767960000, "updated_at": 1767960300, "chat": {"history": {"currentId": null, "messages": messages}}})
+                };
+                let looped = chat("looped", serde_json::json!({
+                    "q1": message("q1", "a2", "user"),
+                    "a1": message("a1", "q1", "assistant"),
+                    "a2": message("a2", "a1", "assistant"),
+                }));
+                let mut fine = serde_json::json!({"q1": message("q1", "", "user")});
+                fine["q1"]["parentId"] = serde_json::Value::Null;
+                let fine = chat("fine", fine);
+                let path = db.dir.path().join("webui.json");
+                std::fs::write(&path, serde_json::json!([looped, fine]).to_string()).unwrap();
+                db.tl(&["import", "--format", "open-webui", "--input", &path.display().to_string()]).ok(
+                    r#"{"format":"open-webui","imported":1,"unchanged":0,"skipped":1,"messages":1,"timelines":[{"timeline_id":"tl0","source_id":"fine","title":"fine","create_time_ms":1767960000000,"messages":1,"branches":["main"],"status":"new"}],"skipped_conversations":[{"file":"webui.json","index":0,"source_id":"looped","title":"looped","reason":"its messages' parentId links form a cycle (\"q1\" → \"a2\" → \"a1\" → \"q1\", each followed by its parent), so no message of it has a first message above it; fix the parentId of one of them (or export the chat again) and import again"}],"kinds":{"roles":{"user":1},"parts":{"text":1},"skipped":{}}}"#,
+                );
+                let librechat = serde_json::json!([{"conversationId": "lc", "title": "lc", "messages": [
+                    {"messageId": "m1", "parentMessageId": "m2", "isCreatedByUser": true, "text": "hello", "createdAt": "2026-01-05T10:00:00.000Z"},
+                    {"messageId": "m2", "parentMessageId": "m1", "isCreatedByUser": false, "sender": "GPT-4", "text": "hi", "createdAt": "2026-01-05T10:00:01.000Z"},
+                ]}]);
+                let path = db.dir.path().join("librechat.json");
+                std::fs::write(&path, librechat.to_string()).unwrap();
+                let report = db.tl(&["import", "--format", "librechat", "--input", &path.display().to_string()]).json();
+                assert_eq!(
+                    report["skipped_conversations"],
+                    serde_json::json!([{"file": "librechat.json", "index": 0, "source_id": "lc", "title": "lc", "reason": "its messages' parentMessageId links form a cycle (\"m1\" → \"m2\" → \"m1\", each followed by its parent), so no message of it has a first message above it; fix the parentMessageId of one of them (or export the chat again) and import again"}])
+                );
+            }
         }
-    }
     }
 
     on_every_engine! {

@@ -1427,10 +1427,16 @@ fn an_llm_conversation_over_the_limit_stays_bounded_under_an_address_space_limit
     );
     let limit = baseline + (64 << 20);
     let run = import_as_with_address_space(&db, "llm", &big.display().to_string(), limit);
-    assert_eq!(run.code, 0, "under {limit} bytes (baseline {baseline}): {run:?}");
+    assert_eq!(
+        run.code, 0,
+        "under {limit} bytes (baseline {baseline}): {run:?}"
+    );
     let report = run.json();
     assert_eq!(
-        (report["messages"].clone(), report["skipped_conversations"].clone()),
+        (
+            report["messages"].clone(),
+            report["skipped_conversations"].clone()
+        ),
         (
             json!(2),
             json!([{"file": "big.db", "index": 0, "source_id": "c-big", "reason": "its responses are 140000089 bytes, over the limit of 128 MiB for one conversation"}])

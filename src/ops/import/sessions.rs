@@ -179,7 +179,15 @@ fn read_llm(
         // Over the limit of one conversation: skipped before a row of it is read.
         let bytes = llm::conversation_bytes(&conn, &id).map_err(refused)?;
         if bytes > MAX_CONVERSATION_BYTES {
-            each(too_large(&name, index, id, title, hasher, bytes, "responses are"))?;
+            each(too_large(
+                &name,
+                index,
+                id,
+                title,
+                hasher,
+                bytes,
+                "responses are",
+            ))?;
             bar.0.inc(1);
             continue;
         }
@@ -219,7 +227,15 @@ fn read_llm(
             Ok(messages) => messages,
             Err(bytes) => {
                 let title = threads.first().and_then(|t| t.name.clone());
-                each(too_large(&name, count + k, id, title, hasher, bytes, "messages are more than"))?;
+                each(too_large(
+                    &name,
+                    count + k,
+                    id,
+                    title,
+                    hasher,
+                    bytes,
+                    "messages are more than",
+                ))?;
                 bar.0.inc(1);
                 continue;
             }

@@ -312,7 +312,7 @@ pub(super) struct Update<'a> {
 /// What an update did.
 pub(super) enum Updated {
     /// The result's entry for the session, and how many nodes were added.
-    Added(ImportedConversation, u64),
+    Added(Box<ImportedConversation>, u64),
     /// Nothing new: every message is in the timeline already (with the session it joined).
     Unchanged(Option<String>),
     /// Nothing was written, for this reason.
@@ -568,5 +568,5 @@ pub(super) fn update(
         reused_ids: reused,
         status: ImportStatus::Updated,
     };
-    Ok(Updated::Added(entry, written.nodes))
+    Ok(Updated::Added(Box::new(entry), written.nodes))
 }

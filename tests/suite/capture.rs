@@ -438,6 +438,12 @@ mod reused_uuids {
             db.tl(&["context", "--node", "n13"]).ok(
                 r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n11","role":"assistant","text":"The clay is still wet.","tokens":6},{"node":"n12","role":"user","text":"How long should it dry?","tokens":6},{"node":"n13","role":"assistant","text":"A week, covered.","tokens":4}]"#,
             );
+            // The text report says which messages were not joined.
+            let (copy, copied_projects) = setup();
+            copy.tl(&["import", "--format", "claude-code", "--input", &copied_projects.display().to_string()]).json();
+            copy.tl(&["--format", "text", "import", "--format", "claude-code", "--input", &other.display().to_string()]).ok(&format!(
+                "updated    tl0  Why does the kiln test fail?  +3 messages (regen-1, joined {SESSION}, written as its own: a1 a2)\nclaude-code: 1 imported, 0 unchanged, 0 skipped; 3 messages written"
+            ));
             // Grown, it adds below its own messages, whatever the first session holds.
             let mut grown = lines.join("\n") + "\n";
             grown.push_str(&line("user", "b4", "a2", 4, serde_json::json!({"role": "user", "content": "Thanks."})));

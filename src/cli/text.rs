@@ -372,6 +372,14 @@ fn import(result: &Value, view: &View, out: &mut String) {
         if let Some(joined) = &t.joined {
             details.push(format!("joined {}", escape_line(joined)));
         }
+        if !t.reused_ids.is_empty() {
+            let ids: Vec<String> = t
+                .reused_ids
+                .iter()
+                .map(|id| escape_line(id).into_owned())
+                .collect();
+            details.push(format!("written as its own: {}", ids.join(" ")));
+        }
         if let Some(earlier) = &t.earlier_import {
             details.push(format!("earlier import {earlier}"));
         }

@@ -68,6 +68,66 @@ pub fn read<'de, D: Deserializer<'de>>(
     })
 }
 
+/// A converted message as the tree keeps it until the conversation is assembled: its strings
+/// boxed to their length and nothing else, under half of a [`Msg`] with its strings' slack, so
+/// that a long conversation (100,000 messages) fits its memory allowance.
+struct Kept {
+    role: crate::model::Role,
+    text: Box<str>,
+    tag: Option<Box<str>>,
+    note: Option<Box<str>>,
+    provenance: Option<Box<str>>,
+    source_id: Option<Box<str>>,
+    time_ms: Option<u64>,
+}
+
+impl Kept {
+    fn new(msg: Msg) -> Kept {
+        let (tag, note) = match msg.intent {
+            Some(i) => (
+                Some(i.tag.into_boxed_str()),
+                i.note.map(String::into_boxed_str),
+            ),
+            None => (None, None),
+        };
+        Kept {
+            role: msg.role,
+            text: msg.text.into_boxed_str(),
+            tag,
+            note,
+            provenance: msg.provenance.map(String::into_boxed_str),
+            source_id: msg.source_id.map(String::into_boxed_str),
+            time_ms: msg.time_ms,
+        }
+    }
+
+    /// What it takes: its place in the tree's vector, with growth slack, and its strings' blocks.
+    fn cost(&self) -> usize {
+        let boxed = |s: &Option<Box<str>>| s.as_ref().map_or(0, |s| values::string_cost(s.len()));
+        2 * std::mem::size_of::<Option<Kept>>()
+            + values::string_cost(self.text.len())
+            + boxed(&self.tag)
+            + boxed(&self.note)
+            + boxed(&self.provenance)
+            + boxed(&self.source_id)
+    }
+
+    fn into_msg(self, parent: Option<usize>) -> Msg {
+        Msg {
+            parent,
+            role: self.role,
+            text: self.text.into_string(),
+            intent: self.tag.map(|tag| crate::model::Intent {
+                tag: tag.into_string(),
+                note: self.note.map(str::into_string),
+            }),
+            provenance: self.provenance.map(str::into_string),
+            source_id: self.source_id.map(str::into_string),
+            time_ms: self.time_ms,
+        }
+    }
+}
+
 /// No node: an interned ID that no mapping key has.
 const NONE: u32 = u32::MAX;
 
@@ -80,8 +140,8 @@ struct Tree {
     nodes: Vec<Node>,
     /// The `children` lists of all nodes, one after another.
     listed: Vec<u32>,
-    /// The converted messages; a node has the index of its own.
-    rendered: Vec<Option<Msg>>,
+    /// The converted messages, in their compact form; a node has the index of its own.
+    rendered: Vec<Option<Kept>>,
     kinds: Kinds,
     /// A `mapping` object was met.
     mapping: bool,
@@ -159,9 +219,9 @@ impl Tree {
         let message = match message {
             Field::Some(Value::Object(m)) => match render(&m, key, &mut self.kinds) {
                 Some(msg) => {
-                    // Its strings' blocks, and its place with growth slack.
-                    budget.charge::<E>(values::message_cost(&msg))?;
-                    self.rendered.push(Some(msg));
+                    let kept = Kept::new(msg);
+                    budget.charge::<E>(kept.cost())?;
+                    self.rendered.push(Some(kept));
                     self.rendered.len() as u32 - 1
                 }
                 None => NO_TEXT,
@@ -254,13 +314,13 @@ impl Tree {
             .collect();
         // The nearest kept message at or above each node, as an index into `messages`.
         let mut kept_at: Vec<Option<usize>> = vec![None; n];
-        let mut messages = Vec::new();
+        // Sized once: a vector grown by doubling may hold twice its messages' room.
+        let mut messages = Vec::with_capacity(rendered.len());
         while let Some(Reverse((_, _, i))) = heap.pop() {
             let above = parent_of[i].and_then(|p| kept_at[p]);
             kept_at[i] = match message_of(i).and_then(|m| rendered[m].take()) {
-                Some(mut msg) => {
-                    msg.parent = above;
-                    messages.push(msg);
+                Some(kept) => {
+                    messages.push(kept.into_msg(above));
                     Some(messages.len() - 1)
                 }
                 None => above,
@@ -283,6 +343,7 @@ impl Tree {
             messages,
             current,
             kinds,
+            skip: None,
         })
     }
 }

@@ -51,6 +51,7 @@ pub fn read<'de, D: Deserializer<'de>>(
             messages: chat.messages,
             current: None,
             kinds: chat.kinds,
+            skip: None,
         }),
     };
     Ok(Read {

@@ -4,8 +4,11 @@
 //! [`Conversation`] whose messages carry the line's `uuid` as their source ID, which is what lets a
 //! later import of the grown file add only the new messages (`ops::import`).
 //!
-//! - `user` and `assistant` lines are messages; the lines of one API response (same `message.id`,
-//!   each below the previous) become one message.
+//! - `user` and `assistant` lines are messages, one node per line: the later lines of one API
+//!   response (same `message.id`, each below the previous; Claude Code writes one line per content
+//!   block) are continuations (provenance `part`: 2, 3, ...) that exports join to the message
+//!   before them. So a session imported in the middle of a response and again later gives what
+//!   one import of the whole file gives.
 //! - Lines that are not messages but sit in the chain (`progress`, a `compact_boundary`, ...) are
 //!   passed through: a line below them hangs from their parent (a compact boundary's
 //!   `logicalParentUuid`), so the tree stays connected.
@@ -212,13 +215,10 @@ impl Lines {
                     .filter_map(|b| b.get("input")?.get("prompt")?.as_str())
                     .map(|p| p.trim().to_string())
                     .collect();
-                // A later line of the same API response continues its message.
-                if let (Some(i), Some(id)) = (parent, &api_id)
-                    && self.pending[i].api_id.as_ref() == Some(id)
-                {
-                    self.pending[i].blocks.extend(blocks);
-                    Link::Message(i)
-                } else if line.get("isCompactSummary") == Some(&json!(true)) {
+                // A later line of the same API response is a node of its own (a continuation,
+                // see `convert`): a session imported between two of its lines must give what a
+                // fresh import gives, and nothing written is ever rewritten.
+                if line.get("isCompactSummary") == Some(&json!(true)) {
                     // The summary of the conversation before a compaction: a summary of the path
                     // down to the message the compaction followed, which the lines after it
                     // continue (they name the summary's line as their parent).
@@ -332,8 +332,17 @@ pub fn convert<I: Iterator<Item = String>>(
     };
     // Messages left empty (a line without content) are dropped; their children move up.
     let mut index: Vec<Option<usize>> = Vec::with_capacity(pending.len());
+    // Of each message written: its API response's ID and which of that response's lines it is
+    // (1 for the first): what makes a later line a continuation.
+    let mut parts: Vec<(Option<String>, u64)> = Vec::with_capacity(pending.len());
     for p in pending {
         let parent = p.parent.and_then(|i| index[i]);
+        // A line below a line of the same API response continues that message: exports join it
+        // to the message before it (`Entry::is_continuation`), as one message.
+        let part = match (parent, &p.api_id) {
+            (Some(q), Some(id)) if parts[q].0.as_ref() == Some(id) => parts[q].1 + 1,
+            _ => 1,
+        };
         let mut r = Rendering::default();
         for block in &p.blocks {
             render_block(block, &mut r);
@@ -347,12 +356,15 @@ pub fn convert<I: Iterator<Item = String>>(
             r.kind("compact_summary");
         }
         let (text, met) = r.finish(&mut kinds);
-        kinds.role(p.original_role.as_deref().unwrap_or(match p.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Summary => "user",
-            _ => "system",
-        }));
+        // Messages are counted by role once, whatever the number of their lines.
+        if part == 1 {
+            kinds.role(p.original_role.as_deref().unwrap_or(match p.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+                Role::Summary => "user",
+                _ => "system",
+            }));
+        }
         let plain = met.is_empty() && p.original_role.is_none();
         let intent = (!plain).then(|| Intent {
             tag: if p.compact_summary {
@@ -374,10 +386,14 @@ pub fn convert<I: Iterator<Item = String>>(
         if p.sidechain {
             kept.insert("sidechain".into(), json!(true));
         }
+        if part > 1 {
+            kept.insert("part".into(), json!(part));
+        }
         if conversation.title.is_none() && summary_title.is_none() && p.role == Role::User && plain
         {
             conversation.title = Some(first_line(&text));
         }
+        parts.push((p.api_id.clone(), part));
         conversation.messages.push(Msg {
             parent,
             role: p.role,

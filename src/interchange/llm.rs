@@ -62,13 +62,65 @@ impl Row {
     }
 }
 
-/// The database, opened read-only (nothing of it is ever written).
-pub fn open(path: &Path) -> Result<Connection, String> {
+/// How long a read waits for a lock another program holds on logs.db (llm writing a response).
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Why logs.db could not be read.
+#[derive(Debug)]
+pub struct Failure {
+    /// Another program kept it locked (`SQLITE_BUSY`, `SQLITE_LOCKED`) for longer than
+    /// [`BUSY_TIMEOUT`]: try again later, the file is fine.
+    pub busy: bool,
+    /// Why it is not an llm logs.db (or what SQLite said).
+    pub reason: String,
+}
+
+impl From<String> for Failure {
+    fn from(reason: String) -> Failure {
+        Failure {
+            busy: false,
+            reason,
+        }
+    }
+}
+
+impl From<rusqlite::Error> for Failure {
+    fn from(e: rusqlite::Error) -> Failure {
+        use rusqlite::ErrorCode as C;
+        Failure {
+            busy: matches!(
+                e.sqlite_error_code(),
+                Some(C::DatabaseBusy | C::DatabaseLocked)
+            ),
+            reason: e.to_string(),
+        }
+    }
+}
+
+/// The tables the import reads, as llm makes them: plain tables (never views or virtual tables)
+/// without generated or hidden columns, so that reading a row evaluates nothing and costs no
+/// more than the row's bytes.
+const TABLES: [&str; 6] = [
+    "conversations",
+    "responses",
+    "messages",
+    "parts",
+    "threads",
+    "turns",
+];
+
+/// The database, opened read-only (nothing of it is ever written), its tables checked to be
+/// llm's (see [`TABLES`]).
+pub fn open(path: &Path) -> Result<Connection, Failure> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|e| format!("it cannot be opened as an SQLite database: {e}"))?;
+    .map_err(|e| Failure {
+        reason: format!("it cannot be opened as an SQLite database: {e}"),
+        ..Failure::from(e)
+    })?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     let has_responses: bool = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'responses'",
@@ -76,15 +128,86 @@ pub fn open(path: &Path) -> Result<Connection, String> {
             |r| r.get::<_, i64>(0),
         )
         .map(|n| n > 0)
-        .map_err(|e| format!("it cannot be read as an SQLite database: {e}"))?;
+        .map_err(|e| Failure {
+            reason: format!("it cannot be read as an SQLite database: {e}"),
+            ..Failure::from(e)
+        })?;
+    check_tables(&conn)?;
     if !has_responses && !has_message_store(&conn) {
-        return Err("it has no responses table, so it is not an llm logs.db".into());
+        return Err("it has no responses table, so it is not an llm logs.db"
+            .to_string()
+            .into());
     }
     Ok(conn)
 }
 
+/// Refuse a file whose tables of [`TABLES`] are not llm's: a view or a virtual table in the place
+/// of one, or a generated or hidden column (which a read would compute, at any cost).
+fn check_tables(conn: &Connection) -> Result<(), Failure> {
+    let mut kind = conn.prepare(
+        "SELECT type, sql FROM sqlite_master WHERE lower(name) = ?1 AND type IN ('table', 'view')",
+    )?;
+    let mut columns = conn.prepare("SELECT name, hidden FROM pragma_table_xinfo(?1)")?;
+    for table in TABLES {
+        let found: Vec<(String, Option<String>)> = kind
+            .query_map([table], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        let Some((what, sql)) = found.into_iter().next() else {
+            continue;
+        };
+        let not_llm = |why: String| -> Failure {
+            format!("its {table} {why}, which llm never makes, so it is not an llm logs.db (nothing of it was read)").into()
+        };
+        if what == "view" {
+            return Err(not_llm("is a view, not a table,".into()));
+        }
+        let virtual_table = sql.as_deref().is_some_and(|sql| {
+            sql.trim_start()
+                .get(..20)
+                .is_some_and(|head| head.eq_ignore_ascii_case("CREATE VIRTUAL TABLE"))
+        });
+        if virtual_table {
+            return Err(not_llm("is a virtual table".into()));
+        }
+        let hidden: Option<String> = columns
+            .query_map([table], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .find(|(_, hidden)| *hidden != 0)
+            .map(|(name, _)| name);
+        if let Some(column) = hidden {
+            return Err(not_llm(format!(
+                "table has a generated or hidden column ({column:?})"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What the response rows of a conversation hold, in bytes (the columns the import reads),
+/// measured without reading them: SQLite's `octet_length` takes a value's size from its row.
+pub fn conversation_bytes(conn: &Connection, conversation: &str) -> Result<u64, Failure> {
+    let bytes: Option<i64> = conn
+        .prepare_cached(
+            "SELECT sum(ifnull(octet_length(id), 0) + ifnull(octet_length(model), 0) + ifnull(octet_length(prompt), 0) + ifnull(octet_length(system), 0) + ifnull(octet_length(response), 0) + ifnull(octet_length(datetime_utc), 0)) FROM responses WHERE conversation_id = ?1",
+        )?
+        .query_row([conversation], |r| r.get(0))?;
+    Ok(bytes.unwrap_or(0).max(0) as u64)
+}
+
+/// Why a conversation of `bytes` is skipped: over the limit the other importers keep for one
+/// conversation.
+pub fn too_large(bytes: u64, what: &str) -> String {
+    format!(
+        "its {what} {bytes} bytes, over the limit of {} MiB for one conversation",
+        super::MAX_CONVERSATION_BYTES >> 20
+    )
+}
+
 /// Every conversation: (ID, name), by the time of its first response.
-pub fn conversations(conn: &Connection) -> Result<Vec<(String, Option<String>)>, String> {
+pub fn conversations(conn: &Connection) -> Result<Vec<(String, Option<String>)>, Failure> {
     if !has_table(conn, "responses")? {
         return Ok(Vec::new());
     }
@@ -94,43 +217,41 @@ pub fn conversations(conn: &Connection) -> Result<Vec<(String, Option<String>)>,
             [],
             |r| r.get::<_, i64>(0),
         )
-        .map(|n| n > 0)
-        .map_err(|e| e.to_string())?;
+        .map(|n| n > 0)?;
+    // A name longer than a title may be is not read (the first prompt titles the timeline).
     let sql = if has_names {
-        "SELECT r.conversation_id, (SELECT name FROM conversations c WHERE c.id = r.conversation_id) FROM responses r WHERE r.conversation_id IS NOT NULL GROUP BY r.conversation_id ORDER BY min(r.datetime_utc), min(r.rowid)"
+        "SELECT r.conversation_id, (SELECT CASE WHEN octet_length(name) <= 4096 THEN name END FROM conversations c WHERE c.id = r.conversation_id) FROM responses r WHERE r.conversation_id IS NOT NULL GROUP BY r.conversation_id ORDER BY min(r.datetime_utc), min(r.rowid)"
     } else {
         "SELECT conversation_id, NULL FROM responses WHERE conversation_id IS NOT NULL GROUP BY conversation_id ORDER BY min(datetime_utc), min(rowid)"
     };
-    let mut stmt = conn.prepare(sql).map_err(|e| e.to_string())?;
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .and_then(|rows| rows.collect())
-        .map_err(|e| e.to_string())
+    let mut stmt = conn.prepare(sql)?;
+    Ok(stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .and_then(|rows| rows.collect())?)
 }
 
 /// The responses of one conversation, in time order.
-pub fn rows(conn: &Connection, conversation: &str) -> Result<Vec<Row>, String> {
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT id, model, prompt, system, response, datetime_utc FROM responses WHERE conversation_id = ?1 ORDER BY datetime_utc, rowid",
-        )
-        .map_err(|e| e.to_string())?;
-    stmt.query_map([conversation], |r| {
-        Ok(Row {
-            // Older versions of llm numbered responses; newer ones use text IDs.
-            id: match r.get::<_, rusqlite::types::Value>(0)? {
-                rusqlite::types::Value::Text(s) => s,
-                rusqlite::types::Value::Integer(i) => i.to_string(),
-                other => format!("{other:?}"),
-            },
-            model: r.get(1)?,
-            prompt: r.get(2)?,
-            system: r.get(3)?,
-            response: r.get(4)?,
-            datetime_utc: r.get(5)?,
+pub fn rows(conn: &Connection, conversation: &str) -> Result<Vec<Row>, Failure> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, model, prompt, system, response, datetime_utc FROM responses WHERE conversation_id = ?1 ORDER BY datetime_utc, rowid",
+    )?;
+    Ok(stmt
+        .query_map([conversation], |r| {
+            Ok(Row {
+                // Older versions of llm numbered responses; newer ones use text IDs.
+                id: match r.get::<_, rusqlite::types::Value>(0)? {
+                    rusqlite::types::Value::Text(s) => s,
+                    rusqlite::types::Value::Integer(i) => i.to_string(),
+                    other => format!("{other:?}"),
+                },
+                model: r.get(1)?,
+                prompt: r.get(2)?,
+                system: r.get(3)?,
+                response: r.get(4)?,
+                datetime_utc: r.get(5)?,
+            })
         })
-    })
-    .and_then(|rows| rows.collect())
-    .map_err(|e| e.to_string())
+        .and_then(|rows| rows.collect())?)
 }
 
 /// `datetime_utc` (`2025-01-15T10:30:00.123456`, UTC without a zone) as Unix milliseconds.
@@ -239,12 +360,12 @@ pub struct Thread {
 /// The threads of the message store grouped by the thread they were forked from, first or
 /// last: (the first thread's ID, its threads, that one first), by the time of the first thread.
 /// A fork whose `forked_from` leads nowhere (or round in a circle) starts a group of its own.
-pub fn thread_groups(conn: &Connection) -> Result<Vec<(String, Vec<Thread>)>, String> {
+pub fn thread_groups(conn: &Connection) -> Result<Vec<(String, Vec<Thread>)>, Failure> {
     let mut stmt = conn
         .prepare(
-            "SELECT id, name, tip_message_hash, forked_from, datetime_utc FROM threads ORDER BY datetime_utc, rowid",
+            "SELECT id, CASE WHEN octet_length(name) <= 4096 THEN name END, tip_message_hash, forked_from, datetime_utc FROM threads ORDER BY datetime_utc, rowid",
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(Failure::from)?;
     let threads: Vec<Thread> = stmt
         .query_map([], |r| {
             Ok(Thread {
@@ -256,7 +377,7 @@ pub fn thread_groups(conn: &Connection) -> Result<Vec<(String, Vec<Thread>)>, St
             })
         })
         .and_then(|rows| rows.collect())
-        .map_err(|e| e.to_string())?;
+        .map_err(Failure::from)?;
     let by_id: std::collections::HashMap<&str, &Thread> =
         threads.iter().map(|t| (t.id.as_str(), t)).collect();
     let root_of = |t: &Thread| -> String {
@@ -288,14 +409,14 @@ pub fn thread_groups(conn: &Connection) -> Result<Vec<(String, Vec<Thread>)>, St
     Ok(groups)
 }
 
-fn has_table(conn: &Connection, name: &str) -> Result<bool, String> {
+fn has_table(conn: &Connection, name: &str) -> Result<bool, Failure> {
     conn.query_row(
         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
         [name],
         |r| r.get::<_, i64>(0),
     )
     .map(|n| n > 0)
-    .map_err(|e| e.to_string())
+    .map_err(Failure::from)
 }
 
 /// A part of a stored message: its type, tool name, literal text and payload (JSON).
@@ -338,19 +459,24 @@ impl StoredMessage {
 /// The messages of a group of threads: every message on the path to each thread's tip, each after
 /// its parent; a message that names a parent that is missing starts a path. The turns of the
 /// threads give the messages they added (from the turn's tip up to its `parent_message_hash`)
-/// their model and time.
+/// their model and time. `Ok(Err(bytes))`: their parts hold more than
+/// [`super::MAX_CONVERSATION_BYTES`] (at least `bytes`), found before they were read.
 pub fn thread_messages(
     conn: &Connection,
     threads: &[Thread],
-) -> Result<Vec<StoredMessage>, String> {
+) -> Result<Result<Vec<StoredMessage>, u64>, Failure> {
+    let mut size = conn.prepare_cached(
+        "SELECT sum(ifnull(octet_length(type), 0) + ifnull(octet_length(tool_name), 0) + ifnull(octet_length(text), 0) + ifnull(octet_length(payload), 0)) FROM parts WHERE message_hash = ?1",
+    )?;
+    let mut bytes = 0u64;
     let mut message = conn
         .prepare_cached("SELECT parent_hash, role FROM messages WHERE hash = ?1")
-        .map_err(|e| e.to_string())?;
+        .map_err(Failure::from)?;
     let mut parts = conn
         .prepare_cached(
             "SELECT type, tool_name, text, payload FROM parts WHERE message_hash = ?1 ORDER BY position",
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(Failure::from)?;
     let mut out: Vec<StoredMessage> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for thread in threads {
@@ -369,16 +495,21 @@ pub fn thread_messages(
                     rusqlite::Error::QueryReturnedNoRows => Ok(None),
                     e => Err(e),
                 })
-                .map_err(|e| e.to_string())?;
+                .map_err(Failure::from)?;
             let Some((parent, role)) = row else {
                 break;
             };
+            let more: Option<i64> = size.query_row([&hash], |r| r.get(0))?;
+            bytes = bytes.saturating_add(more.unwrap_or(0).max(0) as u64 + hash.len() as u64);
+            if bytes > super::MAX_CONVERSATION_BYTES {
+                return Ok(Err(bytes));
+            }
             let found = parts
                 .query_map([&hash], |r| {
                     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
                 })
                 .and_then(|rows| rows.collect())
-                .map_err(|e| e.to_string())?;
+                .map_err(Failure::from)?;
             at = parent.clone();
             chain.push(StoredMessage {
                 hash,
@@ -399,14 +530,14 @@ pub fn thread_messages(
             .prepare_cached(
                 "SELECT parent_message_hash, tip_message_hash, model, datetime_utc FROM turns WHERE thread_id = ?1 ORDER BY datetime_utc, rowid",
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(Failure::from)?;
         for thread in threads {
             let rows: Vec<Turn> = turns
                 .query_map([&thread.id], |r| {
                     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
                 })
                 .and_then(|rows| rows.collect())
-                .map_err(|e| e.to_string())?;
+                .map_err(Failure::from)?;
             for (stop, tip, model, time) in rows {
                 let mut at = tip;
                 let mut steps = 0;
@@ -427,7 +558,7 @@ pub fn thread_messages(
             }
         }
     }
-    Ok(out)
+    Ok(Ok(out))
 }
 
 /// A group of threads as one conversation: its messages as a tree, the first thread's tip as the

@@ -236,6 +236,9 @@ pub struct Conversation {
     pub current: Option<usize>,
     /// What the conversion met, counted by kind.
     pub kinds: Kinds,
+    /// Why it is skipped although it is of the format (its messages' parents form a cycle, it is
+    /// over the size limit), with this reason in the report; `None`: it is written.
+    pub skip: Option<String>,
 }
 
 /// One message of a [`Conversation`].
@@ -642,15 +645,19 @@ pub enum EntryKind {
 }
 
 impl Entry {
-    /// A later part of a message split at import (see [`continued`]): its provenance says so,
-    /// whatever its intent tag.
-    pub fn is_continuation(&self) -> bool {
-        self.kind == EntryKind::Message
-            && self
-                .provenance
-                .as_deref()
-                .and_then(|p| serde_json::from_str::<Value>(p).ok())
-                .is_some_and(|p| p.get("part").is_some_and(Value::is_u64))
+    /// A later part of a message (split at import, or a later line of a Claude Code API
+    /// response): its provenance's `part` says so, whatever its intent tag. What goes between the
+    /// message before and this continuation's text: nothing for a part of
+    /// a text split at the limit (its provenance says `of` how many), a blank line for a later
+    /// line of a Claude Code API response (a content block of its own, as the importer renders
+    /// blocks). `None`: not a continuation.
+    fn continuation(&self) -> Option<&'static str> {
+        if self.kind != EntryKind::Message {
+            return None;
+        }
+        let p = serde_json::from_str::<Value>(self.provenance.as_deref()?).ok()?;
+        p.get("part").filter(|k| k.is_u64())?;
+        Some(if p.get("of").is_some() { "" } else { "\n\n" })
     }
 
     /// The text a model reads for a summary or placeholder: a real summary says what it stands for;
@@ -674,7 +681,10 @@ pub fn joined(entries: &[Entry]) -> Vec<(&Entry, String)> {
     let mut out: Vec<(&Entry, String)> = Vec::with_capacity(entries.len());
     for entry in entries {
         match out.last_mut() {
-            Some((_, text)) if entry.is_continuation() => text.push_str(&entry.text),
+            Some((_, text)) if let Some(between) = entry.continuation() => {
+                text.push_str(between);
+                text.push_str(&entry.text);
+            }
             _ => out.push((entry, entry.text.clone())),
         }
     }

@@ -41,7 +41,9 @@ fn time_of(value: Option<&Value>) -> Option<u64> {
 }
 
 /// The messages in an order where each comes after its parent (by time among siblings); a
-/// message whose parent is missing starts from the root; a cycle is broken where it is met.
+/// message whose parent is missing starts from the root. A cycle of parents (no message of it has
+/// a first message above it, so it cannot be placed) makes the conversation skipped, its reason
+/// naming the cycle (`Conversation::skip`).
 fn ordered(
     format: Format,
     mut raws: Vec<Raw>,
@@ -104,14 +106,56 @@ fn ordered(
             stack.push((c, Some(at)));
         }
     }
-    // Messages reachable only through a cycle of parents are left out, counted.
-    for _ in placed.iter().filter(|p| p.is_none()) {
-        kinds.skip("parent_cycle");
+    // A message not placed is in a cycle of parents or below one.
+    if let Some(start) = placed.iter().position(Option::is_none) {
+        return Conversation {
+            skip: Some(cycle(format, &raws, &index, start)),
+            ..Conversation::default()
+        };
     }
     conversation.current = current.and_then(|c| index.get(c)).and_then(|&i| placed[i]);
     conversation.create_time_ms = conversation.messages.iter().filter_map(|m| m.time_ms).min();
     conversation.update_time_ms = conversation.messages.iter().filter_map(|m| m.time_ms).max();
     conversation
+}
+
+/// Why a conversation whose message `start` is in or below a cycle of parents is skipped: the
+/// cycle, each message followed by its parent, back to the first (at most 8 shown).
+fn cycle(format: Format, raws: &[Raw], index: &HashMap<String, usize>, start: usize) -> String {
+    let parent = |i: usize| raws[i].parent.as_ref().and_then(|p| index.get(p)).copied();
+    // Walk up from `start` until a message comes again: that one is on the cycle.
+    let mut seen = vec![false; raws.len()];
+    let mut at = start;
+    while !seen[at] {
+        seen[at] = true;
+        match parent(at) {
+            Some(p) => at = p,
+            None => break,
+        }
+    }
+    let mut members = vec![at];
+    let mut next = parent(at);
+    while let Some(p) = next.filter(|&p| p != at) {
+        members.push(p);
+        next = parent(p);
+    }
+    let shown = members.len().min(8);
+    let mut names: Vec<String> = members[..shown]
+        .iter()
+        .map(|&i| format!("{:?}", raws[i].id))
+        .collect();
+    if members.len() > shown {
+        names.push(format!("… ({} messages in all)", members.len()));
+    }
+    names.push(format!("{:?}", raws[at].id));
+    let field = match format {
+        Format::LibreChat => "parentMessageId",
+        _ => "parentId",
+    };
+    format!(
+        "its messages' {field} links form a cycle ({}, each followed by its parent), so no message of it has a first message above it; fix the {field} of one of them (or export the chat again) and import again",
+        names.join(" → ")
+    )
 }
 
 /// The role of a message and, when Timeline has no such role, its original name.

@@ -96,6 +96,7 @@ impl Report {
             branches: Vec::new(),
             earlier_import: None,
             joined,
+            reused_ids: Vec::new(),
             status: ImportStatus::Unchanged,
         });
     }
@@ -359,6 +360,10 @@ fn write_one(
         report.unchanged(&same.timeline, source_id, title, None);
         return Ok(());
     }
+    if let Some(reason) = &conversation.skip {
+        report.skip(&prepared, source_id, title, reason.clone());
+        return Ok(());
+    }
     if conversation.messages.is_empty() {
         report.skip(
             &prepared,
@@ -409,7 +414,7 @@ fn write_one(
         let index = &mut report.index;
         return match updates::update(tx, &update, conversation, &mut kinds, index)? {
             updates::Updated::Added(entry, added) => {
-                report.timelines.push(entry);
+                report.timelines.push(*entry);
                 report.imported += 1;
                 report.messages += added;
                 report.kinds.add(&kinds);
@@ -444,6 +449,7 @@ fn write_one(
         branches: written.branches.clone(),
         earlier_import: earlier.latest.as_ref().map(|last| last.timeline.clone()),
         joined: None,
+        reused_ids: Vec::new(),
         status: ImportStatus::New,
     });
     let record = ImportRecord {

@@ -546,6 +546,11 @@ pub struct ImportedConversation {
     /// The session whose timeline it joined (resumed, forked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub joined: Option<String>,
+    /// The source IDs of its messages that an earlier import of another session in the timeline
+    /// used for a different message (a Claude Code `uuid` reused with another text or place):
+    /// written as messages of their own, not joined to the other session's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reused_ids: Vec<String>,
     /// What the import did with it.
     pub status: ImportStatus,
 }

@@ -8,4 +8,5 @@
 mod common;
 
 mod properties;
+mod sessions;
 mod state_machine;

@@ -54,13 +54,13 @@ fn grow(projects: &Path) {
         .unwrap();
 }
 
-const FIRST_REPORT: &str = r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":8,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","create_time_ms":1767607200000,"messages":8,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"user":4},"parts":{"text":7,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#;
+const FIRST_REPORT: &str = r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":10,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","create_time_ms":1767607200000,"messages":10,"branches":["main","edit-1"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":4,"user":4},"parts":{"text":7,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#;
 
-const MAIN_BEFORE: &str = r#"{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n7","role":"user","text":"Fix it, and say why in a comment.","tokens":9},{"node":"n8","role":"assistant","text":"Done, with a comment on the new temperature.","tokens":11}"#;
+const MAIN_BEFORE: &str = r#"{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.","tokens":9,"intent_tag":"thinking"},{"node":"n3","role":"assistant","text":"Let me read it.","tokens":4},{"node":"n4","role":"assistant","text":"[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":14,"intent_tag":"tool_call"},{"node":"n5","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n6","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n9","role":"user","text":"Fix it, and say why in a comment.","tokens":9},{"node":"n10","role":"assistant","text":"Done, with a comment on the new temperature.","tokens":11}"#;
 
 on_every_engine! {
-    /// One session, one timeline: the lines of one API response are one message (thinking, text
-    /// and tool call), a progress event between a tool result and the answer is passed through, an
+    /// One session, one timeline: the lines of one API response (thinking, text and tool call)
+    /// are a node each, the later ones continuations that exports join to the first, a progress event between a tool result and the answer is passed through, an
     /// edited prompt is a branch, the summary line titles it, the model is in the provenance, and
     /// the repeated, unknown and metadata lines are counted by kind.
     #[test]
@@ -69,15 +69,24 @@ on_every_engine! {
         let input = projects.display().to_string();
         db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
         db.tl(&["branches"]).ok(
-            r#"[{"name":"main","head":"n8","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+            r#"[{"name":"main","head":"n10","current":true},{"name":"edit-1","head":"n8","current":false}]"#,
         );
-        db.tl(&["context", "--node", "n8"]).ok(&format!("[{MAIN_BEFORE}]"));
-        db.tl(&["context", "--node", "n6"]).ok(
-            r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n5","role":"user","text":"Fix it.","tokens":2},{"node":"n6","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
+        db.tl(&["context", "--node", "n10"]).ok(&format!("[{MAIN_BEFORE}]"));
+        db.tl(&["context", "--node", "n8"]).ok(
+            r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.","tokens":9,"intent_tag":"thinking"},{"node":"n3","role":"assistant","text":"Let me read it.","tokens":4},{"node":"n4","role":"assistant","text":"[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":14,"intent_tag":"tool_call"},{"node":"n5","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n6","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n7","role":"user","text":"Fix it.","tokens":2},{"node":"n8","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
         );
+        // Each line of the API response is a node; the later ones are its continuations, which
+        // exports join to it as one message.
         db.tl(&["node", "--node", "n2"]).ok(
-            r#"{"node":"n2","timeline_id":"tl0","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"parent":"n1","children":["n3"],"zone":"hot","pinned":false,"path_tokens":35,"created_at":1767607202,"intent":{"tag":"tool_call"},"summary":null,"provenance":{"import":"claude-code","uuid":"a1","model":"claude-sonnet-4-5"}}"#,
+            r#"{"node":"n2","timeline_id":"tl0","role":"assistant","text":"[thinking]\nLook at the test first.","tokens":9,"parent":"n1","children":["n3"],"zone":"hot","pinned":false,"path_tokens":16,"created_at":1767607202,"intent":{"tag":"thinking"},"summary":null,"provenance":{"import":"claude-code","uuid":"a1","model":"claude-sonnet-4-5"}}"#,
         );
+        db.tl(&["node", "--node", "n4"]).ok(
+            r#"{"node":"n4","timeline_id":"tl0","role":"assistant","text":"[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":14,"parent":"n3","children":["n5"],"zone":"hot","pinned":false,"path_tokens":34,"created_at":1767607203,"intent":{"tag":"tool_call"},"summary":null,"provenance":{"import":"claude-code","uuid":"a1c","model":"claude-sonnet-4-5","part":3}}"#,
+        );
+        let exported = db.tl(&["export", "--format", "anthropic", "--node", "n5"]).json();
+        assert_eq!(exported, serde_json::from_str::<serde_json::Value>(
+            r#"{"messages":[{"role":"user","content":"Why does the kiln test fail?"},{"role":"assistant","content":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]"},{"role":"user","content":"[tool result toolu_1]\nassert_eq!(temp, 1200);"}]}"#,
+        ).unwrap());
         // A single session file is read the same way.
         let other = Db::new();
         other
@@ -98,18 +107,18 @@ on_every_engine! {
             r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Fixing the kiln temperature test","messages":3,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":5,"user":6},"parts":{"compact_summary":1,"text":10,"thinking":1,"tool_call":1,"tool_result":1},"skipped":{"compact_boundary":1,"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}"#,
         );
         db.tl(&["timelines"]).ok(
-            r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767610840,"messages":11,"branches":2,"current_branch":"main"}]"#,
+            r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767610840,"messages":13,"branches":2,"current_branch":"main"}]"#,
         );
         db.tl(&["branches"]).ok(
-            r#"[{"name":"main","head":"n11","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+            r#"[{"name":"main","head":"n13","current":true},{"name":"edit-1","head":"n8","current":false}]"#,
         );
-        // The compact summary is a summary of the path it replaced (n1..n8), beside it; the
-        // messages after the compaction continue n8.
-        db.tl(&["context", "--node", "n11"]).ok(&format!(
-            r#"[{MAIN_BEFORE},{{"node":"n10","role":"user","text":"Now run the tests.","tokens":5}},{{"node":"n11","role":"assistant","text":"All 12 tests pass.","tokens":5}}]"#
+        // The compact summary is a summary of the path it replaced (n1..n10), beside it; the
+        // messages after the compaction continue n10.
+        db.tl(&["context", "--node", "n13"]).ok(&format!(
+            r#"[{MAIN_BEFORE},{{"node":"n12","role":"user","text":"Now run the tests.","tokens":5}},{{"node":"n13","role":"assistant","text":"All 12 tests pass.","tokens":5}}]"#
         ));
-        db.tl(&["node", "--node", "n9"]).ok(
-            r#"{"node":"n9","timeline_id":"tl0","role":"summary","text":"This session is being continued from a previous conversation. Summary: the kiln test now expects 1250, with a comment.","tokens":30,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":30,"created_at":1767610801,"intent":{"tag":"compact_summary"},"summary":{"kind":"real","from":"n1","to":"n8","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false},"provenance":{"import":"claude-code","uuid":"cs1"}}"#,
+        db.tl(&["node", "--node", "n11"]).ok(
+            r#"{"node":"n11","timeline_id":"tl0","role":"summary","text":"This session is being continued from a previous conversation. Summary: the kiln test now expects 1250, with a comment.","tokens":30,"parent":"n0","children":[],"zone":"hot","pinned":false,"path_tokens":30,"created_at":1767610801,"intent":{"tag":"compact_summary"},"summary":{"kind":"real","from":"n1","to":"n10","version":1,"supersedes":null,"superseded_by":null,"derived_from":[],"stale":false},"provenance":{"import":"claude-code","uuid":"cs1"}}"#,
         );
         let before = db.bytes();
         db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
@@ -127,8 +136,8 @@ on_every_engine! {
         assert_eq!(
             ids,
             vec![
-                (serde_json::json!("n1"), serde_json::json!(8), serde_json::json!(["u1", "a1", "t1", "a2", "u2", "a3", "u2e", "a3e"])),
-                (serde_json::json!("n9"), serde_json::json!(3), serde_json::json!(["cs1", "u3", "a4"])),
+                (serde_json::json!("n1"), serde_json::json!(10), serde_json::json!(["u1", "a1", "a1b", "a1c", "t1", "a2", "u2", "a3", "u2e", "a3e"])),
+                (serde_json::json!("n11"), serde_json::json!(3), serde_json::json!(["cs1", "u3", "a4"])),
             ]
         );
     }
@@ -252,8 +261,62 @@ on_every_engine! {
         text.insert_str(0, "{not json\n");
         std::fs::write(&file, text).unwrap();
         let report = db.tl(&["import", "--format", "claude-code", "--input", &file.display().to_string()]).json();
-        assert_eq!(report["messages"], 8);
+        assert_eq!(report["messages"], 10);
         assert_eq!(report["kinds"]["skipped"]["unreadable_line"], 1);
+    }
+}
+
+mod mid_turn {
+    use super::*;
+
+    /// Every node of the timeline as `tl node` shows it, and its branches.
+    fn nodes(db: &Db) -> Vec<serde_json::Value> {
+        let count = db.tl(&["timelines"]).json()[0]["messages"]
+            .as_u64()
+            .unwrap();
+        let mut out = vec![db.tl(&["branches"]).json()];
+        out.extend((1..=count).map(|n| db.tl(&["node", "--node", &format!("n{n}")]).json()));
+        out
+    }
+
+    on_both_engines! {
+        /// Issue 42, item 3: a session imported after the first line of an API response (its
+        /// thinking block) and again after the second (its text) keeps both, as a fresh import
+        /// does: each line is a node, the later ones continuations of the first. Before, the
+        /// second import added nothing of the answer and the third only the next lines, so the
+        /// text "Let me read it." and the tool call were lost.
+        #[test]
+        fn claude_code_session_imported_mid_turn_keeps_the_whole_answer() {
+            let (db, projects) = setup();
+            let file = session_file(&projects);
+            let all = std::fs::read_to_string(&file).unwrap();
+            let lines: Vec<&str> = all.lines().collect();
+            let input = file.display().to_string();
+            // The snapshot line, the prompt and the response's first line (its thinking).
+            std::fs::write(&file, lines[..3].join("\n") + "\n").unwrap();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).json();
+            std::fs::write(&file, lines[..4].join("\n") + "\n").unwrap();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+                r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":1,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000001","title":"Why does the kiln test fail?","messages":1,"branches":["main"],"status":"updated"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2,"thinking":1},"skipped":{"file-history-snapshot":1}}}"#,
+            );
+            db.tl(&["node", "--node", "n3"]).ok(
+                r#"{"node":"n3","timeline_id":"tl0","role":"assistant","text":"Let me read it.","tokens":4,"parent":"n2","children":[],"zone":"hot","pinned":false,"path_tokens":20,"created_at":1767607202,"intent":null,"summary":null,"provenance":{"import":"claude-code","uuid":"a1b","model":"claude-sonnet-4-5","part":2}}"#,
+            );
+            std::fs::write(&file, &all).unwrap();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).json();
+            let fresh = Db::new();
+            fresh.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
+            assert_eq!(nodes(&db)[1..], nodes(&fresh)[1..]);
+            // One message in every export, as the whole file gives it.
+            let markdown = ["export", "--format", "markdown", "--node", "n5"];
+            assert_eq!(db.tl(&markdown).stdout, fresh.tl(&markdown).stdout);
+            db.tl(&markdown).ok(concat!(
+                "# tl0: context of n5\n\n## n1 · user\n\nWhy does the kiln test fail?\n\n",
+                "## n2 · assistant · intent: thinking\n\n[thinking]\nLook at the test first.\n\nLet me read it.\n\n",
+                "[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]\n\n",
+                "## n5 · user · intent: tool_result\n\n[tool result toolu_1]\nassert_eq!(temp, 1200);",
+            ));
+        }
     }
 }
 
@@ -287,10 +350,10 @@ mod resumed {
                 r#"{{"format":"claude-code","imported":1,"unchanged":1,"skipped":0,"messages":2,"timelines":[{{"timeline_id":"tl0","source_id":"{SESSION}","title":"Fixing the kiln temperature test","messages":0,"branches":[],"status":"unchanged"}},{{"timeline_id":"tl0","source_id":"{RESUMED}","title":"Why does the kiln test fail?","messages":2,"branches":["main"],"joined":"{SESSION}","status":"updated"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":4,"user":4}},"parts":{{"text":7,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"progress":1}}}}}}"#
             ));
             db.tl(&["timelines"]).ok(
-                r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767690010,"messages":10,"branches":2,"current_branch":"main"}]"#,
+                r#"[{"timeline_id":"tl0","title":"Fixing the kiln temperature test","created_at":1767607200,"updated_at":1767690010,"messages":12,"branches":2,"current_branch":"main"}]"#,
             );
-            db.tl(&["context", "--node", "n10"]).ok(&format!(
-                r#"[{MAIN_BEFORE},{{"node":"n9","role":"user","text":"Also check the cooling test.","tokens":7}},{{"node":"n10","role":"assistant","text":"The cooling test passes too.","tokens":7}}]"#
+            db.tl(&["context", "--node", "n12"]).ok(&format!(
+                r#"[{MAIN_BEFORE},{{"node":"n11","role":"user","text":"Also check the cooling test.","tokens":7}},{{"node":"n12","role":"assistant","text":"The cooling test passes too.","tokens":7}}]"#
             ));
             // Grown, the resumed session adds its new exchange only; unchanged, nothing.
             let mut text = std::fs::read_to_string(&resumed).unwrap();
@@ -305,7 +368,7 @@ mod resumed {
             assert_eq!(db.tl(&["import", "--format", "claude-code", "--input", &input]).json()["imported"], 0);
             assert_eq!(db.bytes(), before);
             db.tl(&["branches"]).ok(
-                r#"[{"name":"main","head":"n11","current":true},{"name":"edit-1","head":"n6","current":false}]"#,
+                r#"[{"name":"main","head":"n13","current":true},{"name":"edit-1","head":"n8","current":false}]"#,
             );
 
             // The other order: the resumed file first, then the session it resumed.
@@ -314,9 +377,86 @@ mod resumed {
             other.tl(&["import", "--format", "claude-code", "--input", &session_file(&projects).display().to_string()]).ok(&format!(
                 r#"{{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":2,"timelines":[{{"timeline_id":"tl0","source_id":"{SESSION}","title":"Fixing the kiln temperature test","messages":2,"branches":["edit-1"],"joined":"{RESUMED}","status":"updated"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":4,"user":4}},"parts":{{"text":7,"thinking":1,"tool_call":1,"tool_result":1}},"skipped":{{"file-history-snapshot":1,"progress":1,"repeated_line":1,"x-future-kind":1}}}}}}"#
             ));
-            other.tl(&["context", "--node", "n11"]).ok(
-                r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.\n\nLet me read it.\n\n[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":28,"intent_tag":"tool_call"},{"node":"n3","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n4","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n10","role":"user","text":"Fix it.","tokens":2},{"node":"n11","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
+            other.tl(&["context", "--node", "n13"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n2","role":"assistant","text":"[thinking]\nLook at the test first.","tokens":9,"intent_tag":"thinking"},{"node":"n3","role":"assistant","text":"Let me read it.","tokens":4},{"node":"n4","role":"assistant","text":"[tool call toolu_1: Read({\"file_path\":\"tests/kiln.rs\"})]","tokens":14,"intent_tag":"tool_call"},{"node":"n5","role":"user","text":"[tool result toolu_1]\nassert_eq!(temp, 1200);","tokens":12,"intent_tag":"tool_result"},{"node":"n6","role":"assistant","text":"The test expects 1200, but the kiln now heats to 1250.","tokens":14},{"node":"n12","role":"user","text":"Fix it.","tokens":2},{"node":"n13","role":"assistant","text":"Done: the test expects 1250.","tokens":7}]"#,
             );
+        }
+    }
+}
+
+mod reused_uuids {
+    use super::*;
+
+    const OTHER: &str = "5f0c1a2e-0000-4000-8000-000000000005";
+
+    /// A line of session OTHER, shaped as Claude Code writes it.
+    fn line(
+        kind: &str,
+        uuid: &str,
+        parent: &str,
+        second: u32,
+        message: serde_json::Value,
+    ) -> String {
+        serde_json::json!({
+            "parentUuid": parent, "isSidechain": false, "userType": "external",
+            "cwd": "/home/ada/src/kiln", "sessionId": OTHER, "version": "2.0.14", "gitBranch": "main",
+            "type": kind, "uuid": uuid, "timestamp": format!("2026-01-07T09:00:{second:02}.000Z"),
+            "message": message,
+        })
+        .to_string()
+    }
+
+    fn answer(id: &str, text: &str) -> serde_json::Value {
+        serde_json::json!({"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": text}], "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 5}})
+    }
+
+    on_both_engines! {
+        /// Issue 42, item 4: a second session that copies the first's opening prompt (the same
+        /// `uuid`, the same text) but reuses the uuids `a1` and `a2` for answers of its own
+        /// joins the first session's timeline only where the two are the same: its prompt is
+        /// n1, its own answers are written below it (not dropped as before) and reported in
+        /// `reused_ids`, and a later line below them follows them. A third session that reuses
+        /// a uuid with another text and shares nothing is a timeline of its own.
+        #[test]
+        fn claude_code_sessions_reusing_uuids_join_only_what_is_the_same() {
+            let (db, projects) = setup();
+            let input = projects.display().to_string();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(FIRST_REPORT);
+            let first = std::fs::read_to_string(session_file(&projects)).unwrap();
+            let copied = first.lines().nth(1).unwrap().replace(SESSION, OTHER);
+            let other = projects.join("-home-ada-src-kiln").join(format!("{OTHER}.jsonl"));
+            let lines = [
+                copied,
+                line("assistant", "a1", "u1", 1, answer("msg_b1", "The clay is still wet.")),
+                line("user", "b2", "a1", 2, serde_json::json!({"role": "user", "content": "How long should it dry?"})),
+                line("assistant", "a2", "b2", 3, answer("msg_b2", "A week, covered.")),
+            ];
+            std::fs::write(&other, lines.join("\n") + "\n").unwrap();
+            db.tl(&["import", "--format", "claude-code", "--input", &other.display().to_string()]).ok(&format!(
+                r#"{{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":3,"timelines":[{{"timeline_id":"tl0","source_id":"{OTHER}","title":"Why does the kiln test fail?","messages":3,"branches":["regen-1"],"joined":"{SESSION}","reused_ids":["a1","a2"],"status":"updated"}}],"skipped_conversations":[],"kinds":{{"roles":{{"assistant":2,"user":2}},"parts":{{"text":4}},"skipped":{{}}}}}}"#
+            ));
+            db.tl(&["context", "--node", "n13"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Why does the kiln test fail?","tokens":7},{"node":"n11","role":"assistant","text":"The clay is still wet.","tokens":6},{"node":"n12","role":"user","text":"How long should it dry?","tokens":6},{"node":"n13","role":"assistant","text":"A week, covered.","tokens":4}]"#,
+            );
+            // The text report says which messages were not joined.
+            let (copy, copied_projects) = setup();
+            copy.tl(&["import", "--format", "claude-code", "--input", &copied_projects.display().to_string()]).json();
+            copy.tl(&["--format", "text", "import", "--format", "claude-code", "--input", &other.display().to_string()]).ok(&format!(
+                "updated    tl0  Why does the kiln test fail?  +3 messages (regen-1, joined {SESSION}, written as its own: a1 a2)\nclaude-code: 1 imported, 0 unchanged, 0 skipped; 3 messages written"
+            ));
+            // Grown, it adds below its own messages, whatever the first session holds.
+            let mut grown = lines.join("\n") + "\n";
+            grown.push_str(&line("user", "b4", "a2", 4, serde_json::json!({"role": "user", "content": "Thanks."})));
+            grown.push('\n');
+            std::fs::write(&other, grown).unwrap();
+            let report = db.tl(&["import", "--format", "claude-code", "--input", &other.display().to_string()]).json();
+            assert_eq!(report["timelines"], serde_json::json!([{"timeline_id": "tl0", "source_id": OTHER, "title": "Why does the kiln test fail?", "messages": 1, "branches": ["regen-1"], "status": "updated"}]));
+            assert_eq!(db.tl(&["node", "--node", "n14"]).json()["parent"], "n13");
+            // Nothing in common but a reused uuid: a timeline of its own.
+            let third = projects.join("-home-ada-src-kiln").join("5f0c1a2e-0000-4000-8000-000000000006.jsonl");
+            std::fs::write(&third, line("user", "u1", "", 0, serde_json::json!({"role": "user", "content": "Glaze for a mug?"})).replace(OTHER, "5f0c1a2e-0000-4000-8000-000000000006").replace(r#""parentUuid":"""#, r#""parentUuid":null"#) + "\n").unwrap();
+            let report = db.tl(&["import", "--format", "claude-code", "--input", &third.display().to_string()]).json();
+            assert_eq!(report["timelines"], serde_json::json!([{"timeline_id": "tl1", "source_id": "5f0c1a2e-0000-4000-8000-000000000006", "title": "Glaze for a mug?", "create_time_ms": 1767776400000u64, "messages": 1, "branches": ["main"], "status": "new"}]));
         }
     }
 }
@@ -683,6 +823,121 @@ mod llm {
     }
 }
 
+mod llm_guarded {
+    use super::*;
+
+    /// llm's own tables, as `llm` 0.2x makes them, with `responses` given as `responses_sql`.
+    fn logs_db_with(path: &Path, responses_sql: &str) {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch(&format!(
+            "CREATE TABLE conversations (id TEXT PRIMARY KEY, name TEXT, model TEXT);
+             {responses_sql};
+             INSERT INTO conversations VALUES ('01jc0000000000000000000001', 'Glaze chemistry', 'gpt-4o-mini');"
+        ))
+        .unwrap();
+    }
+
+    const RESPONSES: &str = "CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT, prompt_json TEXT, options_json TEXT, response TEXT, response_json TEXT, conversation_id TEXT, duration_ms INTEGER, datetime_utc TEXT)";
+
+    fn import(db: &Db, logs: &Path) -> common::Run {
+        db.tl(&[
+            "import",
+            "--format",
+            "llm",
+            "--input",
+            &logs.display().to_string(),
+        ])
+    }
+
+    on_both_engines! {
+        /// Issue 42, item 7: a logs.db whose tables are not llm's is refused before a row is
+        /// read: a generated column (which a read would compute, a 70 MB text here), a hidden
+        /// one (a virtual table), a view in the place of `responses`. Nothing is written.
+        #[test]
+        fn llm_tables_that_are_not_llms_are_refused() {
+            let db = Db::new();
+            let cases = [
+                (
+                    "generated.db",
+                    RESPONSES.replace("response TEXT,", "response TEXT GENERATED ALWAYS AS (hex(zeroblob(35000000))) VIRTUAL,"),
+                    "its responses table has a generated or hidden column (\\\"response\\\")",
+                ),
+                (
+                    "view.db",
+                    format!("{}; CREATE VIEW responses AS SELECT * FROM logged", RESPONSES.replace("TABLE responses", "TABLE logged")),
+                    "its responses is a view, not a table,",
+                ),
+                (
+                    "virtual.db",
+                    "CREATE VIRTUAL TABLE responses USING fts5(id, model, prompt, system, response, conversation_id, datetime_utc)".to_string(),
+                    "its responses is a virtual table",
+                ),
+            ];
+            for (name, sql, why) in cases {
+                let logs = db.dir.path().join(name);
+                logs_db_with(&logs, &sql);
+                import(&db, &logs).err(
+                    2,
+                    &format!(
+                        r#"{{"error":"invalid argument --input: {} is not an llm logs.db: {why}, which llm never makes, so it is not an llm logs.db (nothing of it was read); nothing was imported"}}"#,
+                        logs.display()
+                    ),
+                );
+            }
+            assert!(!db.path.exists(), "a refused import created the database");
+        }
+
+        /// Issue 42, item 7: a conversation whose responses hold more than the limit of one
+        /// conversation (128 MiB; two responses of 70 MB here) is skipped with its reason before
+        /// a row of it is read, and the next conversation is imported.
+        #[test]
+        fn llm_conversation_over_the_limit_is_skipped() {
+            let db = Db::new();
+            let logs = db.dir.path().join("logs.db");
+            logs_db_with(&logs, RESPONSES);
+            rusqlite::Connection::open(&logs).unwrap().execute_batch(
+                "INSERT INTO conversations VALUES ('01jc0000000000000000000002', 'Haiku', 'claude-3.5-haiku');
+                 INSERT INTO responses (id, model, prompt, response, conversation_id, datetime_utc)
+                     VALUES ('r1', 'gpt-4o-mini', 'Repeat zero.', hex(zeroblob(35000000)), '01jc0000000000000000000001', '2026-01-09T08:00:00.000000'),
+                            ('r2', 'gpt-4o-mini', 'Again.', hex(zeroblob(35000000)), '01jc0000000000000000000001', '2026-01-09T08:01:00.000000'),
+                            ('r3', 'claude-3.5-haiku', 'A haiku about kilns', 'Fire holds its breath', '01jc0000000000000000000002', '2026-01-09T09:00:00.000000');",
+            ).unwrap();
+            import(&db, &logs).ok(
+                r#"{"format":"llm","imported":1,"unchanged":0,"skipped":1,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"01jc0000000000000000000002","title":"Haiku","create_time_ms":1767949200000,"messages":2,"branches":["main"],"status":"new"}],"skipped_conversations":[{"file":"logs.db","index":0,"source_id":"01jc0000000000000000000001","title":"Glaze chemistry","reason":"its responses are 140000096 bytes, over the limit of 128 MiB for one conversation"}],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2},"skipped":{}}}"#,
+            );
+        }
+
+        /// Issue 42, item 8: a logs.db that another program keeps locked (llm writing a
+        /// response) is busy, not "not an llm logs.db": after waiting 5 seconds the import
+        /// says so and to try again, with the exit status of a busy database (3); nothing is
+        /// written. Once the lock is gone, it imports.
+        #[test]
+        fn llm_locked_logs_db_is_busy() {
+            let db = Db::new();
+            let logs = db.dir.path().join("logs.db");
+            logs_db_with(&logs, RESPONSES);
+            let writer = rusqlite::Connection::open(&logs).unwrap();
+            writer
+                .execute_batch(
+                    "BEGIN EXCLUSIVE;
+                     INSERT INTO responses (id, model, prompt, response, conversation_id, datetime_utc)
+                         VALUES ('r1', 'gpt-4o-mini', 'What makes celadon green?', 'Iron oxide.', '01jc0000000000000000000001', '2026-01-09T08:00:00.000000');",
+                )
+                .unwrap();
+            import(&db, &logs).err(
+                3,
+                &format!(
+                    r#"{{"error":"cannot read {}: it is busy: another program (llm itself, most likely) is writing it and kept it locked for more than 5 seconds; try again once it has finished (an import passes over what it imported already)"}}"#,
+                    logs.display()
+                ),
+            );
+            assert!(!db.path.exists(), "the busy import created the database");
+            writer.execute_batch("COMMIT").unwrap();
+            assert_eq!(import(&db, &logs).json()["messages"], 2);
+        }
+    }
+}
+
 mod llm_threads {
     use super::*;
 
@@ -788,6 +1043,52 @@ mod webui {
             "--input",
             &fixture(name).display().to_string(),
         ])
+    }
+
+    mod cycle {
+        use super::*;
+
+        on_both_engines! {
+            /// Issue 42, item 9: Open WebUI messages whose `parentId` links form a cycle (q1 below a2,
+            /// a2 below a1, a1 below q1) have no first message, so the chat is skipped with a reason
+            /// that names the cycle, not "it has no messages with any content"; a LibreChat
+            /// conversation whose `parentMessageId` links do the same likewise, and the chat after
+            /// each is imported.
+            #[test]
+            fn open_webui_parent_cycle_is_named() {
+                let db = Db::new();
+                let message = |id: &str, parent: &str, role: &str| {
+                    serde_json::json!({"id": id, "parentId": parent, "childrenIds": [], "role": role, "content": format!("text of {id}"), "timestamp": 1767960000})
+                };
+                let chat = |id: &str, messages: serde_json::Value| {
+                    serde_json::json!({"id": id, "title": id, "created_at": 1767960000, "updated_at": 1767960300, "chat": {"history": {"currentId": null, "messages": messages}}})
+                };
+                let looped = chat("looped", serde_json::json!({
+                    "q1": message("q1", "a2", "user"),
+                    "a1": message("a1", "q1", "assistant"),
+                    "a2": message("a2", "a1", "assistant"),
+                }));
+                let mut fine = serde_json::json!({"q1": message("q1", "", "user")});
+                fine["q1"]["parentId"] = serde_json::Value::Null;
+                let fine = chat("fine", fine);
+                let path = db.dir.path().join("webui.json");
+                std::fs::write(&path, serde_json::json!([looped, fine]).to_string()).unwrap();
+                db.tl(&["import", "--format", "open-webui", "--input", &path.display().to_string()]).ok(
+                    r#"{"format":"open-webui","imported":1,"unchanged":0,"skipped":1,"messages":1,"timelines":[{"timeline_id":"tl0","source_id":"fine","title":"fine","create_time_ms":1767960000000,"messages":1,"branches":["main"],"status":"new"}],"skipped_conversations":[{"file":"webui.json","index":0,"source_id":"looped","title":"looped","reason":"its messages' parentId links form a cycle (\"q1\" → \"a2\" → \"a1\" → \"q1\", each followed by its parent), so no message of it has a first message above it; fix the parentId of one of them (or export the chat again) and import again"}],"kinds":{"roles":{"user":1},"parts":{"text":1},"skipped":{}}}"#,
+                );
+                let librechat = serde_json::json!([{"conversationId": "lc", "title": "lc", "messages": [
+                    {"messageId": "m1", "parentMessageId": "m2", "isCreatedByUser": true, "text": "hello", "createdAt": "2026-01-05T10:00:00.000Z"},
+                    {"messageId": "m2", "parentMessageId": "m1", "isCreatedByUser": false, "sender": "GPT-4", "text": "hi", "createdAt": "2026-01-05T10:00:01.000Z"},
+                ]}]);
+                let path = db.dir.path().join("librechat.json");
+                std::fs::write(&path, librechat.to_string()).unwrap();
+                let report = db.tl(&["import", "--format", "librechat", "--input", &path.display().to_string()]).json();
+                assert_eq!(
+                    report["skipped_conversations"],
+                    serde_json::json!([{"file": "librechat.json", "index": 0, "source_id": "lc", "title": "lc", "reason": "its messages' parentMessageId links form a cycle (\"m1\" → \"m2\" → \"m1\", each followed by its parent), so no message of it has a first message above it; fix the parentMessageId of one of them (or export the chat again) and import again"}])
+                );
+            }
+        }
     }
 
     on_every_engine! {

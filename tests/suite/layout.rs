@@ -200,6 +200,7 @@ fn the_check_resolves_modules_as_rustc_does() {
         [
             tests.join("common/mod.rs"),
             tests.join("properties/properties.rs"),
+            tests.join("properties/sessions.rs"),
             tests.join("properties/state_machine.rs"),
         ]
     );

@@ -143,10 +143,19 @@ fn read_llm(
             "invalid argument --input: {shown} is not a regular file; pass llm's logs.db"
         )));
     }
-    let refused = |reason: String| {
-        Error::invalid(format!(
-            "invalid argument --input: {shown} is not an llm logs.db: {reason}; nothing was imported"
-        ))
+    let refused = |failure: llm::Failure| {
+        if failure.busy {
+            // As for a busy database of Timeline's own: the file is fine, try again later.
+            Error::database(format!(
+                "cannot read {shown}: it is busy: another program (llm itself, most likely) is writing it and kept it locked for more than {} seconds; try again once it has finished (an import passes over what it imported already)",
+                llm::BUSY_TIMEOUT.as_secs()
+            ))
+        } else {
+            Error::invalid(format!(
+                "invalid argument --input: {shown} is not an llm logs.db: {}; nothing was imported",
+                failure.reason
+            ))
+        }
     };
     let conn = llm::open(&file).map_err(refused)?;
     let name = file
@@ -163,11 +172,26 @@ fn read_llm(
     let bar = Bar::new(total as u64, "conversations", quiet);
     let count = conversations.len();
     for (index, (id, title)) in conversations.into_iter().enumerate() {
-        let rows = llm::rows(&conn, &id).map_err(refused)?;
         let mut hasher = Sha256::new();
         hasher.update(Format::Llm.as_str().as_bytes());
         hasher.update([0]);
         hasher.update(id.as_bytes());
+        // Over the limit of one conversation: skipped before a row of it is read.
+        let bytes = llm::conversation_bytes(&conn, &id).map_err(refused)?;
+        if bytes > MAX_CONVERSATION_BYTES {
+            each(too_large(
+                &name,
+                index,
+                id,
+                title,
+                hasher,
+                bytes,
+                "responses are",
+            ))?;
+            bar.0.inc(1);
+            continue;
+        }
+        let rows = llm::rows(&conn, &id).map_err(refused)?;
         for row in &rows {
             hasher.update([0]);
             hasher.update(row.to_json().to_string().as_bytes());
@@ -194,12 +218,28 @@ fn read_llm(
     }
     // The message store: a thread and its forks, digested from their messages.
     for (k, (id, threads)) in groups.into_iter().enumerate() {
-        let messages = llm::thread_messages(&conn, &threads).map_err(refused)?;
         let mut hasher = Sha256::new();
         hasher.update(Format::Llm.as_str().as_bytes());
         hasher.update([0]);
         hasher.update(b"thread:");
         hasher.update(id.as_bytes());
+        let messages = match llm::thread_messages(&conn, &threads).map_err(refused)? {
+            Ok(messages) => messages,
+            Err(bytes) => {
+                let title = threads.first().and_then(|t| t.name.clone());
+                each(too_large(
+                    &name,
+                    count + k,
+                    id,
+                    title,
+                    hasher,
+                    bytes,
+                    "messages are more than",
+                ))?;
+                bar.0.inc(1);
+                continue;
+            }
+        };
         for thread in &threads {
             hasher.update([0]);
             hasher.update(
@@ -234,6 +274,32 @@ fn read_llm(
         bar.0.inc(1);
     }
     Ok(())
+}
+
+/// An llm conversation of `bytes`, over the limit for one: skipped with its reason (read no
+/// further, so digested by its ID and size only).
+fn too_large(
+    file: &str,
+    index: usize,
+    id: String,
+    title: Option<String>,
+    mut hasher: Sha256,
+    bytes: u64,
+    what: &str,
+) -> Prepared {
+    hasher.update(format!("\0too large: {bytes}").as_bytes());
+    Prepared {
+        file: file.to_string(),
+        index,
+        source_id: Some(id),
+        title: title.filter(|t| !t.trim().is_empty()),
+        hasher,
+        content: Content::Ready(crate::interchange::Conversation {
+            skip: Some(llm::too_large(bytes, what)),
+            ..Default::default()
+        }),
+        forked_from: None,
+    }
 }
 
 /// Whether a file found in a folder is a session file of `format`.

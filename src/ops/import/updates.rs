@@ -9,7 +9,7 @@ use crate::model::{Branch, ROOT, Role, node_id, parse_node_id, parse_timeline_id
 use crate::ops::results::{ImportStatus, ImportedConversation};
 use crate::store::Tx;
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A free branch name: `agent-ID` for a subagent's branch when it is free, else `PREFIX-N`, the
 /// first N free.
@@ -156,14 +156,28 @@ pub(super) fn joined(
     match format {
         Format::ClaudeCode => {
             let map = index.map(tx, format)?;
-            let other = conversation.messages.iter().find_map(|m| {
-                let keys = map.get(m.source_id.as_deref()?)?;
-                keys.iter().find(|k| *k != source_key).cloned()
-            });
-            match other {
-                Some(key) => Ok(latest(tx, &key)?.map(|r| (key, r))),
-                None => Ok(None),
+            let mut others: Vec<String> = Vec::new();
+            for m in &conversation.messages {
+                let Some(keys) = m.source_id.as_deref().and_then(|id| map.get(id)) else {
+                    continue;
+                };
+                for k in keys {
+                    if k != source_key && !others.contains(k) {
+                        others.push(k.clone());
+                    }
+                }
             }
+            // The first session that holds one of its messages as it is (a resumed session's
+            // copied lines); one that only reused uuids for other messages is not joined.
+            for key in others {
+                let Some(record) = latest(tx, &key)? else {
+                    continue;
+                };
+                if shares_a_message(tx, format, &key, &record.timeline, conversation)? {
+                    return Ok(Some((key, record)));
+                }
+            }
+            Ok(None)
         }
         Format::Codex => {
             if let Some(parent) = forked_from.filter(|p| *p != source_key)
@@ -210,6 +224,77 @@ pub(super) fn joined(
     }
 }
 
+/// Whether a message of `conversation` is one that session `key` wrote into the timeline
+/// `shown_tl`: the same role and text (see [`is_same`]; where it hangs is checked as it is
+/// written).
+fn shares_a_message(
+    tx: &mut dyn Tx,
+    format: Format,
+    key: &str,
+    shown_tl: &str,
+    conversation: &Conversation,
+) -> Result<bool> {
+    let Some(tl) = parse_timeline_id(shown_tl) else {
+        return Ok(false);
+    };
+    let mut nodes: HashMap<String, (u64, u64)> = HashMap::new();
+    for record in tx.imports_of(format.as_str(), key)? {
+        if record.timeline != shown_tl {
+            continue;
+        }
+        let first = parse_node_id(&record.first_node).unwrap_or(ROOT);
+        for (k, id) in record.message_ids.iter().enumerate() {
+            if let Some(id) = id {
+                let n = first + k as u64;
+                nodes.entry(id.clone()).or_insert((n, n)).1 = n;
+            }
+        }
+    }
+    if tx.timeline(tl)?.is_none() {
+        return Ok(false);
+    }
+    for msg in &conversation.messages {
+        let Some(&range) = msg.source_id.as_ref().and_then(|id| nodes.get(id)) else {
+            continue;
+        };
+        if is_same(tx, tl, msg, range, None)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Whether message `msg` is what the nodes `first..=last` (its parts) of timeline `tl` hold: the
+/// same role and text, and, when `parent` is given (but for a summary, which hangs from the
+/// root), the first part below `parent`, the node its parent message is (`Some(None)`: its parent
+/// is not there).
+fn is_same(
+    tx: &mut dyn Tx,
+    tl: u64,
+    msg: &Msg,
+    (first, last): (u64, u64),
+    parent: Option<Option<u64>>,
+) -> Result<bool> {
+    let mut text = String::new();
+    for n in first..=last {
+        let row = super::existing(tx, tl, n)?;
+        if row.node.role != msg.role {
+            return Ok(false);
+        }
+        if n == first
+            && msg.role != Role::Summary
+            && parent.is_some_and(|p| p != Some(row.node.parent))
+        {
+            return Ok(false);
+        }
+        text.push_str(&row.node.text);
+        if text.len() > msg.text.len() {
+            return Ok(false);
+        }
+    }
+    Ok(text == msg.text)
+}
+
 /// A session imported before whose file changed, or a new one that joins the timeline of a
 /// session it continues (`joined`).
 pub(super) struct Update<'a> {
@@ -227,7 +312,7 @@ pub(super) struct Update<'a> {
 /// What an update did.
 pub(super) enum Updated {
     /// The result's entry for the session, and how many nodes were added.
-    Added(ImportedConversation, u64),
+    Added(Box<ImportedConversation>, u64),
     /// Nothing new: every message is in the timeline already (with the session it joined).
     Unchanged(Option<String>),
     /// Nothing was written, for this reason.
@@ -254,16 +339,20 @@ pub(super) fn update(
             "its earlier import went to {shown_tl}, which is no longer there"
         )));
     };
-    // Source ID -> the node holding its last part, over every import into the timeline of the
-    // session and of the sessions it shares the timeline with (resumed, forked).
-    let mut keys = vec![update.source_key.to_string()];
-    for k in index.keys_in(tx, update.format, shown_tl)? {
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    let mut nodes: HashMap<String, u64> = HashMap::new();
+    // Source ID -> the nodes holding its first and last part, over every import into the
+    // timeline of the sessions it shares the timeline with (resumed, forked) and then of the
+    // session itself, whose own IDs win.
+    let mut keys: Vec<String> = index
+        .keys_in(tx, update.format, shown_tl)?
+        .into_iter()
+        .filter(|k| k != update.source_key)
+        .collect();
+    keys.push(update.source_key.to_string());
+    let mut nodes: HashMap<String, (u64, u64)> = HashMap::new();
+    let mut own: HashSet<String> = HashSet::new();
     for key in &keys {
+        let mine = key == update.source_key;
+        let mut found: HashMap<String, (u64, u64)> = HashMap::new();
         for record in tx.imports_of(update.format.as_str(), key)? {
             if record.timeline != *shown_tl {
                 continue;
@@ -271,13 +360,42 @@ pub(super) fn update(
             let first = parse_node_id(&record.first_node).unwrap_or(ROOT);
             for (k, id) in record.message_ids.iter().enumerate() {
                 if let Some(id) = id {
-                    nodes.insert(id.clone(), first + k as u64);
+                    let n = first + k as u64;
+                    found.entry(id.clone()).or_insert((n, n)).1 = n;
                 }
             }
         }
+        if mine {
+            own.extend(found.keys().cloned());
+        }
+        nodes.extend(found);
     }
     let messages = &conversation.messages;
-    let old = |m: &Msg| m.source_id.as_ref().and_then(|id| nodes.get(id)).copied();
+    // The node (its last part) each message already is. A Claude Code message whose uuid only
+    // another session recorded is that session's message only when it is the same: the same
+    // role and text, below the same node. Sessions that reuse uuids for other messages are
+    // joined where they agree, and the rest is written as new messages and reported.
+    let mut old_of: Vec<Option<u64>> = vec![None; messages.len()];
+    let mut reused: Vec<String> = Vec::new();
+    for (i, msg) in messages.iter().enumerate() {
+        let Some(id) = msg.source_id.as_ref() else {
+            continue;
+        };
+        let Some(&(first, last)) = nodes.get(id) else {
+            continue;
+        };
+        if own.contains(id) || update.format != Format::ClaudeCode {
+            old_of[i] = Some(last);
+            continue;
+        }
+        // A message whose parent the file does not hold may hang anywhere.
+        let parent = msg.parent.map(|p| old_of[p]);
+        if is_same(tx, tl, msg, (first, last), parent)? {
+            old_of[i] = Some(last);
+        } else if !reused.contains(id) {
+            reused.push(id.clone());
+        }
+    }
     let mut sub = Conversation {
         title: conversation.title.clone(),
         ..Conversation::default()
@@ -285,7 +403,7 @@ pub(super) fn update(
     let mut outside: Vec<Option<Place>> = Vec::new();
     let mut new_index: Vec<Option<usize>> = vec![None; messages.len()];
     for (i, msg) in messages.iter().enumerate() {
-        if old(msg).is_some() {
+        if old_of[i].is_some() {
             continue;
         }
         let (parent, below) = match msg.parent {
@@ -293,7 +411,7 @@ pub(super) fn update(
             Some(p) => match new_index[p] {
                 Some(q) => (Some(q), None),
                 None => {
-                    let n = old(&messages[p]).unwrap_or(ROOT);
+                    let n = old_of[p].unwrap_or(ROOT);
                     let row = super::existing(tx, tl, n)?;
                     if row.node.cold {
                         return Ok(Updated::Skipped(format!(
@@ -447,7 +565,8 @@ pub(super) fn update(
         branches: moved,
         earlier_import: None,
         joined: update.joined.map(str::to_string),
+        reused_ids: reused,
         status: ImportStatus::Updated,
     };
-    Ok(Updated::Added(entry, written.nodes))
+    Ok(Updated::Added(Box::new(entry), written.nodes))
 }

@@ -396,6 +396,7 @@ fn imported(full: bool) -> Imported {
             branches: vec!["main".into()],
             earlier_import: name("tl1"),
             joined: name("s0"),
+            reused_ids: if full { vec!["u1".into()] } else { Vec::new() },
             status: if full {
                 ImportStatus::Updated
             } else {

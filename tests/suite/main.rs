@@ -25,6 +25,9 @@ mod pg_faults;
 #[cfg(target_os = "linux")]
 mod pg_tls;
 mod postgres;
+// Linux: the power-cut file system is a FUSE file system (tools/powercut).
+#[cfg(target_os = "linux")]
+mod power_loss;
 mod provenance;
 mod reads;
 mod shell;

@@ -1009,3 +1009,62 @@ fn control_without_syncs_loses_writes() {
         tally.cuts
     );
 }
+
+/// The file system itself, through the kernel: an unsynced write and an unsynced name are lost at a
+/// `discard` cut, a synced file under a synced name survives, and the `names` mode keeps writes but
+/// not names.
+#[test]
+fn the_file_system_loses_what_no_sync_made_durable() {
+    if !fuse_ready("power_loss::the_file_system_loses_what_no_sync_made_durable") {
+        return;
+    }
+    let tmp = TempDir::new();
+    let mount = Mount::new(tmp.path());
+    let cut = |mode: &str| {
+        let mut stream = UnixStream::connect(&mount.socket).unwrap();
+        writeln!(stream, "cut 7 {mode}").unwrap();
+        let mut answer = String::new();
+        BufReader::new(stream).read_line(&mut answer).unwrap();
+        assert!(
+            answer.starts_with(&format!("cut seed=7 mode={mode} ")),
+            "{answer}"
+        );
+    };
+    let (a, b) = (mount.dir.join("a"), mount.dir.join("b"));
+    let sync_dir = || std::fs::File::open(&mount.dir).unwrap().sync_all().unwrap();
+
+    std::fs::write(&a, "unsynced").unwrap();
+    cut("discard");
+    assert!(!a.exists(), "a file whose name was never synced survived");
+
+    let mut file = std::fs::File::create(&a).unwrap();
+    file.write_all(b"synced").unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    sync_dir();
+    let mut file = std::fs::OpenOptions::new().append(true).open(&a).unwrap();
+    file.write_all(b" and more").unwrap();
+    drop(file);
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "synced and more");
+    cut("discard");
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "synced");
+    assert_eq!(
+        std::fs::read_to_string(mount.backing.join("a")).unwrap(),
+        "synced"
+    );
+
+    std::fs::rename(&a, &b).unwrap();
+    std::fs::write(&b, "rewritten").unwrap();
+    cut("names");
+    assert!(
+        !b.exists(),
+        "a rename whose directory was never synced survived"
+    );
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "rewritten");
+
+    std::fs::rename(&a, &b).unwrap();
+    sync_dir();
+    cut("discard");
+    assert!(!a.exists());
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), "rewritten");
+}

@@ -923,6 +923,15 @@ fn run(setup: &Setup, control: bool) -> Option<Tally> {
                 acks.push(Ack::Created);
             }
         }
+        if (cycle + 1) % 1000 == 0 && cycle + 1 < cuts {
+            eprintln!(
+                "{test}: {} cuts in {:.0} s, {} acknowledged writes, {} cuts lost some",
+                cycle + 1,
+                started.elapsed().as_secs_f64(),
+                tally.acks,
+                tally.lost
+            );
+        }
         if let Err(problem) = result {
             if !control {
                 panic!(

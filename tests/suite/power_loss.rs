@@ -999,24 +999,35 @@ fn json() {
     );
 }
 
-/// The control: without the commit's sync, the same cuts must lose acknowledged writes.
-#[test]
-fn control_without_syncs_loses_writes() {
-    let Some(tally) = run(
-        &Setup {
-            name: "control_sqlite_synchronous_off",
-            ext: ".db",
-            env: vec![("TIMELINE_TEST_UNSAFE_SYNCHRONOUS_OFF", "1")],
-        },
-        true,
-    ) else {
+/// A control run: without the commit's sync, the same cuts must lose acknowledged writes.
+fn control(setup: &Setup) {
+    let Some(tally) = run(setup, true) else {
         return;
     };
     assert!(
         tally.lost > 0,
-        "the control run (SQLite with synchronous=OFF) lost no acknowledged write in {} cuts: the harness is not cutting the power",
+        "the control run {} (TIMELINE_TEST_UNSAFE_SYNCHRONOUS_OFF=1) lost no acknowledged write in {} cuts: the harness is not cutting the power",
+        setup.name,
         tally.cuts
     );
+}
+
+#[test]
+fn control_without_syncs_loses_writes() {
+    control(&Setup {
+        name: "control_sqlite_synchronous_off",
+        ext: ".db",
+        env: vec![("TIMELINE_TEST_UNSAFE_SYNCHRONOUS_OFF", "1")],
+    });
+}
+
+#[test]
+fn control_json_without_fsync_loses_writes() {
+    control(&Setup {
+        name: "control_json_without_fsync",
+        ext: ".json",
+        env: vec![("TIMELINE_TEST_UNSAFE_SYNCHRONOUS_OFF", "1")],
+    });
 }
 
 /// The file system itself, through the kernel: an unsynced write and an unsynced name are lost at a

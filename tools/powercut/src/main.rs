@@ -17,8 +17,8 @@ mod model;
 use fuser::{
     Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
     LockOwner, MountOption, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
-    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request,
-    TimeOrNow, WriteFlags,
+    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
+    WriteFlags,
 };
 use model::{Inode, Mode, Model, Op, Rng};
 use std::ffi::OsStr;
@@ -395,7 +395,11 @@ fn control(model: &Mutex<Model>, modes: &[Mode], line: &str) -> String {
             let mode = match rest.get(1) {
                 Some(name) => match Mode::parse(name) {
                     Some(mode) => mode,
-                    None => return format!("error: no cut mode {name:?} (discard, subset, torn, names)"),
+                    None => {
+                        return format!(
+                            "error: no cut mode {name:?} (discard, subset, torn, names)"
+                        );
+                    }
                 },
                 None => modes[rng.below(modes.len() as u64) as usize],
             };

@@ -539,8 +539,7 @@ impl Model {
             report.lost_ops += ops.len().saturating_sub(kept.len());
             report.kept_ops += kept.len();
             self.make_durable(ino, &kept)?;
-            if let Body::File { data, durable, .. } = &mut self.inodes.get_mut(&ino).unwrap().body
-            {
+            if let Body::File { data, durable, .. } = &mut self.inodes.get_mut(&ino).unwrap().body {
                 data.clone_from(durable);
             }
         }
@@ -565,8 +564,7 @@ impl Model {
                 self.sync_dir(dir)?;
             } else {
                 report.lost_names += 1;
-                if let Body::Dir { entries, durable } =
-                    &mut self.inodes.get_mut(&dir).unwrap().body
+                if let Body::Dir { entries, durable } = &mut self.inodes.get_mut(&dir).unwrap().body
                 {
                     entries.clone_from(durable);
                 }

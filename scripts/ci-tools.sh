@@ -116,3 +116,19 @@ ci_browser() {
     ci_missing "chromium and chromium-driver" "Run (as root, Debian): apt-get update && apt-get install -y chromium chromium-driver"
   echo "installed chromium and chromium-driver in $((SECONDS - started)) s"
 }
+
+# ci_powercut_tools: what the power-loss suite needs (tests/suite/power_loss.rs): Debian's fuse3
+# (fusermount3, which mounts tools/powercut without libfuse) and sqlite3 (the shell's
+# PRAGMA integrity_check), and the /dev/fuse device, which no package brings.
+ci_powercut_tools() {
+  if ! command -v fusermount3 >/dev/null || ! command -v sqlite3 >/dev/null; then
+    local started=$SECONDS
+    echo "installing fuse3 and sqlite3 (apt-get)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fuse3 sqlite3 >/dev/null; } ||
+      ci_missing "fuse3 and sqlite3" "Run (as root, Debian): apt-get update && apt-get install -y fuse3 sqlite3"
+    echo "installed fuse3 and sqlite3 in $((SECONDS - started)) s"
+  fi
+  [ -c /dev/fuse ] ||
+    ci_missing "/dev/fuse" "The power-loss suite mounts a FUSE file system: run CI where /dev/fuse exists (modprobe fuse; in a container, --device /dev/fuse)."
+  echo "fusermount3 $(fusermount3 --version 2>&1 | head -1), $(sqlite3 --version | cut -d' ' -f1-2), /dev/fuse present"
+}

@@ -43,3 +43,17 @@ pub fn fail_at(step: Step) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// The power-loss suite's control run (docs/contributing.md, "Power loss"): in a debug build,
+/// `TIMELINE_TEST_UNSAFE_SYNCHRONOUS_OFF=1` leaves out the syncs that make a commit durable (SQLite's
+/// `synchronous=OFF`, the JSON snapshot's fsync), so that the suite can show it catches lost
+/// acknowledged writes. Release builds have no such switch: this is then a constant `false`.
+#[cfg(debug_assertions)]
+pub fn unsafe_synchronous_off() -> bool {
+    std::env::var_os("TIMELINE_TEST_UNSAFE_SYNCHRONOUS_OFF").is_some_and(|v| v == "1")
+}
+
+#[cfg(not(debug_assertions))]
+pub const fn unsafe_synchronous_off() -> bool {
+    false
+}

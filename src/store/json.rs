@@ -290,7 +290,9 @@ impl JsonStore {
             let mut file = private::open_private(&temp, true)?;
             file.write_all(bytes)?;
             fault::reached(Step::TempWritten);
-            file.sync_all()?;
+            if !fault::unsafe_synchronous_off() {
+                file.sync_all()?;
+            }
             fault::reached(Step::TempSynced);
             drop(file);
             if let (Some(previous), Some(backup_temp)) = (previous, &backup_temp) {

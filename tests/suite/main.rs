@@ -27,6 +27,9 @@ mod pg_security;
 #[cfg(target_os = "linux")]
 mod pg_tls;
 mod postgres;
+// Linux: the power-cut file system is a FUSE file system (tools/powercut).
+#[cfg(target_os = "linux")]
+mod power_loss;
 mod process;
 mod provenance;
 mod reads;

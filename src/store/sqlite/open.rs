@@ -233,6 +233,10 @@ impl SqliteStore {
             "PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF; PRAGMA journal_size_limit = {LOG_SIZE};"
         ))
             .map_err(|e| self.failure("cannot configure", e))?;
+        if super::super::fault::unsafe_synchronous_off() {
+            conn.execute_batch("PRAGMA synchronous = OFF")
+                .map_err(|e| self.failure("cannot configure", e))?;
+        }
         register_functions(&conn).map_err(|e| self.failure("cannot configure", e))?;
         if let Some(why) = self.read_only
             && (empty || version < schema_version())

@@ -70,6 +70,22 @@ fn dump(setup: &Setup, db: &Path, out: &Path) -> Result<Dump, String> {
     Ok(Dump { nodes, branches })
 }
 
+/// A configuration runs with the write-ahead log it is named for (a switch that stopped working
+/// would make the plain-VFS run a second kept-log run without anyone noticing).
+fn assert_sqlite_log(setup: &Setup, test: &str) {
+    let Some(expected) = setup.sqlite_log else {
+        return;
+    };
+    let tmp = TempDir::new();
+    let db = tmp.path().join("log.db");
+    let created = setup.tl(&db, &["create"]).output().unwrap();
+    assert!(created.status.success(), "{test}: tl create: {created:?}");
+    let info = setup.tl(&db, &["db", "info"]).output().unwrap();
+    let info: Value = serde_json::from_slice(&info.stdout)
+        .unwrap_or_else(|e| panic!("{test}: tl db info: {e}: {info:?}"));
+    assert_eq!(info["sqlite_log"], expected, "{test}: db info {info}");
+}
+
 fn db_check(setup: &Setup, db: &Path) -> Result<(), String> {
     let run = setup.tl(db, &["db", "check"]).output().unwrap();
     let out = String::from_utf8_lossy(&run.stdout);
@@ -218,6 +234,7 @@ fn run(setup: &Setup, control: bool) -> Option<Tally> {
     if !fuse_ready(&test) {
         return None;
     }
+    assert_sqlite_log(setup, &test);
     let seed = seed();
     // The control needs only to show that cuts lose writes: a quarter of the cuts is plenty (it
     // loses some in about a third of them).
@@ -422,6 +439,7 @@ fn sqlite_kept_log() {
         &Setup {
             name: "sqlite_kept_log",
             ext: ".db",
+            sqlite_log: Some("kept"),
             env: vec![],
         },
         false,
@@ -434,6 +452,7 @@ fn sqlite_plain_vfs() {
         &Setup {
             name: "sqlite_plain_vfs",
             ext: ".db",
+            sqlite_log: Some("plain_switched_off"),
             env: vec![("TIMELINE_SQLITE_KEPT_LOG", "off")],
         },
         false,
@@ -446,6 +465,7 @@ fn json() {
         &Setup {
             name: "json",
             ext: ".json",
+            sqlite_log: None,
             env: vec![],
         },
         false,
@@ -470,6 +490,7 @@ fn control_without_syncs_loses_writes() {
     control(&Setup {
         name: "control_sqlite_synchronous_off",
         ext: ".db",
+        sqlite_log: Some("kept"),
         env: vec![("TIMELINE_TEST_UNSAFE_SYNCHRONOUS_OFF", "1")],
     });
 }
@@ -479,6 +500,7 @@ fn control_json_without_fsync_loses_writes() {
     control(&Setup {
         name: "control_json_without_fsync",
         ext: ".json",
+        sqlite_log: None,
         env: vec![("TIMELINE_TEST_UNSAFE_SYNCHRONOUS_OFF", "1")],
     });
 }

@@ -35,6 +35,8 @@ pub(super) struct Setup {
     pub(super) name: &'static str,
     pub(super) ext: &'static str,
     pub(super) env: Vec<(&'static str, &'static str)>,
+    /// What `db info` must report as `sqlite_log` under `env` (None: not a SQLite configuration).
+    pub(super) sqlite_log: Option<&'static str>,
 }
 
 impl Setup {
@@ -43,6 +45,9 @@ impl Setup {
         cmd.env_remove("TIMELINE_DB")
             .env_remove("TIMELINE_NOW")
             .env_remove("TIMELINE_FAULT_STEP")
+            .env_remove("TIMELINE_FAULT_ERROR")
+            .env_remove("TIMELINE_SQLITE_KEPT_LOG")
+            .env_remove("TIMELINE_TEST_UNSAFE_SYNCHRONOUS_OFF")
             .env_remove("COMPLETE");
         for (k, v) in &self.env {
             cmd.env(k, v);

@@ -105,6 +105,21 @@ ci_postgres() {
   echo "installed postgresql in $((SECONDS - started)) s"
 }
 
+# ci_pgbouncer: Debian's pgbouncer, which the tests start in transaction pooling mode in front of
+# their server (tests/common/pgbouncer.rs; as root it runs as the user nobody); installed with
+# apt-get when missing. Prints how long that took.
+ci_pgbouncer() {
+  if [ -x /usr/sbin/pgbouncer ] || command -v pgbouncer >/dev/null; then
+    echo "pgbouncer is installed: $( (/usr/sbin/pgbouncer --version || pgbouncer --version) 2>/dev/null | head -1)"
+    return 0
+  fi
+  local started=$SECONDS
+  echo "installing pgbouncer (apt-get)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null; } ||
+    ci_missing "pgbouncer" "Run (as root, Debian): apt-get update && apt-get install -y pgbouncer"
+  echo "installed pgbouncer in $((SECONDS - started)) s"
+}
+
 ci_browser() {
   if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
     echo "chromium and chromedriver are installed: $(/usr/bin/chromium --version 2>/dev/null)"

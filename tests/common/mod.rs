@@ -761,3 +761,6 @@ fn retried<T>(mut start: impl FnMut() -> std::io::Result<T>) -> std::io::Result<
 pub mod pg_server;
 #[cfg(target_os = "linux")]
 pub mod pg_tls;
+/// A PgBouncer in transaction mode in front of the shared server.
+#[cfg(unix)]
+pub mod pgbouncer;

@@ -23,6 +23,8 @@ mod mcp;
 #[cfg(target_os = "linux")]
 mod pg_faults;
 #[cfg(target_os = "linux")]
+mod pg_pooler;
+#[cfg(target_os = "linux")]
 mod pg_security;
 #[cfg(target_os = "linux")]
 mod pg_tls;

@@ -12,8 +12,8 @@ use std::time::Duration;
 /// (a lock held by a stuck client, a runaway query).
 pub(crate) const STATEMENT_TIMEOUT_MS: u64 = 60_000;
 
-/// A connection to `target`'s database, with the session set up for Timeline: statements bounded
-/// by `STATEMENT_TIMEOUT_MS`. (The search path is pinned by each transaction: `schema.rs`.)
+/// A connection to `target`'s database. Nothing is set for the session (a pooler may share it):
+/// each transaction sets what it needs (`schema::pin_search_path`).
 pub(crate) fn connect(target: &PgTarget) -> Result<postgres::Client> {
     let uri = target.redacted();
     // TLS as libpq does it (`tls`): settled before anything is sent, so a missing CA file fails first.
@@ -47,16 +47,8 @@ pub(crate) fn connect(target: &PgTarget) -> Result<postgres::Client> {
         .user(&target.user)
         .dbname(&target.dbname)
         .connect_timeout(target.connect_timeout)
-        // The session's settings travel with the startup packet: no extra round trip. Every
-        // execution of a prepared statement is planned for its values and the tables as they are
-        // then (`force_custom_plan`): the generic plan PostgreSQL otherwise keeps after five runs
-        // is made while a new schema's tables are nearly empty, where a lookup by (timeline, id)
-        // through nodes_by_parent (timeline, parent, id) costs the same as through the key; kept
-        // for an import or conversion of 100k messages in one transaction, it read the whole
-        // timeline per row (quadratic: 100k rows took more than 40 minutes).
-        .options(&format!(
-            "-c statement_timeout={STATEMENT_TIMEOUT_MS} -c plan_cache_mode=force_custom_plan"
-        ))
+        // No `options` start-up parameter (PgBouncer refuses it): the session's settings are
+        // set per transaction (`schema::session_settings`).
         .application_name(target.application_name.as_deref().unwrap_or("timeline"));
     let (password, password_file) = target.password_looked_up();
     if let Some(password) = password {

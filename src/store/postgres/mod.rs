@@ -90,10 +90,8 @@ pub struct PgStore {
     /// `target.redacted()`, as a path: what `Store::path` shows for this database.
     name: PathBuf,
     client: Option<postgres::Client>,
-    /// Statements prepared on `client`.
+    /// Statements prepared in the current transaction (emptied before it ends: see `end_statements`).
     cache: HashMap<String, postgres::Statement>,
-    /// The catalog check (`schema::foreign_query`) prepared on `client`.
-    probe: Option<postgres::Statement>,
     /// The server's version, read once per connection.
     server_version: Option<String>,
     reads_only: bool,
@@ -123,7 +121,6 @@ impl PgStore {
             target,
             client: None,
             cache: HashMap::new(),
-            probe: None,
             server_version: None,
             reads_only: false,
             retryable: Cell::new(false),
@@ -157,7 +154,6 @@ impl PgStore {
             let client = connect::connect(&self.target)?;
             // Prepared statements belong to the connection that prepared them.
             self.cache.clear();
-            self.probe = None;
             self.client = Some(client);
         }
         Ok(self.client.as_mut().expect("opened above"))
@@ -183,32 +179,29 @@ impl PgStore {
     fn probe(&mut self) -> Result<(Option<u64>, Vec<schema::Foreign>)> {
         let label = self.label();
         let schema = self.target.schema.clone();
-        // Prepared once per connection: without parameters its plan is made once and kept (a
-        // large query over the catalogs, whose planning costs more than its run).
+        // Sent as one simple query, with no prepared statement: behind a pooler in transaction
+        // mode a statement prepared outside a transaction may be gone (or another client's) when
+        // it is run. Its own `SET LOCAL` bounds it, as every transaction is bounded (`schema.rs`).
+        let text = format!(
+            "{}; {}",
+            schema::session_settings(),
+            schema::foreign_query(&schema)
+        );
         let probe = |store: &mut PgStore| -> std::result::Result<_, postgres::Error> {
-            let statement = match &store.probe {
-                Some(statement) => statement.clone(),
-                None => {
-                    let client = store.client.as_mut().expect("connected before");
-                    store.sent.one();
-                    let statement = client.prepare(&schema::foreign_query(&schema))?;
-                    store.probe = Some(statement.clone());
-                    statement
-                }
-            };
             let client = store.client.as_mut().expect("connected before");
             store.sent.one();
-            client
-                .query(&statement, &[])?
+            Ok(client
+                .simple_query(&text)?
                 .iter()
-                .map(|row| {
-                    Ok(schema::Foreign {
-                        kind: row.try_get(0)?,
-                        name: row.try_get(1)?,
-                        table: row.try_get(2)?,
-                    })
+                .filter_map(|m| match m {
+                    postgres::SimpleQueryMessage::Row(row) => Some(schema::Foreign {
+                        kind: row.get(0).unwrap_or_default().to_string(),
+                        name: row.get(1).unwrap_or_default().to_string(),
+                        table: row.get(2).map(str::to_string),
+                    }),
+                    _ => None,
                 })
-                .collect::<std::result::Result<Vec<_>, postgres::Error>>()
+                .collect::<Vec<_>>())
         };
         // The first statement of every read and change: a connection that the server closed since
         // the last call (a restart) is only seen here, so it is opened again once, and nothing was
@@ -234,14 +227,19 @@ impl PgStore {
         self.sent.one();
         let client = self.client()?;
         // Outside a transaction, so the table is named with its schema (no search path is set).
-        let version = client
-            .query_one(
-                &format!("SELECT schema_version FROM {schema}.state WHERE id = 0"),
-                &[],
-            )
-            .and_then(|r| r.try_get::<_, i64>(0))
-            .map_err(|e| failure(&label, "cannot read", e))?;
-        let version = u64::try_from(version).unwrap_or(u64::MAX);
+        // A simple query, for the reason the probe is one.
+        let version = simple_value(
+            client,
+            &format!(
+                "{}; SELECT schema_version FROM {schema}.state WHERE id = 0",
+                schema::session_settings()
+            ),
+        )
+        .map_err(|e| failure(&label, "cannot read", e))?;
+        let version = version
+            .as_deref()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(u64::MAX);
         if version > schema_version() {
             return Err(newer_schema(&label, version));
         }
@@ -278,11 +276,9 @@ impl PgStore {
             return Ok(v.clone());
         }
         let label = self.label();
-        let v: String = self
-            .client()?
-            .query_one("SHOW server_version", &[])
-            .and_then(|r| r.try_get(0))
-            .map_err(|e| failure(&label, "cannot read", e))?;
+        let v = simple_value(self.client()?, "SHOW server_version")
+            .map_err(|e| failure(&label, "cannot read", e))?
+            .unwrap_or_default();
         self.server_version = Some(v.clone());
         Ok(v)
     }
@@ -424,6 +420,10 @@ impl PgStore {
             other => other,
         };
         drop(pg);
+        // Prepared statements are closed while the transaction still holds its server session:
+        // behind a pooler in transaction mode, one left open would stay on a session another
+        // client gets next, whose statement of the same name would then be refused.
+        self.cache.clear();
         // COMMIT or ROLLBACK.
         self.sent.one();
         match outcome {
@@ -626,4 +626,20 @@ fn newer_parent(label: &str, tl: u64, n: u64, parent: u64) -> Error {
             RESTORE_BY_THE_USER,
         ),
     )
+}
+
+/// The first column of the last row a simple query returned (`None`: no row, or NULL).
+fn simple_value(
+    client: &mut postgres::Client,
+    text: &str,
+) -> std::result::Result<Option<String>, postgres::Error> {
+    Ok(client
+        .simple_query(text)?
+        .iter()
+        .filter_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(row) => Some(row.get(0).map(str::to_string)),
+            _ => None,
+        })
+        .last()
+        .flatten())
 }

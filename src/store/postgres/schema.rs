@@ -14,7 +14,25 @@ use crate::error::Error;
 /// schema can stand in for one Timeline calls, then the schema's tables, and temporary objects
 /// last so they shadow nothing.
 pub(super) fn pin_search_path(schema: &str) -> String {
-    format!("SET LOCAL search_path = pg_catalog, {schema}, pg_temp")
+    format!(
+        "SET LOCAL search_path = pg_catalog, {schema}, pg_temp; {}",
+        session_settings()
+    )
+}
+
+/// The settings every statement runs under, set per transaction (`SET LOCAL`) rather than in the
+/// start-up packet, whose `options` parameter poolers such as PgBouncer refuse: each statement is
+/// bounded by `STATEMENT_TIMEOUT_MS`, and every execution of a prepared statement is planned for
+/// its values and the tables as they are then (`force_custom_plan`): the generic plan PostgreSQL
+/// otherwise keeps after five runs is made while a new schema's tables are nearly empty, where a
+/// lookup by (timeline, id) through nodes_by_parent (timeline, parent, id) costs the same as
+/// through the key; kept for an import or conversion of 100k messages in one transaction, it read
+/// the whole timeline per row (quadratic: 100k rows took more than 40 minutes).
+pub(super) fn session_settings() -> String {
+    format!(
+        "SET LOCAL statement_timeout = {}; SET LOCAL plan_cache_mode = force_custom_plan",
+        super::connect::STATEMENT_TIMEOUT_MS
+    )
 }
 
 /// For the migrations only: new tables go to the first schema of the path, so Timeline's comes

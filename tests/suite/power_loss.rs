@@ -111,6 +111,22 @@ fn db_check(setup: &Setup, db: &Path) -> Result<(), String> {
                 String::from_utf8_lossy(&run.stderr)
             ));
         }
+        // The other program's title is whole: one of its commits, never pages of two.
+        let run = Command::new("sqlite3")
+            .arg(db)
+            .arg("SELECT title FROM timelines WHERE id = 0")
+            .output()
+            .unwrap();
+        let title = String::from_utf8_lossy(&run.stdout);
+        let title = title.trim_end_matches('\n');
+        if title.starts_with("foreign-") && !writers::is_foreign_title(title) {
+            return Err(format!(
+                "{}: the other program's title is not one it wrote (half a transaction?): {} bytes, starting {:?}",
+                db.display(),
+                title.len(),
+                &title[..title.len().min(60)]
+            ));
+        }
     }
     Ok(())
 }
@@ -223,6 +239,8 @@ struct Tally {
     remounts: usize,
     acks: usize,
     lost: usize,
+    /// Cuts after which the database held a title that the other program (`sqlite3`) wrote.
+    foreign: usize,
     first_problem: Option<String>,
     modes: BTreeMap<String, usize>,
 }
@@ -296,7 +314,7 @@ fn run(setup: &Setup, control: bool) -> Option<Tally> {
             before,
         };
         let created = acks.iter().any(|a| matches!(a, Ack::Created));
-        let scenario = rng.below(6);
+        let scenario = rng.below(7);
         let delay = Duration::from_millis(2 + rng.below(if control { 60 } else { 45 }));
         let state = Arc::new(state);
         std::thread::scope(|s| {
@@ -326,6 +344,14 @@ fn run(setup: &Setup, control: bool) -> Option<Tally> {
                         let ext = if rng.below(2) == 0 { ".db" } else { ".json" };
                         s.spawn(move || st.copies(ext));
                         s.spawn(move || st.appends(0));
+                    }
+                    // Another program committing between Timeline's commits without syncing
+                    // them (SQLite only): the kept log must sync its frames before a
+                    // checkpoint copies them into the database.
+                    6 if setup.ext == ".db" => {
+                        s.spawn(move || st.foreign());
+                        s.spawn(move || st.appends(0));
+                        s.spawn(move || st.mcp());
                     }
                     _ => {
                         s.spawn(move || st.appends(0));
@@ -365,6 +391,16 @@ fn run(setup: &Setup, control: bool) -> Option<Tally> {
             .to_string();
         *tally.modes.entry(mode).or_default() += 1;
         let mut result = verify(setup, &db, &acks, &texts, &scratch);
+        if result.is_ok() && scenario == 6 && setup.sqlite_log.is_some() {
+            let run = Command::new("sqlite3")
+                .arg(&db)
+                .arg("SELECT title FROM timelines WHERE id = 0")
+                .output()
+                .unwrap();
+            if run.stdout.starts_with(b"foreign-") {
+                tally.foreign += 1;
+            }
+        }
         for copy in &copies {
             if let (Ok(()), Ack::Copy { path, holds }) = (&result, copy) {
                 result = verify_copy(setup, path, holds, &scratch);
@@ -419,13 +455,20 @@ fn run(setup: &Setup, control: bool) -> Option<Tally> {
     mount.unmount();
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "{test}: {} cuts ({} by remounting) in {secs:.0} s ({:.1} cuts/s), {} acknowledged writes, modes {:?}, {} cuts lost acknowledged writes or damaged the database",
+        "{test}: {} cuts ({} by remounting) in {secs:.0} s ({:.1} cuts/s), {} acknowledged writes, modes {:?}, {} cuts with another program's commits kept, {} cuts lost acknowledged writes or damaged the database",
         tally.cuts,
         tally.remounts,
         tally.cuts as f64 / secs,
         tally.acks,
         tally.modes,
+        tally.foreign,
         tally.lost
+    );
+    // The other program's writes must really reach the database, or its scenario tests nothing.
+    assert!(
+        control || setup.sqlite_log.is_none() || tally.cuts < 100 || tally.foreign > 0,
+        "{test}: in {} cuts no commit of the other program (sqlite3, synchronous=NORMAL) was kept",
+        tally.cuts
     );
     if let Some(problem) = &tally.first_problem {
         eprintln!("{test}: the first: {problem}");

@@ -62,6 +62,38 @@ impl Setup {
     }
 }
 
+/// The title the other program writes in its `k`th commit of a cycle: about 12 KiB (four pages),
+/// every part of it derived from its first line.
+fn foreign_title(cycle: usize, k: usize) -> String {
+    let head = format!("foreign-{cycle}-{k}:");
+    head.repeat(12_000 / head.len() + 1)
+}
+
+/// Whether a title is exactly one that the other program wrote.
+pub(super) fn is_foreign_title(title: &str) -> bool {
+    let Some(head) = title.split_inclusive(':').next() else {
+        return false;
+    };
+    let mut numbers = head
+        .trim_start_matches("foreign-")
+        .trim_end_matches(':')
+        .split('-')
+        .map(str::parse::<usize>);
+    match (numbers.next(), numbers.next(), numbers.next()) {
+        (Some(Ok(cycle)), Some(Ok(k)), None) => title == foreign_title(cycle, k),
+        _ => false,
+    }
+}
+
+#[test]
+fn a_title_made_of_two_commits_is_not_the_other_programs() {
+    let (a, b) = (foreign_title(3, 4), foreign_title(3, 5));
+    assert!(is_foreign_title(&a));
+    assert!(!is_foreign_title(&format!("{}{}", &a[..4096], &b[4096..])));
+    assert!(!is_foreign_title(&a[..8192]));
+    assert!(!is_foreign_title("foreign-x"));
+}
+
 pub(super) fn node_of(stdout: &str) -> Option<String> {
     let v: Value = serde_json::from_str(stdout.trim()).ok()?;
     v["node"].as_str().map(str::to_string)
@@ -124,6 +156,27 @@ impl Cycle<'_> {
             };
             if let Some(node) = node_of(&out) {
                 self.ack(Ack::Message { node, text });
+            }
+        }
+    }
+
+    /// Another program writing the same SQLite database between Timeline's commits with
+    /// `synchronous=NORMAL`, which leaves its commits unsynced: the `sqlite3` shell rewrites the
+    /// first timeline's title with a value that spans several pages, so that a checkpoint that
+    /// copied half of such a transaction into the database would show (`is_foreign_title`).
+    pub(super) fn foreign(&self) {
+        for k in 0.. {
+            let sql = format!(
+                "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; UPDATE timelines SET title = '{}' WHERE id = 0;",
+                foreign_title(self.cycle, k)
+            );
+            let mut cmd = Command::new("sqlite3");
+            cmd.arg(&self.db).arg(sql);
+            let Some((_, ok, stderr)) = self.procs.run(&mut cmd) else {
+                return;
+            };
+            if !ok {
+                self.failed("sqlite3 (another program)", &stderr);
             }
         }
     }

@@ -127,6 +127,37 @@ pub fn closed_sqlite(dir: &Path, name: &str) -> Vec<String> {
     names
 }
 
+/// A command for `bin` that inherits none of the variables that change what Timeline does (the
+/// database, the clock, fault injection, the log switches): a test sets those it wants itself.
+/// COMPLETE=<shell> would turn the run into a completion request (tests/suite/completion.rs).
+pub fn command_without_switches(bin: &str) -> Command {
+    let mut cmd = Command::new(bin);
+    for var in [
+        "TIMELINE_DB",
+        "TIMELINE_NOW",
+        "TIMELINE_FAULT_STEP",
+        "TIMELINE_FAULT_ERROR",
+        "TIMELINE_SQLITE_KEPT_LOG",
+        "TIMELINE_TEST_UNSAFE_SYNCHRONOUS_OFF",
+        "COMPLETE",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// A random seed, or the one in the environment variable `var` (to repeat a failing run).
+pub fn seed_from(var: &str) -> u64 {
+    if let Some(seed) = std::env::var(var).ok().and_then(|s| s.parse().ok()) {
+        return seed;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    (nanos ^ u64::from(std::process::id()).rotate_left(32)) | 1
+}
+
 /// The write-ahead log `db info` reports for a SQLite database in the tests' processes (which run
 /// without TIMELINE_SQLITE_KEPT_LOG, see `Db::command`): the kept log on Unix.
 pub const SQLITE_LOG: &str = if cfg!(unix) {
@@ -306,14 +337,7 @@ impl Db {
     }
 
     pub fn command(&self, bin: &str) -> Command {
-        let mut cmd = Command::new(bin);
-        // COMPLETE=<shell> would turn the run into a completion request (tests/suite/completion.rs).
-        cmd.env_remove("TIMELINE_DB")
-            .env_remove("TIMELINE_NOW")
-            .env_remove("TIMELINE_FAULT_STEP")
-            .env_remove("TIMELINE_FAULT_ERROR")
-            .env_remove("TIMELINE_SQLITE_KEPT_LOG")
-            .env_remove("COMPLETE");
+        let mut cmd = command_without_switches(bin);
         for (k, v) in &self.env {
             cmd.env(k, v);
         }

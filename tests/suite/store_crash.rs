@@ -29,17 +29,7 @@ impl Rng {
 }
 
 fn seed() -> u64 {
-    if let Some(seed) = std::env::var("TIMELINE_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        return seed;
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    (nanos ^ u64::from(std::process::id()).rotate_left(32)) | 1
+    crate::common::seed_from("TIMELINE_CRASH_SEED")
 }
 
 fn append_command(db: &Db, text: &str) -> Command {

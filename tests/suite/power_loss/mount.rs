@@ -34,17 +34,7 @@ pub(super) fn cuts() -> usize {
 }
 
 pub(super) fn seed() -> u64 {
-    if let Some(seed) = std::env::var("TIMELINE_POWER_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        return seed;
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    (nanos ^ u64::from(std::process::id()).rotate_left(32)) | 1
+    crate::common::seed_from("TIMELINE_POWER_SEED")
 }
 
 /// Whether FUSE can be used here. Outside CI a missing piece is one loud line and no test; under

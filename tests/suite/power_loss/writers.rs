@@ -41,14 +41,7 @@ pub(super) struct Setup {
 
 impl Setup {
     pub(super) fn command(&self, bin: &str) -> Command {
-        let mut cmd = Command::new(bin);
-        cmd.env_remove("TIMELINE_DB")
-            .env_remove("TIMELINE_NOW")
-            .env_remove("TIMELINE_FAULT_STEP")
-            .env_remove("TIMELINE_FAULT_ERROR")
-            .env_remove("TIMELINE_SQLITE_KEPT_LOG")
-            .env_remove("TIMELINE_TEST_UNSAFE_SYNCHRONOUS_OFF")
-            .env_remove("COMPLETE");
+        let mut cmd = crate::common::command_without_switches(bin);
         for (k, v) in &self.env {
             cmd.env(k, v);
         }

@@ -393,7 +393,9 @@ pub(crate) enum PasswordFile {
     NotRead,
     /// There is no such file.
     Missing(PathBuf),
-    /// Others may read it (its mode), so it was not used, as libpq does not use it.
+    /// Others may read it (its mode), so it was not used, as libpq does not use it. Only Unix
+    /// has such modes (libpq checks none on Windows).
+    #[cfg_attr(not(unix), allow(dead_code))]
     Ignored(PathBuf, u32),
     /// It could not be read.
     Unreadable(PathBuf),

@@ -82,7 +82,9 @@ pub fn current() -> Result<SqliteLog> {
     )
 }
 
-/// Whether connections that write open through the kept log's VFS.
+/// Whether connections that write open through the kept log's VFS (Unix only: elsewhere there is
+/// no kept log to open through).
+#[cfg(unix)]
 pub(super) fn kept() -> bool {
     current() == Ok(SqliteLog::Kept)
 }

@@ -1356,6 +1356,8 @@ fn a_huge_session_line_stays_bounded_under_an_address_space_limit() {
 }
 
 mod long_conversation {
+    // Its tests measure memory with Linux's address-space limit.
+    #[cfg_attr(not(target_os = "linux"), allow(unused_imports))]
     use super::*;
 
     on_both_engines! {

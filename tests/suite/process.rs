@@ -3,7 +3,10 @@
 
 use crate::common;
 
-use common::{Db, Run, TL};
+use common::Db;
+#[cfg(target_os = "linux")]
+use common::{Run, TL};
+#[cfg(target_os = "linux")]
 use std::process::Stdio;
 
 /// What every report of a bug asks (`cli::main`, `cli::start`).

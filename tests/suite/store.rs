@@ -595,11 +595,13 @@ fn files_of(db: &Db) -> Vec<(String, Vec<u8>)> {
 /// older backup.
 #[test]
 fn s2_a_full_disk_at_any_step_of_a_write_changes_no_file() {
+    // As JSON, so that a Windows path's backslashes are escaped as `tl` writes them.
     let full = |db: &Db| {
-        format!(
-            r#"{{"error":"cannot write the database {} (it was left as it was): No space left on device (TIMELINE_FAULT_ERROR) (the disk is full: free some space and try again)"}}"#,
+        json!({"error": format!(
+            "cannot write the database {} (it was left as it was): No space left on device (TIMELINE_FAULT_ERROR) (the disk is full: free some space and try again)",
             db.path.display()
-        )
+        )})
+        .to_string()
     };
     for step in ["temp_written", "backup_written", "replaced"] {
         let db = small_db();

@@ -348,6 +348,11 @@ crate::on_every_engine! {
         let data = between(&html, "<script type=\"application/json\" id=\"timeline-data\">", "</script>");
         let data: Value = serde_json::from_str(data).unwrap();
         assert_eq!(data["title"], stored);
+        // Under Wine the host's Linux browser cannot open the page at its Windows path (as for the
+        // browser tests scripts/ci-windows.sh skips); the page is the same bytes everywhere.
+        if cfg!(windows) {
+            return;
+        }
         let Some((_guard, browser)) = browser(1000, 700) else { return };
         open(&browser, &page);
         assert_eq!(

@@ -391,8 +391,11 @@ fn run(setup: &Setup, control: bool) -> Option<Tally> {
             .to_string();
         *tally.modes.entry(mode).or_default() += 1;
         let mut result = verify(setup, &db, &acks, &texts, &scratch);
-        if result.is_ok() && scenario == 6 && setup.sqlite_log.is_some() {
+        // Read-only and only when the file exists: `sqlite3` opening a missing file creates it
+        // empty, which the next `tl create` then rightly refuses (an empty file is not a database).
+        if result.is_ok() && scenario == 6 && setup.sqlite_log.is_some() && db.exists() {
             let run = Command::new("sqlite3")
+                .arg("-readonly")
                 .arg(&db)
                 .arg("SELECT title FROM timelines WHERE id = 0")
                 .output()

@@ -22,6 +22,13 @@ echo "fuzzing with $(cargo fuzz --version) on $(rustup run "$FUZZ_NIGHTLY" rustc
 
 python3 fuzz/build_corpus.py
 
+# cargo fuzz has no --locked: a stale fuzz/Cargo.lock would let it pick whatever the registry has
+# today. Refuse one that does not match the manifests.
+cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null || {
+  echo "CI FAILED: fuzz/Cargo.lock does not match the manifests. Refresh it (cp Cargo.lock fuzz/Cargo.lock; cargo metadata --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null) and commit it." >&2
+  exit 1
+}
+
 # The fuzz project is its own workspace in fuzz/ (cargo-fuzz's default folder).
 fuzz_dir=fuzz
 cargo "+$FUZZ_NIGHTLY" fuzz build --fuzz-dir "$fuzz_dir"

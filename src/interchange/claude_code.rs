@@ -23,7 +23,7 @@ use super::anthropic::render_block;
 use super::{Conversation, Format, Kinds, Msg, Rendering, iso_to_ms, tag_for};
 use crate::model::{Intent, Role};
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Where Claude Code keeps its sessions: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
@@ -95,6 +95,25 @@ struct Lines {
     /// A tool call's `input.prompt` (a Task's) -> the message holding it: where a sidechain of
     /// the session file starts.
     prompts: HashMap<String, usize>,
+    /// Of each message (by index): the assistant turn it is part of (see [`Turn`]).
+    turn_of: Vec<Option<usize>>,
+    turns: Vec<Turn>,
+}
+
+/// One API response with its tool calls and their results. Claude Code writes each further
+/// line of a response (a parallel tool call) below the response's first line, beside that
+/// call's result, and each result below its call; read as it is written that is a fork at
+/// every parallel call. So the lines of a turn are chained in the order they are written, each
+/// below the turn's last one, and what follows the turn hangs below its last line: one stretch
+/// of one branch. Only earlier lines decide where a line goes, so a session imported between
+/// two lines of a turn gives what one import of the whole file gives.
+struct Turn {
+    /// The response's `message.id`.
+    api_id: String,
+    /// The IDs of its tool calls.
+    tools: HashSet<String>,
+    /// The message written last of it.
+    tail: usize,
 }
 
 /// The text of a line's `message.content` (a string, or its text blocks joined).
@@ -136,7 +155,70 @@ fn agent_of(line: &Map<String, Value>, blocks: &[Value]) -> Option<String> {
         .find(|id| !id.is_empty())
 }
 
+/// The IDs of the tool calls among `blocks`.
+fn tool_calls(blocks: &[Value]) -> impl Iterator<Item = &str> {
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .filter_map(|b| b.get("id").and_then(Value::as_str))
+}
+
 impl Lines {
+    /// Where a message whose line names message `p` as its parent goes, and the turn it is part
+    /// of: below the end of `p`'s turn, if `p` is part of one (see [`Turn`]).
+    fn place(
+        &self,
+        p: usize,
+        assistant: bool,
+        api_id: Option<&str>,
+        blocks: &[Value],
+    ) -> (Option<usize>, Option<usize>) {
+        let Some(t) = self.turn_of.get(p).copied().flatten() else {
+            return (Some(p), None);
+        };
+        let turn = &self.turns[t];
+        // A further line of the same response, or a message of nothing but results of its
+        // calls, is part of the turn; anything else follows it.
+        let member = if assistant {
+            api_id == Some(turn.api_id.as_str())
+        } else {
+            !blocks.is_empty()
+                && blocks.iter().all(|b| {
+                    b.get("type").and_then(Value::as_str) == Some("tool_result")
+                        && b.get("tool_use_id")
+                            .and_then(Value::as_str)
+                            .is_some_and(|id| turn.tools.contains(id))
+                })
+        };
+        (Some(turn.tail), member.then_some(t))
+    }
+
+    /// Message `i` was pushed: it is the new end of `turn`, or an assistant message starts a
+    /// turn of its own.
+    fn join_turn(&mut self, i: usize, turn: Option<usize>, assistant: bool) {
+        let api_id = self.pending[i].api_id.clone();
+        let t = match (turn, api_id) {
+            (Some(t), _) => t,
+            (None, Some(api_id)) if assistant => {
+                self.turns.push(Turn {
+                    api_id,
+                    tools: HashSet::new(),
+                    tail: i,
+                });
+                self.turns.len() - 1
+            }
+            _ => {
+                self.turn_of.push(None);
+                return;
+            }
+        };
+        let turn = &mut self.turns[t];
+        turn.tail = i;
+        turn.tools
+            .extend(tool_calls(&self.pending[i].blocks).map(str::to_string));
+        self.turn_of.push(Some(t));
+    }
+
     /// Read one line; a line without a parent hangs from `root` (a subagent's tool call).
     fn line(&mut self, line: &str, root: Option<usize>, agent: Option<&str>) {
         if line.trim().is_empty() {
@@ -209,6 +291,15 @@ impl Lines {
                 if let (Some(agent), Some(call)) = (agent_of(&line, &blocks), parent) {
                     self.agents.entry(agent).or_insert(call);
                 }
+                // A line named by its parent link goes below the end of the turn it names; the
+                // first line of a subagent or sidechain hangs from its tool call itself.
+                let (parent, turn) = match parent {
+                    Some(p) if parent_key.is_some() => {
+                        let assistant = kind == "assistant";
+                        self.place(p, assistant, api_id.as_deref(), &blocks)
+                    }
+                    _ => (parent, None),
+                };
                 prompts = blocks
                     .iter()
                     .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
@@ -235,6 +326,7 @@ impl Lines {
                         agent: agent.map(str::to_string),
                         sidechain: own_sidechain,
                     });
+                    self.turn_of.push(None);
                     parent.map_or(Link::Nothing, Link::Message)
                 } else {
                     let original = m("role").unwrap_or_else(|| kind.clone());
@@ -257,7 +349,9 @@ impl Lines {
                         agent: agent.map(str::to_string),
                         sidechain: own_sidechain,
                     });
-                    Link::Message(self.pending.len() - 1)
+                    let i = self.pending.len() - 1;
+                    self.join_turn(i, turn, kind == "assistant");
+                    Link::Message(i)
                 }
             }
             // Events in the chain that are no messages: passed through to their parent.

@@ -1,0 +1,131 @@
+//! Claude Code sessions as the tool shows them (issue 46, items 1, 2 and 7), through the real `tl`
+//! on both file engines. The fixtures under tests/fixtures/interchange/claude-code-* are synthetic,
+//! written in the shape of Claude Code's own files: parallel tool calls (each further call of one
+//! response written beside the first call's result), compactions, subagents.
+
+use crate::common;
+
+use common::Db;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/interchange")
+        .join(name)
+}
+
+/// The nodes of timeline tl0 as (node, parent) pairs, from the database's snapshot.
+fn parents(db: &Db) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut n = 1;
+    loop {
+        let run = db.tl(&["node", "--node", &format!("n{n}")]);
+        // Past the last node, `node` fails.
+        if run.code != 0 {
+            return out;
+        }
+        let node: Value = run.json();
+        out.push((format!("n{n}"), node["parent"].as_str().unwrap_or("").to_string()));
+        n += 1;
+    }
+}
+
+mod parallel {
+    use super::*;
+
+    const SESSION: &str = "5f0c1a2e-0000-4000-8000-000000000010";
+
+    fn session_file() -> PathBuf {
+        fixture("claude-code-parallel/-home-ada-src-kiln").join(format!("{SESSION}.jsonl"))
+    }
+
+    const REPORT: &str = r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":21,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000010","title":"Why is the kiln slow to heat?","create_time_ms":1767862800000,"messages":21,"branches":["main","edit-1","agent-cd34"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":8,"user":10},"parts":{"text":9,"tool_call":6,"tool_result":6},"skipped":{}}}"#;
+
+    const TURNS: &str = r#"{"node":"n1","role":"user","text":"Why is the kiln slow to heat?","tokens":8},{"node":"n2","role":"assistant","text":"I'll read the heater and find its test.","tokens":10},{"node":"n3","role":"assistant","text":"[tool call toolu_21: Read({\"file_path\":\"src/heater.rs\"})]","tokens":15,"intent_tag":"tool_call"},{"node":"n4","role":"user","text":"[tool result toolu_21]\nconst RAMP: u32 = 2;","tokens":11,"intent_tag":"tool_result"},{"node":"n5","role":"assistant","text":"[tool call toolu_22: Task({\"description\":\"Find the test\",\"prompt\":\"Find the heater test.\",\"subagent_type\":\"Explore\"})]","tokens":30,"intent_tag":"tool_call"},{"node":"n6","role":"user","text":"[tool result toolu_22]\ntests/heater.rs holds it.","tokens":12,"intent_tag":"tool_result"},{"node":"n7","role":"assistant","text":"[tool call toolu_23: Bash({\"command\":\"cargo test heater\"})]","tokens":15,"intent_tag":"tool_call"},{"node":"n8","role":"assistant","text":"[tool call toolu_24: Grep({\"pattern\":\"RAMP\"})]","tokens":12,"intent_tag":"tool_call"},{"node":"n9","role":"user","text":"[tool result toolu_24]\nsrc/heater.rs:3","tokens":10,"intent_tag":"tool_result"},{"node":"n10","role":"user","text":"[tool result toolu_23]\ntest heater_ramp ... ok","tokens":12,"intent_tag":"tool_result"},{"node":"n11","role":"assistant","text":"The ramp is 2 degrees a minute.","tokens":8}"#;
+
+    on_both_engines! {
+        /// Item 1: Claude Code writes each further tool call of one response (same
+        /// `message.id`) below the response's first call, beside that call's result. One
+        /// response with its calls and results is one stretch of one branch, each line below
+        /// the one written before it: a call written after the result of the one before
+        /// follows that result (n3 n4 n5 n6), calls written before their results are followed
+        /// by the results in the order they came (n7 n8 n9 n10). No `edit-N` comes of it,
+        /// every call on main has its result, the same holds in a subagent's file, and an
+        /// edited prompt (u2e) is still the branch `edit-1`.
+        #[test]
+        fn claude_code_parallel_tool_calls_are_one_stretch() {
+            let db = Db::new();
+            let input = fixture("claude-code-parallel").display().to_string();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(REPORT);
+            db.tl(&["branches"]).ok(
+                r#"[{"name":"main","head":"n15","current":true},{"name":"edit-1","head":"n13","current":false},{"name":"agent-cd34","head":"n21","current":false}]"#,
+            );
+            db.tl(&["context", "--node", "n15"]).ok(&format!(
+                r#"[{TURNS},{{"node":"n14","role":"user","text":"Raise it to 4.","tokens":4}},{{"node":"n15","role":"assistant","text":"Done: 4 degrees a minute.","tokens":7}}]"#
+            ));
+            db.tl(&["context", "--node", "n13"]).ok(&format!(
+                r#"[{TURNS},{{"node":"n12","role":"user","text":"Raise it to 5.","tokens":4}},{{"node":"n13","role":"assistant","text":"Done: 5 degrees a minute.","tokens":7}}]"#
+            ));
+            // The subagent forks from its Task call; its own parallel calls are one stretch.
+            db.tl(&["context", "--node", "n21"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Why is the kiln slow to heat?","tokens":8},{"node":"n2","role":"assistant","text":"I'll read the heater and find its test.","tokens":10},{"node":"n3","role":"assistant","text":"[tool call toolu_21: Read({\"file_path\":\"src/heater.rs\"})]","tokens":15,"intent_tag":"tool_call"},{"node":"n4","role":"user","text":"[tool result toolu_21]\nconst RAMP: u32 = 2;","tokens":11,"intent_tag":"tool_result"},{"node":"n5","role":"assistant","text":"[tool call toolu_22: Task({\"description\":\"Find the test\",\"prompt\":\"Find the heater test.\",\"subagent_type\":\"Explore\"})]","tokens":30,"intent_tag":"tool_call"},{"node":"n16","role":"user","text":"Find the heater test.","tokens":6},{"node":"n17","role":"assistant","text":"[tool call toolu_31: Glob({\"pattern\":\"tests/*.rs\"})]","tokens":13,"intent_tag":"tool_call"},{"node":"n18","role":"assistant","text":"[tool call toolu_32: Grep({\"pattern\":\"heater\"})]","tokens":12,"intent_tag":"tool_call"},{"node":"n19","role":"user","text":"[tool result toolu_31]\ntests/heater.rs","tokens":10,"intent_tag":"tool_result"},{"node":"n20","role":"user","text":"[tool result toolu_32]\ntests/heater.rs:1","tokens":10,"intent_tag":"tool_result"},{"node":"n21","role":"assistant","text":"tests/heater.rs holds it.","tokens":7}]"#,
+            );
+            // A call written right below the call before it is that response's next part.
+            db.tl(&["node", "--node", "n8"]).ok(
+                r#"{"node":"n8","timeline_id":"tl0","role":"assistant","text":"[tool call toolu_24: Grep({\"pattern\":\"RAMP\"})]","tokens":12,"parent":"n7","children":["n9"],"zone":"hot","pinned":false,"path_tokens":113,"created_at":1767862822,"intent":{"tag":"tool_call"},"summary":null,"provenance":{"import":"claude-code","uuid":"a5","model":"claude-sonnet-4-5","part":2}}"#,
+            );
+        }
+
+        /// Item 1: where a line goes depends only on the lines before it, so a session
+        /// imported in the middle of a turn with parallel calls (after the second call, then
+        /// after a result that came out of order), and again when it is whole, gives the tree
+        /// one import of the whole file gives.
+        #[test]
+        fn claude_code_parallel_calls_imported_mid_turn_match_one_import() {
+            let whole = Db::new();
+            let input = fixture("claude-code-parallel").display().to_string();
+            whole.tl(&["import", "--format", "claude-code", "--input", &input]).ok(REPORT);
+
+            let db = Db::new();
+            let project = db.dir.path().join("projects").join("-home-ada-src-kiln");
+            let agents = project.join(SESSION).join("subagents");
+            std::fs::create_dir_all(&agents).unwrap();
+            let agent = "agent-cd34.jsonl";
+            std::fs::copy(
+                fixture("claude-code-parallel/-home-ada-src-kiln").join(SESSION).join("subagents").join(agent),
+                agents.join(agent),
+            )
+            .unwrap();
+            let text = std::fs::read_to_string(session_file()).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            let file = project.join(format!("{SESSION}.jsonl"));
+            let folder = db.dir.path().join("projects").display().to_string();
+            for cut in [5, 9, lines.len()] {
+                std::fs::write(&file, lines[..cut].join("\n") + "\n").unwrap();
+                db.tl(&["import", "--format", "claude-code", "--input", &folder]).json();
+            }
+            assert_eq!(parents(&db).len(), 21);
+            // The same messages below the same parents, whatever the numbering.
+            let tree = |db: &Db| -> Vec<(String, String)> {
+                let uuid = |n: &str| -> String {
+                    if n.is_empty() || n == "n0" {
+                        return String::new();
+                    }
+                    db.tl(&["node", "--node", n]).json()["provenance"]["uuid"].as_str().unwrap().to_string()
+                };
+                let mut pairs: Vec<(String, String)> =
+                    parents(db).iter().map(|(n, p)| (uuid(n), uuid(p))).collect();
+                pairs.sort();
+                pairs
+            };
+            assert_eq!(tree(&db), tree(&whole));
+            let heads = |db: &Db| -> std::collections::BTreeSet<String> {
+                db.tl(&["branches"]).json().as_array().unwrap().iter()
+                    .map(|b| db.tl(&["node", "--node", b["head"].as_str().unwrap()]).json()["provenance"]["uuid"].as_str().unwrap().to_string())
+                    .collect::<std::collections::BTreeSet<_>>()
+            };
+            assert_eq!(heads(&db), heads(&whole));
+        }
+    }
+}

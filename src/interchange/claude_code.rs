@@ -67,6 +67,8 @@ struct Pending {
     agent: Option<String>,
     /// A sidechain line of the session file (a subagent's, in older versions).
     sidechain: bool,
+    /// A compact summary's: the message the compaction followed, named but not in the file.
+    missing_parent: Option<String>,
 }
 
 /// Where a line's `uuid` leads when a later line names it as its parent.
@@ -98,6 +100,16 @@ struct Lines {
     /// Of each message (by index): the assistant turn it is part of (see [`Turn`]).
     turn_of: Vec<Option<usize>>,
     turns: Vec<Turn>,
+    /// Lines that named a parent the file does not hold -> that parent's `uuid`.
+    missing: HashMap<String, String>,
+    /// The `uuid`s of lines that are no messages (events, malformed lines): a message line with
+    /// the same `uuid` later is read, not left out as a repeat.
+    not_messages: HashSet<String>,
+    /// Whether a line so far named a parent: until one does, a message without a parent link
+    /// follows the message before it (a file without parent links is read in file order).
+    linked: bool,
+    /// The last message read of the session file.
+    last: Option<usize>,
 }
 
 /// One API response with its tool calls and their results. Claude Code writes each further
@@ -153,6 +165,14 @@ fn agent_of(line: &Map<String, Value>, blocks: &[Value]) -> Option<String> {
                 .collect::<Vec<_>>()
         })
         .find(|id| !id.is_empty())
+}
+
+/// Whether a `user` or `assistant` line holds a message: `message.content`, a string or an array.
+fn is_message(line: &Map<String, Value>) -> bool {
+    matches!(
+        line.get("message").and_then(|m| m.get("content")),
+        Some(Value::String(_) | Value::Array(_))
+    )
 }
 
 /// The IDs of the tool calls among `blocks`.
@@ -240,8 +260,10 @@ impl Lines {
             self.last_ms = time_ms.max(self.last_ms);
         }
         let uuid = s("uuid").map(str::to_string);
+        let message_line = matches!(kind.as_str(), "user" | "assistant") && is_message(&line);
         if let Some(u) = &uuid
             && self.links.contains_key(u)
+            && !(message_line && self.not_messages.contains(u))
         {
             self.kinds.skip("repeated_line");
             self.recognised += 1;
@@ -249,6 +271,7 @@ impl Lines {
         }
         // The message this line hangs from.
         let parent_key = s("parentUuid").or_else(|| s("logicalParentUuid"));
+        self.linked |= parent_key.is_some();
         let sidechain = line.get("isSidechain") == Some(&json!(true));
         // An older session file holds its subagents' lines too (`isSidechain`): the first one,
         // the Task's prompt, hangs from the tool call that started it.
@@ -258,12 +281,25 @@ impl Lines {
             None if sidechain && root.is_none() => content_text(&line)
                 .and_then(|text| self.prompts.get(text.trim()))
                 .copied(),
+            // No parent link in the file so far: the message before it.
+            None if !self.linked && agent.is_none() && !sidechain => self.last,
             None => root,
             Some(key) => match self.links.get(key) {
                 Some(Link::Message(i)) => Some(*i),
                 _ => None,
             },
         };
+        // The message a line hangs from that the file does not hold (a compaction's
+        // `logicalParentUuid` in a session continued from another file).
+        let missing = parent_key.and_then(|key| match self.links.get(key) {
+            None => Some(key.to_string()),
+            Some(_) => self.missing.get(key).cloned(),
+        });
+        if parent.is_none()
+            && let (Some(u), Some(m)) = (&uuid, &missing)
+        {
+            self.missing.insert(u.clone(), m.clone());
+        }
         let mut prompts: Vec<String> = Vec::new();
         let link = match kind.as_str() {
             "summary" => {
@@ -273,8 +309,21 @@ impl Lines {
                 }
                 return;
             }
+            "user" | "assistant" if !message_line => {
+                // No message to read (no `message.content`): kept as a link in the chain, and
+                // a valid line with its `uuid` later is read.
+                self.recognised += 1;
+                self.kinds.skip("malformed_line");
+                if let Some(u) = &uuid {
+                    self.not_messages.insert(u.clone());
+                }
+                parent.map_or(Link::Nothing, Link::Message)
+            }
             "user" | "assistant" => {
                 self.recognised += 1;
+                if let Some(u) = &uuid {
+                    self.not_messages.remove(u);
+                }
                 let message = line.get("message");
                 let m = |key: &str| {
                     message
@@ -313,9 +362,12 @@ impl Lines {
                     // The summary of the conversation before a compaction: a summary of the path
                     // down to the message the compaction followed, which the lines after it
                     // continue (they name the summary's line as their parent).
+                    // Without the messages it summarizes (they are in another file), it is the
+                    // message Claude Code sent the model, and what follows hangs below it.
+                    let unattached = parent.is_none();
                     self.pending.push(Pending {
                         parent,
-                        role: Role::Summary,
+                        role: if unattached { Role::User } else { Role::Summary },
                         original_role: None,
                         blocks,
                         uuid: uuid.clone().unwrap_or_default(),
@@ -325,9 +377,14 @@ impl Lines {
                         compact_summary: true,
                         agent: agent.map(str::to_string),
                         sidechain: own_sidechain,
+                        missing_parent: if unattached { missing } else { None },
                     });
                     self.turn_of.push(None);
-                    parent.map_or(Link::Nothing, Link::Message)
+                    if unattached {
+                        Link::Message(self.pending.len() - 1)
+                    } else {
+                        parent.map_or(Link::Nothing, Link::Message)
+                    }
                 } else {
                     let original = m("role").unwrap_or_else(|| kind.clone());
                     let (role, original_role) = match original.as_str() {
@@ -348,8 +405,12 @@ impl Lines {
                         compact_summary: false,
                         agent: agent.map(str::to_string),
                         sidechain: own_sidechain,
+                        missing_parent: None,
                     });
                     let i = self.pending.len() - 1;
+                    if agent.is_none() {
+                        self.last = Some(i);
+                    }
                     self.join_turn(i, turn, kind == "assistant");
                     Link::Message(i)
                 }
@@ -357,6 +418,9 @@ impl Lines {
             // Events in the chain that are no messages: passed through to their parent.
             "system" | "progress" => {
                 self.recognised += 1;
+                if let Some(u) = &uuid {
+                    self.not_messages.insert(u.clone());
+                }
                 let what = s("subtype").unwrap_or(kind.as_str()).to_string();
                 self.kinds.skip(&what);
                 parent.map_or(Link::Nothing, Link::Message)
@@ -367,6 +431,9 @@ impl Lines {
                 return;
             }
             other => {
+                if let Some(u) = &uuid {
+                    self.not_messages.insert(u.clone());
+                }
                 self.kinds.skip(other);
                 parent.map_or(Link::Nothing, Link::Message)
             }
@@ -449,6 +516,16 @@ pub fn convert<I: Iterator<Item = String>>(
         if p.compact_summary {
             r.kind("compact_summary");
         }
+        // A compaction whose earlier messages are not in the file summarizes nothing here: its
+        // summary is kept as the message it was to the model, at the top of what follows it.
+        let role = if p.role == Role::Summary && parent.is_none() {
+            Role::User
+        } else {
+            p.role
+        };
+        if p.compact_summary && role == Role::User {
+            kinds.skip("compacted_messages_absent");
+        }
         let (text, met) = r.finish(&mut kinds);
         // Messages are counted by role once, whatever the number of their lines.
         if part == 1 {
@@ -480,6 +557,9 @@ pub fn convert<I: Iterator<Item = String>>(
         if p.sidechain {
             kept.insert("sidechain".into(), json!(true));
         }
+        if let Some(missing) = &p.missing_parent {
+            kept.insert("missing_parent".into(), json!(missing));
+        }
         if part > 1 {
             kept.insert("part".into(), json!(part));
         }
@@ -490,7 +570,7 @@ pub fn convert<I: Iterator<Item = String>>(
         parts.push((p.api_id.clone(), part));
         conversation.messages.push(Msg {
             parent,
-            role: p.role,
+            role,
             text,
             intent,
             provenance: Some(Value::Object(kept).to_string()),
@@ -498,7 +578,7 @@ pub fn convert<I: Iterator<Item = String>>(
             time_ms: p.time_ms,
         });
         // What named a summary as its parent hangs below the end of its range.
-        index.push(if p.role == Role::Summary {
+        index.push(if role == Role::Summary {
             parent
         } else {
             Some(conversation.messages.len() - 1)

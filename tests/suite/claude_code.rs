@@ -129,3 +129,120 @@ mod parallel {
         }
     }
 }
+
+/// A line of session `session` as Claude Code writes it; `extra` is merged in.
+fn line(session: &str, kind: &str, uuid: &str, parent: Option<&str>, second: u32, extra: Value) -> String {
+    let mut line = serde_json::json!({
+        "parentUuid": parent, "isSidechain": false, "userType": "external",
+        "cwd": "/home/ada/src/kiln", "sessionId": session, "version": "2.0.30", "gitBranch": "main",
+        "type": kind, "uuid": uuid, "timestamp": format!("2026-01-09T09:00:{second:02}.000Z"),
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        line[k] = v.clone();
+    }
+    line.to_string()
+}
+
+/// A prompt's `message`.
+fn prompt(text: &str) -> Value {
+    serde_json::json!({"message": {"role": "user", "content": text}})
+}
+
+/// An answer's `message` (API response `id`).
+fn answer(id: &str, text: &str) -> Value {
+    serde_json::json!({"requestId": format!("req_{id}"), "message": {"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": text}], "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 5}}})
+}
+
+/// Write `lines` as the session file `<session>.jsonl` in a project folder of the database's
+/// directory; its path.
+fn write_session(db: &Db, session: &str, lines: &[String]) -> PathBuf {
+    let project = db.dir.path().join("projects").join("-home-ada-src-kiln");
+    std::fs::create_dir_all(&project).unwrap();
+    let file = project.join(format!("{session}.jsonl"));
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    file
+}
+
+mod rest {
+    use super::*;
+
+    const S: &str = "5f0c1a2e-0000-4000-8000-000000000020";
+
+    on_both_engines! {
+        /// Item 2: a session continued after a compaction whose earlier messages are in
+        /// another file (the `compact_boundary`'s `logicalParentUuid` is not in this one) keeps
+        /// the compact summary, as the message Claude Code sent the model, at the top of main,
+        /// tagged `compact_summary`, with the missing message's `uuid` in its provenance
+        /// (`missing_parent`) and counted as `compacted_messages_absent`; what follows it is
+        /// below it.
+        #[test]
+        fn claude_code_compaction_without_its_messages_keeps_the_summary() {
+            let db = Db::new();
+            let summary = "This session is being continued from a previous conversation that ran out of context. Summary: the heater ramp is now 4 degrees a minute.";
+            let file = write_session(&db, S, &[
+                line(S, "system", "c1", None, 0, serde_json::json!({"subtype": "compact_boundary", "logicalParentUuid": "gone-9", "content": "Conversation compacted", "level": "info", "isMeta": false, "compactMetadata": {"trigger": "auto", "preTokens": 155000}})),
+                line(S, "user", "cs1", Some("c1"), 1, serde_json::json!({"isCompactSummary": true, "isVisibleInTranscriptOnly": true, "message": {"role": "user", "content": summary}})),
+                line(S, "user", "u1", Some("cs1"), 2, prompt("Now check the cooling.")),
+                line(S, "assistant", "a1", Some("u1"), 3, answer("msg_41", "Cooling is fine.")),
+            ]);
+            db.tl(&["import", "--format", "claude-code", "--input", &file.display().to_string()]).ok(
+                r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000020","title":"Now check the cooling.","create_time_ms":1767949200000,"messages":3,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":2},"parts":{"compact_summary":1,"text":3},"skipped":{"compact_boundary":1,"compacted_messages_absent":1}}}"#,
+            );
+            db.tl(&["context", "--node", "n3"]).ok(&format!(
+                r#"[{{"node":"n1","role":"user","text":"{summary}","tokens":35,"intent_tag":"compact_summary"}},{{"node":"n2","role":"user","text":"Now check the cooling.","tokens":6}},{{"node":"n3","role":"assistant","text":"Cooling is fine.","tokens":4}}]"#
+            ));
+            assert_eq!(
+                db.tl(&["node", "--node", "n1"]).json()["provenance"],
+                serde_json::json!({"import": "claude-code", "uuid": "cs1", "missing_parent": "gone-9"})
+            );
+        }
+
+        /// Item 2: a malformed line (no `message.content`) that shares its `uuid` with a valid
+        /// line after it is counted as `malformed_line`; the valid line is read, not left out as
+        /// a repeat, and the line below it follows it.
+        #[test]
+        fn claude_code_malformed_line_does_not_hide_the_valid_one() {
+            let db = Db::new();
+            let file = write_session(&db, S, &[
+                line(S, "user", "u1", None, 0, prompt("Is the kiln hot?")),
+                line(S, "assistant", "a1", Some("u1"), 1, serde_json::json!({"message": "<cut off>"})),
+                line(S, "assistant", "a1", Some("u1"), 2, answer("msg_51", "Yes, 1250 degrees.")),
+                line(S, "user", "u2", Some("a1"), 3, prompt("Thanks.")),
+            ]);
+            db.tl(&["import", "--format", "claude-code", "--input", &file.display().to_string()]).ok(
+                r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000020","title":"Is the kiln hot?","create_time_ms":1767949200000,"messages":3,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":2},"parts":{"text":3},"skipped":{"malformed_line":1}}}"#,
+            );
+            db.tl(&["context", "--node", "n3"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Is the kiln hot?","tokens":4},{"node":"n2","role":"assistant","text":"Yes, 1250 degrees.","tokens":5},{"node":"n3","role":"user","text":"Thanks.","tokens":2}]"#,
+            );
+        }
+
+        /// Item 2: a session whose lines carry `parentUuid: null` throughout (or no parent link
+        /// at all) is one conversation in file order: one branch, not one per message. Grown, it
+        /// continues main.
+        #[test]
+        fn claude_code_file_without_parent_links_is_read_in_order() {
+            let db = Db::new();
+            let mut lines = vec![
+                line(S, "user", "u1", None, 0, prompt("Is the kiln hot?")),
+                line(S, "assistant", "a1", None, 1, answer("msg_61", "Yes.")),
+                line(S, "user", "u2", None, 2, prompt("How hot?")),
+            ];
+            let file = write_session(&db, S, &lines);
+            let input = file.display().to_string();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).ok(
+                r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":3,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000020","title":"Is the kiln hot?","create_time_ms":1767949200000,"messages":3,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":2},"parts":{"text":3},"skipped":{}}}"#,
+            );
+            let mut last = line(S, "assistant", "a2", None, 3, answer("msg_62", "1250 degrees."));
+            // The same without the key at all.
+            last = last.replace(r#""parentUuid":null,"#, "");
+            lines.push(last);
+            std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+            db.tl(&["import", "--format", "claude-code", "--input", &input]).json();
+            db.tl(&["branches"]).ok(r#"[{"name":"main","head":"n4","current":true}]"#);
+            db.tl(&["context", "--node", "n4"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Is the kiln hot?","tokens":4},{"node":"n2","role":"assistant","text":"Yes.","tokens":1},{"node":"n3","role":"user","text":"How hot?","tokens":2},{"node":"n4","role":"assistant","text":"1250 degrees.","tokens":4}]"#,
+            );
+        }
+    }
+}

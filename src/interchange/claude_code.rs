@@ -69,6 +69,8 @@ struct Pending {
     sidechain: bool,
     /// A compact summary's: the message the compaction followed, named but not in the file.
     missing_parent: Option<String>,
+    /// The line's `sessionId`.
+    session: Option<String>,
 }
 
 /// Where a line's `uuid` leads when a later line names it as its parent.
@@ -378,6 +380,7 @@ impl Lines {
                         agent: agent.map(str::to_string),
                         sidechain: own_sidechain,
                         missing_parent: if unattached { missing } else { None },
+                        session: s("sessionId").map(str::to_string),
                     });
                     self.turn_of.push(None);
                     if unattached {
@@ -406,6 +409,7 @@ impl Lines {
                         agent: agent.map(str::to_string),
                         sidechain: own_sidechain,
                         missing_parent: None,
+                        session: s("sessionId").map(str::to_string),
                     });
                     let i = self.pending.len() - 1;
                     if agent.is_none() {
@@ -453,16 +457,22 @@ impl Lines {
 /// and its subagents' (ID, lines), each forked from the message whose tool call started it (a
 /// subagent no tool result names starts from the root). The lines are read one at a time, so that
 /// no file is held whole. `Err` when no line is a Claude Code line at all.
+///
+/// `own` is the session the file is named after (Claude Code names it by its `sessionId`): a
+/// line of another session in it is kept only where a line of its own follows it (history a
+/// resumed session copied), else left out and counted as `other_session_line`. When no line
+/// carries `own`, the first line's `sessionId` is the file's session.
 pub fn convert<I: Iterator<Item = String>>(
     lines: I,
     agents: Vec<(String, I)>,
+    own: Option<&str>,
 ) -> Result<(Option<String>, Conversation), String> {
     let mut st = Lines::default();
     for line in lines {
         st.line(&line, None, None);
     }
     // The session's last message is the head of main, whatever its subagents add after it.
-    let main_last = st.pending.iter().rposition(|p| p.role != Role::Summary);
+    let main_count = st.pending.len();
     for (id, lines) in agents {
         let root = st.agents.get(&id).copied();
         for line in lines {
@@ -486,6 +496,26 @@ pub fn convert<I: Iterator<Item = String>>(
                 .into(),
         );
     }
+    let own = own
+        .filter(|own| pending.iter().any(|p| p.session.as_deref() == Some(own)))
+        .map(str::to_string)
+        .or(session);
+    // Which lines are kept: the session's own, and another session's that one of its own
+    // follows. A parent is always read before its children.
+    let mut kept_line: Vec<bool> = pending
+        .iter()
+        .map(|p| p.session.is_none() || p.session == own)
+        .collect();
+    for i in (0..pending.len()).rev() {
+        if kept_line[i]
+            && let Some(q) = pending[i].parent
+        {
+            kept_line[q] = true;
+        }
+    }
+    let main_last = (0..main_count)
+        .rev()
+        .find(|&i| kept_line[i] && pending[i].role != Role::Summary);
     let mut conversation = Conversation {
         create_time_ms: first_ms,
         update_time_ms: last_ms,
@@ -496,8 +526,13 @@ pub fn convert<I: Iterator<Item = String>>(
     // Of each message written: its API response's ID and which of that response's lines it is
     // (1 for the first): what makes a later line a continuation.
     let mut parts: Vec<(Option<String>, u64)> = Vec::with_capacity(pending.len());
-    for p in pending {
+    for (p, keep) in pending.into_iter().zip(kept_line) {
         let parent = p.parent.and_then(|i| index[i]);
+        if !keep {
+            kinds.skip("other_session_line");
+            index.push(parent);
+            continue;
+        }
         // A line below a line of the same API response continues that message: exports join it
         // to the message before it (`Entry::is_continuation`), as one message.
         let part = match (parent, &p.api_id) {
@@ -557,6 +592,9 @@ pub fn convert<I: Iterator<Item = String>>(
         if p.sidechain {
             kept.insert("sidechain".into(), json!(true));
         }
+        if p.session.is_some() && p.session != own {
+            kept.insert("session".into(), json!(p.session));
+        }
         if let Some(missing) = &p.missing_parent {
             kept.insert("missing_parent".into(), json!(missing));
         }
@@ -589,7 +627,7 @@ pub fn convert<I: Iterator<Item = String>>(
     }
     conversation.current = main_last.and_then(|i| index[i]);
     conversation.kinds = kinds;
-    Ok((session, conversation))
+    Ok((own, conversation))
 }
 
 /// The subagent a message imported from a Claude Code session came from (its provenance's

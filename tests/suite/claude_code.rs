@@ -217,6 +217,36 @@ mod rest {
             );
         }
 
+        /// Item 2: lines of another `sessionId` in a session's file are not folded into its
+        /// timeline: a stray conversation of another session (x1, x2) is left out and counted as
+        /// `other_session_line`; lines of another session that the file's own lines follow
+        /// (history a resumed session copied, u1 a1) are kept, their session in the provenance.
+        /// The file's session is the one it is named after.
+        #[test]
+        fn claude_code_lines_of_another_session_are_not_folded_in() {
+            let db = Db::new();
+            const OLD: &str = "5f0c1a2e-0000-4000-8000-000000000021";
+            const STRAY: &str = "5f0c1a2e-0000-4000-8000-000000000022";
+            let file = write_session(&db, S, &[
+                line(OLD, "user", "u1", None, 0, prompt("Is the kiln hot?")),
+                line(OLD, "assistant", "a1", Some("u1"), 1, answer("msg_71", "Yes.")),
+                line(STRAY, "user", "x1", None, 2, prompt("Unrelated question.")),
+                line(STRAY, "assistant", "x2", Some("x1"), 3, answer("msg_72", "Unrelated answer.")),
+                line(S, "user", "u2", Some("a1"), 4, prompt("How hot?")),
+                line(S, "assistant", "a2", Some("u2"), 5, answer("msg_73", "1250 degrees.")),
+            ]);
+            db.tl(&["import", "--format", "claude-code", "--input", &file.display().to_string()]).ok(
+                r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":4,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000020","title":"Is the kiln hot?","create_time_ms":1767949200000,"messages":4,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":2,"user":2},"parts":{"text":4},"skipped":{"other_session_line":2}}}"#,
+            );
+            db.tl(&["context", "--node", "n4"]).ok(
+                r#"[{"node":"n1","role":"user","text":"Is the kiln hot?","tokens":4},{"node":"n2","role":"assistant","text":"Yes.","tokens":1},{"node":"n3","role":"user","text":"How hot?","tokens":2},{"node":"n4","role":"assistant","text":"1250 degrees.","tokens":4}]"#,
+            );
+            assert_eq!(
+                db.tl(&["node", "--node", "n1"]).json()["provenance"],
+                serde_json::json!({"import": "claude-code", "uuid": "u1", "session": OLD})
+            );
+        }
+
         /// Item 2: a session whose lines carry `parentUuid: null` throughout (or no parent link
         /// at all) is one conversation in file order: one branch, not one per message. Grown, it
         /// continues main.

@@ -429,7 +429,7 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
                     (id, lines)
                 })
                 .collect();
-            claude_code::convert(lines, agents)
+            claude_code::convert(lines, agents, Some(&stem))
         }
         Format::Codex => codex::convert(lines).map(|(meta, conversation)| {
             forked_from = meta.forked_from;

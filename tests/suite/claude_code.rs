@@ -247,6 +247,26 @@ mod rest {
             );
         }
 
+        /// Item 2: a subagent's transcript whose session file is absent is not passed over
+        /// without a word: it is reported in `skipped_conversations` with the reason, and the
+        /// other sessions of the folder are imported.
+        #[test]
+        fn claude_code_subagent_without_its_session_is_reported() {
+            let db = Db::new();
+            let file = write_session(&db, S, &[line(S, "user", "u1", None, 0, prompt("Is the kiln hot?"))]);
+            let agents = file.with_file_name("5f0c1a2e-0000-4000-8000-000000000029").join("subagents");
+            std::fs::create_dir_all(&agents).unwrap();
+            std::fs::write(agents.join("agent-ef56.jsonl"), line("5f0c1a2e-0000-4000-8000-000000000029", "user", "s1", None, 1, prompt("Look for the test.")) + "\n").unwrap();
+            let input = db.dir.path().join("projects").display().to_string();
+            let report = db.tl(&["import", "--format", "claude-code", "--input", &input]).json();
+            let shown = Path::new("-home-ada-src-kiln/5f0c1a2e-0000-4000-8000-000000000029/subagents/agent-ef56.jsonl")
+                .components()
+                .collect::<PathBuf>()
+                .display()
+                .to_string();
+            assert_eq!(report, serde_json::json!({"format":"claude-code","imported":1,"unchanged":0,"skipped":1,"messages":1,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000020","title":"Is the kiln hot?","create_time_ms":1767949200000u64,"messages":1,"branches":["main"],"status":"new"}],"skipped_conversations":[{"file":shown,"index":0,"reason":"it is a subagent's transcript, which is imported with its session, but the session's file 5f0c1a2e-0000-4000-8000-000000000029.jsonl is not beside the session's folder; nothing of it was imported"}],"kinds":{"roles":{"user":1},"parts":{"text":1},"skipped":{}}}));
+        }
+
         /// Item 2: a session whose lines carry `parentUuid: null` throughout (or no parent link
         /// at all) is one conversation in file order: one branch, not one per message. Grown, it
         /// continues main.

@@ -247,10 +247,30 @@ impl Lines {
             return;
         }
         self.lines_read += 1;
-        let Some(Value::Object(line)) = super::values::parse_line(line) else {
+        let Some(Value::Object(mut line)) = super::values::parse_line(line) else {
             self.kinds.skip("unreadable_line");
             return;
         };
+        // A session as one JSON object `{"loglines": [...]}` (as Claude Code's web sessions are
+        // fetched): its entries are the lines.
+        if !line.contains_key("type")
+            && let Some(Value::Array(entries)) = line.remove("loglines")
+        {
+            self.lines_read -= 1;
+            for entry in entries {
+                self.lines_read += 1;
+                match entry {
+                    Value::Object(entry) => self.entry(entry, root, agent),
+                    _ => self.kinds.skip("unreadable_line"),
+                }
+            }
+            return;
+        }
+        self.entry(line, root, agent);
+    }
+
+    /// Read one line's object.
+    fn entry(&mut self, line: Map<String, Value>, root: Option<usize>, agent: Option<&str>) {
         let s = |key: &str| line.get(key).and_then(Value::as_str);
         let kind = s("type").unwrap_or("untyped").to_string();
         if self.session.is_none() {

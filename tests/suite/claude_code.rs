@@ -267,6 +267,29 @@ mod rest {
             assert_eq!(report, serde_json::json!({"format":"claude-code","imported":1,"unchanged":0,"skipped":1,"messages":1,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000020","title":"Is the kiln hot?","create_time_ms":1767949200000u64,"messages":1,"branches":["main"],"status":"new"}],"skipped_conversations":[{"file":shown,"index":0,"reason":"it is a subagent's transcript, which is imported with its session, but the session's file 5f0c1a2e-0000-4000-8000-000000000029.jsonl is not beside the session's folder; nothing of it was imported"}],"kinds":{"roles":{"user":1},"parts":{"text":1},"skipped":{}}}));
         }
 
+        /// Item 2: a session as one JSON object `{"loglines": [...]}` (how Claude Code's web
+        /// sessions come), pretty-printed over many lines or on one, is read as its lines; the
+        /// same lines as JSONL give the same report.
+        #[test]
+        fn claude_code_loglines_object_is_read() {
+            let lines = [
+                line(S, "user", "u1", None, 0, prompt("Is the kiln hot?")),
+                line(S, "assistant", "a1", Some("u1"), 1, answer("msg_81", "Yes, 1250 degrees.")),
+            ];
+            let entries: Vec<Value> = lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+            let object = serde_json::json!({"loglines": entries});
+            let report = r#"{"format":"claude-code","imported":1,"unchanged":0,"skipped":0,"messages":2,"timelines":[{"timeline_id":"tl0","source_id":"5f0c1a2e-0000-4000-8000-000000000020","title":"Is the kiln hot?","create_time_ms":1767949200000,"messages":2,"branches":["main"],"status":"new"}],"skipped_conversations":[],"kinds":{"roles":{"assistant":1,"user":1},"parts":{"text":2},"skipped":{}}}"#;
+            for text in [serde_json::to_string_pretty(&object).unwrap(), object.to_string(), lines.join("\n")] {
+                let db = Db::new();
+                let file = db.dir.path().join("session.json");
+                std::fs::write(&file, text + "\n").unwrap();
+                db.tl(&["import", "--format", "claude-code", "--input", &file.display().to_string()]).ok(report);
+                db.tl(&["context", "--node", "n2"]).ok(
+                    r#"[{"node":"n1","role":"user","text":"Is the kiln hot?","tokens":4},{"node":"n2","role":"assistant","text":"Yes, 1250 degrees.","tokens":5}]"#,
+                );
+            }
+        }
+
         /// Item 2: a session whose lines carry `parentUuid: null` throughout (or no parent link
         /// at all) is one conversation in file order: one branch, not one per message. Grown, it
         /// continues main.

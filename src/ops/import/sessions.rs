@@ -548,6 +548,8 @@ struct FileLines {
     agent: Option<PathBuf>,
     reader: Option<std::io::BufReader<std::io::Take<std::fs::File>>>,
     failed: Rc<RefCell<Option<String>>>,
+    /// Whether a line was read.
+    started: bool,
 }
 
 impl FileLines {
@@ -563,6 +565,7 @@ impl FileLines {
             agent: agent.map(Path::to_path_buf),
             reader: None,
             failed: Rc::clone(failed),
+            started: false,
         }
     }
 
@@ -604,6 +607,14 @@ impl Iterator for FileLines {
                 line.pop();
             }
         }
+        // A file whose first line is only `{` is one JSON value over many lines (a Claude Code
+        // session as `{"loglines": [...]}`, pretty-printed): the whole file is its one line.
+        if !self.started && line.trim_ascii() == b"{" {
+            if let Err(e) = reader.read_to_end(&mut line) {
+                return self.fail(&format!("cannot be read: {e}"));
+            }
+        }
+        self.started = true;
         match String::from_utf8(line) {
             Ok(line) => Some(line),
             Err(_) => self.fail("is not UTF-8 text"),

@@ -15,9 +15,16 @@
 //! - A compact summary (`isCompactSummary`) is a summary ([`Role::Summary`]) of the path down to
 //!   the message the compaction followed; the lines after it continue that message.
 //! - A `summary` line titles the session (the last one wins); without one, the first prompt does.
-//! - A line whose `uuid` was met already (a resumed session copies lines) is left out.
+//! - The lines of one turn with parallel tool calls (see [`Turn`]) are one stretch, in the order
+//!   they were written, not a fork per call.
+//! - A compact summary without the messages it summarizes (they are in another file) is the first
+//!   message, its missing parent in the provenance.
+//! - A line whose `uuid` was met already (a resumed session copies lines) is left out, unless the
+//!   earlier one was no message (an event, a malformed line).
+//! - Until a line names a parent, a message without one follows the message before it.
+//! - Lines of another session are kept only where the file's own lines follow them.
 //! - Lines of unknown types are counted in `kinds.skipped` by type; unreadable lines as
-//!   `unreadable_line`.
+//!   `unreadable_line`; a `{"loglines": [...]}` object is read as its entries.
 
 use super::anthropic::render_block;
 use super::{Conversation, Format, Kinds, Msg, Rendering, iso_to_ms, tag_for};

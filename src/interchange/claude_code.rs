@@ -396,7 +396,11 @@ impl Lines {
                     let unattached = parent.is_none();
                     self.pending.push(Pending {
                         parent,
-                        role: if unattached { Role::User } else { Role::Summary },
+                        role: if unattached {
+                            Role::User
+                        } else {
+                            Role::Summary
+                        },
                         original_role: None,
                         blocks,
                         uuid: uuid.clone().unwrap_or_default(),

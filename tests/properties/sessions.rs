@@ -89,12 +89,17 @@ fn lines(turns: &[Turn]) -> Vec<String> {
         for (r, blocks) in turn.responses.iter().enumerate() {
             let id = format!("msg_{t}_{r}");
             let last_response = r + 1 == turn.responses.len();
-            let calls = blocks.iter().filter(|b| matches!(b, Block::ToolUse)).count();
-            let parallel = if last_response || calls == 0 { 0 } else { turn.parallel };
-            let mut results: Vec<(String, String)> = Vec::new();
-            let result = |b: usize| {
-                json!({"message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{t}_{r}_{b}"), "content": format!("result {t}.{r}.{b}")}]}, "toolUseResult": {"type": "text"}})
+            let calls = blocks
+                .iter()
+                .filter(|b| matches!(b, Block::ToolUse))
+                .count();
+            let parallel = if last_response || calls == 0 {
+                0
+            } else {
+                turn.parallel
             };
+            let mut results: Vec<(String, String)> = Vec::new();
+            let result = |b: usize| json!({"message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{t}_{r}_{b}"), "content": format!("result {t}.{r}.{b}")}]}, "toolUseResult": {"type": "text"}});
             for (b, kind) in blocks.iter().enumerate() {
                 let content = match kind {
                     Block::Thinking => {

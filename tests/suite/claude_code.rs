@@ -26,7 +26,10 @@ fn parents(db: &Db) -> Vec<(String, String)> {
             return out;
         }
         let node: Value = run.json();
-        out.push((format!("n{n}"), node["parent"].as_str().unwrap_or("").to_string()));
+        out.push((
+            format!("n{n}"),
+            node["parent"].as_str().unwrap_or("").to_string(),
+        ));
         n += 1;
     }
 }
@@ -131,7 +134,14 @@ mod parallel {
 }
 
 /// A line of session `session` as Claude Code writes it; `extra` is merged in.
-fn line(session: &str, kind: &str, uuid: &str, parent: Option<&str>, second: u32, extra: Value) -> String {
+fn line(
+    session: &str,
+    kind: &str,
+    uuid: &str,
+    parent: Option<&str>,
+    second: u32,
+    extra: Value,
+) -> String {
     let mut line = serde_json::json!({
         "parentUuid": parent, "isSidechain": false, "userType": "external",
         "cwd": "/home/ada/src/kiln", "sessionId": session, "version": "2.0.30", "gitBranch": "main",

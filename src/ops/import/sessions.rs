@@ -322,7 +322,8 @@ fn orphan_agent(format: Format, path: &Path) -> Option<PathBuf> {
         return None;
     }
     let session_dir = path.parent()?.parent()?;
-    let session = session_dir.with_file_name(format!("{}.jsonl", session_dir.file_name()?.to_str()?));
+    let session =
+        session_dir.with_file_name(format!("{}.jsonl", session_dir.file_name()?.to_str()?));
     (!session.is_file()).then_some(session)
 }
 
@@ -335,9 +336,7 @@ fn orphan(format: Format, file: &Path, name: String, session: &Path) -> Prepared
     Prepared {
         file: name,
         index: 0,
-        source_id: file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned()),
+        source_id: file.file_stem().map(|s| s.to_string_lossy().into_owned()),
         title: None,
         hasher,
         content: Content::Unread(format!(
@@ -609,10 +608,11 @@ impl Iterator for FileLines {
         }
         // A file whose first line is only `{` is one JSON value over many lines (a Claude Code
         // session as `{"loglines": [...]}`, pretty-printed): the whole file is its one line.
-        if !self.started && line.trim_ascii() == b"{" {
-            if let Err(e) = reader.read_to_end(&mut line) {
-                return self.fail(&format!("cannot be read: {e}"));
-            }
+        if !self.started
+            && line.trim_ascii() == b"{"
+            && let Err(e) = reader.read_to_end(&mut line)
+        {
+            return self.fail(&format!("cannot be read: {e}"));
         }
         self.started = true;
         match String::from_utf8(line) {

@@ -3,7 +3,8 @@
 //! import may run between two lines of one answer. Random sessions shaped like real transcripts
 //! (prompts, responses of one to four blocks, tool calls and their results, progress events) are
 //! imported through the real `tl` after every prefix of their lines and then whole; the timeline
-//! must be the one a single import of the whole file makes, node by node.
+//! must be the one a single import of the whole file makes, node by node, and (nothing being
+//! edited) have one branch, also with parallel tool calls written as Claude Code writes them.
 
 use crate::common::{self, Db};
 use proptest::prelude::*;
@@ -25,6 +26,11 @@ enum Block {
 struct Turn {
     responses: Vec<Vec<Block>>,
     progress: bool,
+    /// How a response's tool calls get their results: 0, one result for its last line; 1, a
+    /// result for every call, written after all of them; 2, each call's result written right
+    /// after it. With 1 and 2, Claude Code's shape of parallel calls (issue 46, item 1): each
+    /// further call below the call before it, each result below its call.
+    parallel: u8,
 }
 
 fn block() -> impl Strategy<Value = Block> {
@@ -39,10 +45,12 @@ fn turn() -> impl Strategy<Value = Turn> {
     (
         proptest::collection::vec(proptest::collection::vec(block(), 1..4), 1..3),
         any::<bool>(),
+        0..3u8,
     )
-        .prop_map(|(responses, progress)| Turn {
+        .prop_map(|(responses, progress, parallel)| Turn {
             responses,
             progress,
+            parallel,
         })
 }
 
@@ -80,6 +88,18 @@ fn lines(turns: &[Turn]) -> Vec<String> {
         ));
         for (r, blocks) in turn.responses.iter().enumerate() {
             let id = format!("msg_{t}_{r}");
+            let last_response = r + 1 == turn.responses.len();
+            let calls = blocks
+                .iter()
+                .filter(|b| matches!(b, Block::ToolUse))
+                .count();
+            let parallel = if last_response || calls == 0 {
+                0
+            } else {
+                turn.parallel
+            };
+            let mut results: Vec<(String, String)> = Vec::new();
+            let result = |b: usize| json!({"message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{t}_{r}_{b}"), "content": format!("result {t}.{r}.{b}")}]}, "toolUseResult": {"type": "text"}});
             for (b, kind) in blocks.iter().enumerate() {
                 let content = match kind {
                     Block::Thinking => {
@@ -90,14 +110,35 @@ fn lines(turns: &[Turn]) -> Vec<String> {
                         json!({"type": "tool_use", "id": format!("toolu_{t}_{r}_{b}"), "name": "Read", "input": {"file_path": "src/kiln.rs"}})
                     }
                 };
+                let uuid = format!("a{t}_{r}_{b}");
                 out.push(line(
                     "assistant",
-                    format!("a{t}_{r}_{b}"),
+                    uuid.clone(),
                     &mut parent,
                     json!({"requestId": format!("req_{id}"), "message": {"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [content], "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 5}}}),
                 ));
+                if parallel > 0 && matches!(kind, Block::ToolUse) {
+                    results.push((format!("t{t}_{r}_{b}"), uuid.clone()));
+                    if parallel == 2 {
+                        // The result below its call, beside the response's next line.
+                        let mut below = Some(uuid);
+                        out.push(line("user", format!("t{t}_{r}_{b}"), &mut below, result(b)));
+                    }
+                }
             }
-            if r + 1 < turn.responses.len() {
+            if parallel > 0 {
+                for (b, (result_uuid, call)) in results.iter().enumerate() {
+                    if parallel == 1 {
+                        let b: usize = result_uuid.rsplit('_').next().unwrap().parse().unwrap();
+                        let mut below = Some(call.clone());
+                        out.push(line("user", result_uuid.clone(), &mut below, result(b)));
+                    }
+                    // The next response follows the last result written.
+                    if b + 1 == results.len() {
+                        parent = Some(result_uuid.clone());
+                    }
+                }
+            } else if r + 1 < turn.responses.len() {
                 let call = format!("toolu_{t}_{r}_{}", blocks.len() - 1);
                 out.push(line(
                     "user",
@@ -155,6 +196,13 @@ fn imported_after_every_prefix_is_a_fresh_import(turns: &[Turn]) {
     let fresh = Db::new();
     import(&fresh, &file);
     assert_eq!(shown(&incremental), shown(&fresh), "{}", lines.join("\n"));
+    // Nothing was edited or rewound: one branch, however the tool calls ran (issue 46, item 1).
+    assert_eq!(
+        fresh.tl(&["branches"]).json().as_array().unwrap().len(),
+        1,
+        "{}",
+        lines.join("\n")
+    );
 }
 
 proptest! {

@@ -10,6 +10,7 @@ mod common;
 mod archive;
 mod budget;
 mod capture;
+mod claude_code;
 mod cli;
 mod completion;
 mod conformance;

@@ -69,7 +69,11 @@ pub(super) fn read(
             .unwrap_or(&file)
             .display()
             .to_string();
-        each(prepare(format, &file, name, known))?;
+        let prepared = match orphan_agent(format, &file) {
+            Some(session) => orphan(format, &file, name, &session),
+            None => prepare(format, &file, name, known),
+        };
+        each(prepared)?;
         bar.0.inc(1);
     }
     Ok(())
@@ -113,7 +117,9 @@ fn collect(format: Format, dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
         let path = entry.path();
         if kind.is_dir() && depth < MAX_FOLDER_DEPTH {
             collect(format, &path, depth + 1, out);
-        } else if kind.is_file() && is_session_file(format, &path) {
+        } else if kind.is_file()
+            && (is_session_file(format, &path) || orphan_agent(format, &path).is_some())
+        {
             out.push(path);
         }
     }
@@ -302,6 +308,48 @@ fn too_large(
     }
 }
 
+/// A Claude Code subagent's transcript (`<session>/subagents/agent-ID.jsonl`, not Claude Code's
+/// own compaction agent's) whose session file `<session>.jsonl` is not there: that file's path.
+/// Such a transcript is read with its session, so without it it is reported, not passed over
+/// without a word.
+fn orphan_agent(format: Format, path: &Path) -> Option<PathBuf> {
+    if format != Format::ClaudeCode || claude_code::is_session_file(path) {
+        return None;
+    }
+    let name = path.file_name()?.to_str()?;
+    let id = name.strip_prefix("agent-")?.strip_suffix(".jsonl")?;
+    if id.starts_with("acompact") {
+        return None;
+    }
+    let session_dir = path.parent()?.parent()?;
+    let session =
+        session_dir.with_file_name(format!("{}.jsonl", session_dir.file_name()?.to_str()?));
+    (!session.is_file()).then_some(session)
+}
+
+/// A subagent's transcript whose session file is missing, reported as skipped.
+fn orphan(format: Format, file: &Path, name: String, session: &Path) -> Prepared {
+    let mut hasher = Sha256::new();
+    hasher.update(format.as_str().as_bytes());
+    hasher.update([0]);
+    hasher.update(name.as_bytes());
+    Prepared {
+        file: name,
+        index: 0,
+        source_id: file.file_stem().map(|s| s.to_string_lossy().into_owned()),
+        title: None,
+        hasher,
+        content: Content::Unread(format!(
+            "it is a subagent's transcript, which is imported with its session, but the session's file {} is not beside the session's folder; nothing of it was imported",
+            session
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        )),
+        forked_from: None,
+    }
+}
+
 /// Whether a file found in a folder is a session file of `format`.
 fn is_session_file(format: Format, path: &Path) -> bool {
     match format {
@@ -429,7 +477,7 @@ fn prepare(format: Format, file: &Path, name: String, known: &Known) -> Prepared
                     (id, lines)
                 })
                 .collect();
-            claude_code::convert(lines, agents)
+            claude_code::convert(lines, agents, Some(&stem))
         }
         Format::Codex => codex::convert(lines).map(|(meta, conversation)| {
             forked_from = meta.forked_from;
@@ -499,6 +547,8 @@ struct FileLines {
     agent: Option<PathBuf>,
     reader: Option<std::io::BufReader<std::io::Take<std::fs::File>>>,
     failed: Rc<RefCell<Option<String>>>,
+    /// Whether a line was read.
+    started: bool,
 }
 
 impl FileLines {
@@ -514,6 +564,7 @@ impl FileLines {
             agent: agent.map(Path::to_path_buf),
             reader: None,
             failed: Rc::clone(failed),
+            started: false,
         }
     }
 
@@ -555,6 +606,15 @@ impl Iterator for FileLines {
                 line.pop();
             }
         }
+        // A file whose first line is only `{` is one JSON value over many lines (a Claude Code
+        // session as `{"loglines": [...]}`, pretty-printed): the whole file is its one line.
+        if !self.started
+            && line.trim_ascii() == b"{"
+            && let Err(e) = reader.read_to_end(&mut line)
+        {
+            return self.fail(&format!("cannot be read: {e}"));
+        }
+        self.started = true;
         match String::from_utf8(line) {
             Ok(line) => Some(line),
             Err(_) => self.fail("is not UTF-8 text"),

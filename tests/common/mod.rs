@@ -344,6 +344,27 @@ impl Db {
         cmd
     }
 
+    /// `tl --db <db>` with each of `runs`' arguments, all started at once; their outputs in order.
+    pub fn tl_at_once(&self, runs: &[Vec<String>]) -> Vec<Run> {
+        let children: Vec<_> = runs
+            .iter()
+            .map(|args| {
+                let mut cmd = self.command(TL);
+                cmd.arg("--db")
+                    .arg(&self.path)
+                    .args(args)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                spawn(&mut cmd)
+            })
+            .collect();
+        children
+            .into_iter()
+            .map(|c| Run::from(c.wait_with_output().unwrap()))
+            .collect()
+    }
+
     /// Run `tl --db <db> <args>`.
     pub fn tl(&self, args: &[&str]) -> Run {
         let mut cmd = self.command(TL);

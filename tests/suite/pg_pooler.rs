@@ -6,10 +6,9 @@
 // The pooler listens on a Unix socket and runs as nobody through setpriv, as the server does.
 #![cfg(unix)]
 
-use crate::common::{self, Db, McpSession, Run, TL, pgbouncer, postgres};
+use crate::common::{self, Db, McpSession, pgbouncer, postgres};
 use serde_json::json;
 use std::path::PathBuf;
-use std::process::Stdio;
 
 /// A database through the pooler (a schema of its own), or `None` (after one loud line) when the
 /// server or the pooler cannot run here.
@@ -28,33 +27,13 @@ fn direct_db() -> Db {
     Db::new()
 }
 
-/// `tl` with each of `runs`' arguments, all started at once.
-fn at_once(db: &Db, runs: &[Vec<String>]) -> Vec<Run> {
-    let children: Vec<_> = runs
-        .iter()
-        .map(|args| {
-            let mut cmd = db.command(TL);
-            cmd.arg("--db")
-                .arg(&db.path)
-                .args(args)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            common::spawn(&mut cmd)
-        })
-        .collect();
-    children
-        .into_iter()
-        .map(|c| Run::from(c.wait_with_output().unwrap()))
-        .collect()
-}
-
 #[test]
 fn appends_from_several_processes_through_the_pooler_lose_nothing() {
     let Some(db) = pooled_db() else { return };
     // Six processes creating the schema at once: its migration lock is a transaction's.
     let runs = vec![vec!["create".to_string()]; 6];
-    let mut ids: Vec<String> = at_once(&db, &runs)
+    let mut ids: Vec<String> = db
+        .tl_at_once(&runs)
         .iter()
         .map(|r| {
             assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{}", pgbouncer::log());
@@ -72,7 +51,8 @@ fn appends_from_several_processes_through_the_pooler_lose_nothing() {
                 .collect()
         })
         .collect();
-    let mut nodes: Vec<u64> = at_once(&db, &runs)
+    let mut nodes: Vec<u64> = db
+        .tl_at_once(&runs)
         .iter()
         .map(|r| {
             assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{}", pgbouncer::log());

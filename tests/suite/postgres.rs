@@ -154,32 +154,12 @@ fn a_newer_schema_is_refused_untouched() {
     assert_eq!((version, nodes), (99, 1));
 }
 
-/// `tl` processes started at once, each with its own arguments; their outputs in order.
-fn at_once(db: &Db, runs: &[Vec<String>]) -> Vec<common::Run> {
-    let children: Vec<_> = runs
-        .iter()
-        .map(|args| {
-            let mut cmd = db.command(TL);
-            cmd.arg("--db")
-                .arg(&db.path)
-                .args(args)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            common::spawn(&mut cmd)
-        })
-        .collect();
-    children
-        .into_iter()
-        .map(|c| common::Run::from(c.wait_with_output().unwrap()))
-        .collect()
-}
-
 #[test]
 fn processes_starting_together_create_the_schema_once_and_distinct_timelines() {
     let Some(db) = pg_db() else { return };
     let runs = vec![vec!["create".to_string()]; 6];
-    let mut ids: Vec<String> = at_once(&db, &runs)
+    let mut ids: Vec<String> = db
+        .tl_at_once(&runs)
         .iter()
         .map(|r| r.json()["timeline_id"].as_str().unwrap().to_string())
         .collect();
@@ -207,7 +187,8 @@ fn writers_to_one_timeline_take_turns_and_lose_nothing() {
             .to_vec()
         })
         .collect();
-    let mut nodes: Vec<u64> = at_once(&db, &runs)
+    let mut nodes: Vec<u64> = db
+        .tl_at_once(&runs)
         .iter()
         .map(|r| r.json()["node"].as_str().unwrap()[1..].parse().unwrap())
         .collect();

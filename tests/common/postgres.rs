@@ -120,3 +120,47 @@ fn start() -> Result<Server, String> {
         server,
     })
 }
+
+/// Eight `tl append` processes to `tl0` at once: each succeeds with nothing on standard error
+/// (else `context()` is shown), they get n1..n8 between them, the database holds 8 nodes in
+/// `timelines` timelines, and `db check` is clean.
+pub fn eight_appends_to_tl0_land_once(
+    db: &super::Db,
+    timelines: u64,
+    context: &dyn Fn() -> String,
+) {
+    let runs: Vec<Vec<String>> = (0..8)
+        .map(|i| {
+            [
+                "--timeline",
+                "tl0",
+                "append",
+                "--role",
+                "user",
+                "--tokens",
+                "1",
+                "--text",
+            ]
+            .map(String::from)
+            .into_iter()
+            .chain([format!("writer {i}")])
+            .collect()
+        })
+        .collect();
+    let mut nodes: Vec<u64> = db
+        .tl_at_once(&runs)
+        .iter()
+        .map(|r| {
+            assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{}", context());
+            r.json()["node"].as_str().unwrap()[1..].parse().unwrap()
+        })
+        .collect();
+    nodes.sort();
+    assert_eq!(nodes, (1..=8).collect::<Vec<u64>>());
+    let info = db.tl(&["db", "info"]).json();
+    assert_eq!(
+        (info["nodes"].clone(), info["timelines"].clone()),
+        (serde_json::json!(8), serde_json::json!(timelines))
+    );
+    db.tl(&["db", "check"]).json();
+}

@@ -42,31 +42,7 @@ fn appends_from_several_processes_through_the_pooler_lose_nothing() {
         .collect();
     ids.sort();
     assert_eq!(ids, ["tl0", "tl1", "tl2", "tl3", "tl4", "tl5"]);
-    let runs: Vec<Vec<String>> = (0..8)
-        .map(|i| {
-            ["--timeline", "tl0", "append", "--role", "user", "--text"]
-                .map(String::from)
-                .into_iter()
-                .chain([format!("writer {i}")])
-                .collect()
-        })
-        .collect();
-    let mut nodes: Vec<u64> = db
-        .tl_at_once(&runs)
-        .iter()
-        .map(|r| {
-            assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{}", pgbouncer::log());
-            r.json()["node"].as_str().unwrap()[1..].parse().unwrap()
-        })
-        .collect();
-    nodes.sort();
-    assert_eq!(nodes, (1..=8).collect::<Vec<u64>>());
-    let info = db.tl(&["db", "info"]).json();
-    assert_eq!(
-        (info["nodes"].clone(), info["timelines"].clone()),
-        (json!(8), json!(6))
-    );
-    db.tl(&["db", "check"]).json();
+    postgres::eight_appends_to_tl0_land_once(&db, 6, &pgbouncer::log);
 }
 
 /// One `tl-mcp` session makes many transactions; between them other processes take the pooler's

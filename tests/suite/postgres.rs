@@ -172,34 +172,7 @@ fn processes_starting_together_create_the_schema_once_and_distinct_timelines() {
 fn writers_to_one_timeline_take_turns_and_lose_nothing() {
     let Some(db) = pg_db() else { return };
     db.tl(&["create"]).ok(r#"{"timeline_id":"tl0"}"#);
-    let runs: Vec<Vec<String>> = (0..8)
-        .map(|i| {
-            [
-                "append",
-                "--role",
-                "user",
-                "--text",
-                &format!("writer {i}"),
-                "--tokens",
-                "1",
-            ]
-            .map(String::from)
-            .to_vec()
-        })
-        .collect();
-    let mut nodes: Vec<u64> = db
-        .tl_at_once(&runs)
-        .iter()
-        .map(|r| r.json()["node"].as_str().unwrap()[1..].parse().unwrap())
-        .collect();
-    nodes.sort();
-    assert_eq!(nodes, (1..=8).collect::<Vec<u64>>());
-    let info = db.tl(&["db", "info"]).json();
-    assert_eq!(
-        (info["nodes"].clone(), info["timelines"].clone()),
-        (json!(8), json!(1))
-    );
-    db.tl(&["db", "check"]).json();
+    postgres::eight_appends_to_tl0_land_once(&db, 1, &String::new);
 }
 
 #[test]
